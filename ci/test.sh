@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite: Rust unit tests, then the Maven build (which compiles the native core
+# into the engine JAR) with every JUnit test, then the quick start through the launcher.
+# Cargo's target directory defaults to ~/.cache/sluice/cargo-target so repeated runs and CI reuse it.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+. ci/lib/java.sh
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/sluice/cargo-target}
+command -v cargo >/dev/null || { echo "ci/test.sh: cargo not found; install Rust (rustup) first" >&2; exit 1; }
+command -v mvn >/dev/null || { echo "ci/test.sh: mvn not found; install Maven 3.8+ first" >&2; exit 1; }
+echo "== JDK: $JAVA_HOME; cargo target: $CARGO_TARGET_DIR"
+
+echo "== Rust: cargo test (release profile, no LTO: shares the build with the engine JAR)"
+cargo test --release --locked --manifest-path rust/Cargo.toml
+
+echo "== Java: mvn verify (builds the native core into the JAR, runs the JUnit suites)"
+mvn -B -ntp verify
+
+echo "== Quick start through the launcher"
+out=$(mktemp -d)
+./sluice run examples/quickstart.yaml > "$out/stdout.jsonl" 2> "$out/stderr.txt" || { cat "$out/stderr.txt" >&2; exit 1; }
+rows=$(wc -l < "$out/stdout.jsonl")
+[ "$rows" -gt 0 ] || { echo "quickstart printed no rows" >&2; cat "$out/stderr.txt" >&2; exit 1; }
+head -n 3 "$out/stdout.jsonl"
+tail -n 4 "$out/stderr.txt"
+./sluice validate examples/quickstart.yaml
+echo "== all tests passed"

@@ -1,0 +1,67 @@
+package dev.sluice.bridge;
+
+import dev.sluice.plugin.Batch;
+import org.apache.arrow.c.ArrowArray;
+import org.apache.arrow.c.ArrowSchema;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/** A record batch held by the core. Passing it between native stages copies nothing. */
+public final class NativeBatch extends NativeHandle implements Batch {
+
+    private long rows = -1;
+
+    public NativeBatch(long handle) {
+        super("batch", handle);
+    }
+
+    /** Wraps a handle, or returns null for 0 (the core's "none"). */
+    public static NativeBatch ofNullable(long handle) {
+        return handle == 0 ? null : new NativeBatch(handle);
+    }
+
+    /**
+     * Moves the columns of {@code root} into the core, zero-copy: the core references the same
+     * buffers, which stay alive until it releases them. {@code root} stays usable.
+     */
+    public static NativeBatch fromVectors(BufferAllocator allocator, VectorSchemaRoot root) {
+        try (ArrowArray array = ArrowArray.allocateNew(allocator);
+                ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
+            Data.exportVectorSchemaRoot(allocator, root, null, array, schema);
+            return new NativeBatch(core().batchImport(array.memoryAddress(), schema.memoryAddress()));
+        }
+    }
+
+    @Override
+    public long rowCount() {
+        if (rows < 0) {
+            rows = core().batchNumRows(address());
+        }
+        return rows;
+    }
+
+    @Override
+    public VectorSchemaRoot toVectors(BufferAllocator allocator) {
+        try (ArrowArray array = ArrowArray.allocateNew(allocator);
+                ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
+            core().batchExport(address(), array.memoryAddress(), schema.memoryAddress());
+            return Data.importVectorSchemaRoot(allocator, array, schema, null);
+        }
+    }
+
+    /** Address of a column buffer as the core sees it (validity excluded), for zero-copy checks. */
+    public long bufferAddress(int column, int buffer) {
+        return core().batchBufferAddress(address(), column, buffer);
+    }
+
+    /** The native handle, for calls that take a batch. */
+    public long handle() {
+        return address();
+    }
+
+    @Override
+    protected void free(long address) {
+        core().batchFree(address);
+    }
+}

@@ -1,0 +1,8 @@
+package dev.sluice.bridge;
+
+/** Input data that does not match its schema or format. */
+public final class NativeDataException extends NativeException {
+    public NativeDataException(String message) {
+        super(5, message);
+    }
+}

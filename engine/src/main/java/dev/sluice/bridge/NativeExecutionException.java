@@ -1,0 +1,8 @@
+package dev.sluice.bridge;
+
+/** Running a plan on a batch failed. */
+public final class NativeExecutionException extends NativeException {
+    public NativeExecutionException(String message) {
+        super(4, message);
+    }
+}

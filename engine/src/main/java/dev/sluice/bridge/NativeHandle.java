@@ -1,0 +1,54 @@
+package dev.sluice.bridge;
+
+/**
+ * Base of the Java wrappers of native handles: owns one handle, frees it exactly once on
+ * {@link #close()} (idempotent), and refuses use after close. Not thread-safe: a handle
+ * belongs to the lane that created it.
+ */
+public abstract class NativeHandle implements AutoCloseable {
+
+    private final String kind;
+    private long address;
+
+    protected NativeHandle(String kind, long address) {
+        if (address == 0) {
+            throw new NativeArgumentException("the core returned a NULL " + kind + " handle");
+        }
+        this.kind = kind;
+        this.address = address;
+    }
+
+    /** The native address; throws if the handle was closed. */
+    protected final long address() {
+        long a = address;
+        if (a == 0) {
+            throw new IllegalStateException(kind + " used after close");
+        }
+        return a;
+    }
+
+    public final boolean isClosed() {
+        return address == 0;
+    }
+
+    protected static CoreBridge core() {
+        return NativeCore.bridge();
+    }
+
+    @Override
+    public final void close() {
+        long a = address;
+        if (a != 0) {
+            address = 0;
+            free(a);
+        }
+    }
+
+    /** Frees the native object at {@code address}; called at most once. */
+    protected abstract void free(long address);
+
+    @Override
+    public String toString() {
+        return kind + (address == 0 ? "(closed)" : "@" + Long.toHexString(address));
+    }
+}

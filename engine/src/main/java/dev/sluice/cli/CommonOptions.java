@@ -1,0 +1,42 @@
+package dev.sluice.cli;
+
+import dev.sluice.bridge.NativeCore;
+import dev.sluice.config.ConfigException;
+import java.io.PrintStream;
+import picocli.CommandLine.Option;
+
+/** Options every command that touches a pipeline shares, and how it reports errors. */
+final class CommonOptions {
+
+    @Option(names = "--verbose", description = "Print stack traces with errors.")
+    boolean verbose;
+
+    @Option(names = "--bridge", paramLabel = "ffm", description = "How Java calls the native core (default: ffm).")
+    String bridge;
+
+    void apply() {
+        if (bridge != null) {
+            System.setProperty(NativeCore.BRIDGE_PROPERTY, bridge);
+        }
+    }
+
+    /** Prints a configuration problem report: one paragraph per problem, no stack trace. */
+    void report(PrintStream err, ConfigException e) {
+        for (ConfigException problem : e.problems()) {
+            err.println("error: " + problem.getMessage());
+        }
+        if (verbose) {
+            e.printStackTrace(err);
+        }
+    }
+
+    void report(PrintStream err, String prefix, Throwable e) {
+        String message = e.getMessage() == null ? e.toString() : e.getMessage();
+        err.println(prefix + message);
+        if (verbose) {
+            e.printStackTrace(err);
+        } else {
+            err.println("(run with --verbose for the stack trace)");
+        }
+    }
+}

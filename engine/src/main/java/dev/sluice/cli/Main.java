@@ -1,0 +1,45 @@
+package dev.sluice.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code sluice} command line: {@code run}, {@code validate}, {@code config-docs}. */
+@Command(
+        name = "sluice",
+        mixinStandardHelpOptions = true,
+        versionProvider = Main.Version.class,
+        description = "A lightweight streaming SQL engine: YAML pipelines of sources, SQL transforms and sinks.",
+        subcommands = {RunCommand.class, ValidateCommand.class, ConfigDocsCommand.class, CommandLine.HelpCommand.class})
+public final class Main implements Runnable {
+
+    /** Exit code for a pipeline file, SQL or setting that is wrong (nothing ran). */
+    public static final int EXIT_CONFIG = 2;
+    /** Exit code for a run that failed while running. */
+    public static final int EXIT_FAILED = 1;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the command line and returns the exit code (tests call this in-process). */
+    public static int execute(String... args) {
+        return new CommandLine(new Main()).execute(args);
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.err);
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String version = Main.class.getPackage().getImplementationVersion();
+            return new String[] {"sluice " + (version == null ? "(development build)" : version)
+                    + " on Java " + Runtime.version()};
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package dev.sluice.cli;
+
+import dev.sluice.config.ConfigException;
+import dev.sluice.config.PipelineLoader;
+import dev.sluice.config.PipelineSpec;
+import dev.sluice.observe.Progress;
+import dev.sluice.runtime.Pipeline;
+import dev.sluice.runtime.PipelineRunner;
+import dev.sluice.runtime.StageTypes;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code sluice run PIPELINE.yaml}: runs until bounded sources end or Ctrl-C / SIGTERM, which
+ * takes a final barrier (sinks flush) before exiting.
+ */
+@Command(name = "run", description = "Run a pipeline until its bounded sources end or Ctrl-C.")
+final class RunCommand implements Callable<Integer> {
+
+    @Parameters(index = "0", paramLabel = "PIPELINE.yaml")
+    Path file;
+
+    @Mixin
+    CommonOptions options;
+
+    @Override
+    public Integer call() {
+        options.apply();
+        Pipeline pipeline;
+        try {
+            PipelineSpec spec = PipelineLoader.load(file);
+            pipeline = Pipeline.assemble(spec, StageTypes.builtIn());
+        } catch (ConfigException e) {
+            options.report(System.err, e);
+            return Main.EXIT_CONFIG;
+        } catch (RuntimeException e) {
+            options.report(System.err, "error: " + file + ": ", e);
+            return Main.EXIT_CONFIG;
+        }
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch finished = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            stop.set(true);
+            try {
+                finished.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException ignored) {
+                Thread.currentThread().interrupt();
+            }
+        }, "sluice-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        boolean terminal = System.console() != null && System.console().isTerminal();
+        Progress progress = new Progress(pipeline.name(), pipeline.stats(), System.err, terminal);
+        try (pipeline) {
+            PipelineRunner.Outcome outcome = new PipelineRunner(pipeline, progress).run(stop);
+            progress.summary(outcome == PipelineRunner.Outcome.COMPLETED ? "completed" : "stopped");
+            pipeline.deadLetterReport().forEach(line -> System.err.println("  " + line));
+            return 0;
+        } catch (RuntimeException e) {
+            progress.summary("failed");
+            options.report(System.err, "error: ", e);
+            return Main.EXIT_FAILED;
+        } finally {
+            finished.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // The hook is running: it waits for `finished`, counted down above.
+            }
+        }
+    }
+}

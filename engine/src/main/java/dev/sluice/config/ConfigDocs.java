@@ -1,0 +1,92 @@
+package dev.sluice.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * Renders the reference documentation of all registered node types as Markdown, from the same
+ * {@link ConfigDef}s that check pipeline files, so the docs cannot drift from the code. The output
+ * is deterministic (types sorted by name, keys in definition order) so it can be committed and
+ * compared in tests.
+ */
+public final class ConfigDocs {
+
+    private ConfigDocs() {
+    }
+
+    /** The Markdown reference: a section per node kind, a subsection per type with a table of its keys. */
+    public static String markdown(NodeTypeRegistry registry) {
+        StringBuilder out = new StringBuilder("# Pipeline node types\n");
+        for (NodeKind kind : NodeKind.values()) {
+            String block = kind.blockName();
+            out.append("\n## ").append(Character.toUpperCase(block.charAt(0))).append(block.substring(1)).append('\n');
+            List<NodeTypeRegistry.NodeType> types = registry.types(kind);
+            if (types.isEmpty()) {
+                out.append("\nNo ").append(kind.word()).append(" types are registered.\n");
+            }
+            for (NodeTypeRegistry.NodeType type : types) {
+                appendType(out, type);
+            }
+        }
+        return out.toString();
+    }
+
+    private static void appendType(StringBuilder out, NodeTypeRegistry.NodeType type) {
+        out.append("\n### `").append(type.type()).append("`\n");
+        if (!type.doc().isBlank()) {
+            out.append('\n').append(type.doc().strip()).append('\n');
+        }
+        List<ConfigKey> keys = type.def().keys();
+        if (keys.isEmpty()) {
+            out.append("\nThis type takes no settings.\n");
+            return;
+        }
+        out.append("\n| Key | Type | Default | Required | Allowed values | Description |\n");
+        out.append("| --- | --- | --- | --- | --- | --- |\n");
+        for (ConfigKey key : keys) {
+            out.append("| `").append(key.name()).append("` | ")
+                    .append(key.type().displayName()).append(" | ")
+                    .append(key.defaultValue() == null ? "" : code(format(key.defaultValue()))).append(" | ")
+                    .append(key.required() ? "yes" : "no").append(" | ")
+                    .append(cell(allowed(key))).append(" | ")
+                    .append(cell(key.doc())).append(" |\n");
+        }
+    }
+
+    private static String allowed(ConfigKey key) {
+        List<String> parts = new ArrayList<>();
+        if (!key.allowedValues().isEmpty()) {
+            parts.add(key.allowedValues().stream().map(ConfigDocs::code).collect(Collectors.joining(", ")));
+        }
+        if (key.validator() != null) {
+            parts.add(key.validator().requirement());
+        }
+        return String.join("; ", parts);
+    }
+
+    /** A default as it would be written in a pipeline file. */
+    private static String format(Object value) {
+        return switch (value) {
+            case Duration d -> Durations.format(d);
+            case Path p -> p.toString();
+            case List<?> list -> list.isEmpty() ? "[]" : list.stream().map(String::valueOf).collect(Collectors.joining(", "));
+            case Map<?, ?> map -> map.isEmpty() ? "{}" : map.entrySet().stream()
+                    .map(e -> e.getKey() + ": " + e.getValue()).collect(Collectors.joining(", "));
+            case String s when s.isEmpty() -> "\"\"";
+            default -> String.valueOf(value);
+        };
+    }
+
+    private static String code(String text) {
+        return "`" + cell(text) + "`";
+    }
+
+    /** Table cells are one line, and a '|' would end the cell. */
+    private static String cell(String text) {
+        return text.strip().replaceAll("\\s*\\R\\s*", " ").replace("|", "\\|");
+    }
+}

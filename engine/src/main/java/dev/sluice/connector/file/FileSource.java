@@ -1,0 +1,157 @@
+package dev.sluice.connector.file;
+
+import dev.sluice.bridge.NativeBatch;
+import dev.sluice.bridge.NativeException;
+import dev.sluice.bridge.NativeFileReader;
+import dev.sluice.config.ConfigDef;
+import dev.sluice.config.ConfigType;
+import dev.sluice.config.NodeKind;
+import dev.sluice.config.ParsedConfig;
+import dev.sluice.plugin.Emitter;
+import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.Source;
+import dev.sluice.plugin.StageContext;
+import dev.sluice.runtime.ColumnTypes;
+import dev.sluice.runtime.SourceSettings;
+import dev.sluice.runtime.StageType;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * The {@code file} source: a JSON-lines, CSV or Parquet file, read and decoded in the core.
+ * Lines that do not decode go to the node's {@code on_error} policy with their line number.
+ */
+public final class FileSource implements Source {
+
+    public static final StageType TYPE = new StageType() {
+        private final ConfigDef config = SourceSettings.errorHandling(SourceSettings.batching(new ConfigDef()
+                .define("path", ConfigType.PATH, null, true, "The file to read, relative to the pipeline file.")
+                .defineEnum("format", FileFormats.ALL, null, false,
+                        "json (one object per line), csv or parquet. Default: from the file extension.")
+                .define("schema", ConfigType.MAP, null, false,
+                        "Columns and types, e.g. {id: bigint, name: string, at: timestamp(ms)}. JSON and CSV only; "
+                                + "absent: inferred from the first infer_rows lines. Types: " + ColumnTypes.ACCEPTED + ".")
+                .define("header", ConfigType.BOOLEAN, true, false, "CSV: the first line names the columns.")
+                .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter (one character).")
+                .define("infer_rows", ConfigType.INT, 1000, false, "Lines read to infer a schema when none is declared.")));
+
+        @Override
+        public NodeKind kind() {
+            return NodeKind.SOURCE;
+        }
+
+        @Override
+        public String name() {
+            return "file";
+        }
+
+        @Override
+        public String doc() {
+            return "Reads a file once, start to end (a bounded source).";
+        }
+
+        @Override
+        public ConfigDef config() {
+            return config;
+        }
+
+        @Override
+        public AutoCloseable create(ParsedConfig config) {
+            return new FileSource(config);
+        }
+    };
+
+    private final Path path;
+    private final String format;
+    private final Map<String, String> declared;
+    private final Map<String, Object> options = new HashMap<>();
+    private NativeFileReader reader;
+    private StageContext context;
+
+    FileSource(ParsedConfig config) {
+        this.path = config.getPath("path");
+        this.format = FileFormats.resolve(config.has("format") ? config.getString("format") : null, path);
+        this.declared = config.has("schema") ? config.getMap("schema") : null;
+        options.put("path", path.toString());
+        options.put("format", format);
+        options.put("batch_size", config.getInt(SourceSettings.BATCH_SIZE));
+        options.put("header", config.getBoolean("header"));
+        options.put("delimiter", config.getString("delimiter"));
+        options.put("infer_rows", config.getInt("infer_rows"));
+    }
+
+    @Override
+    public Schema open(StageContext context) {
+        this.context = context;
+        if (!Files.isRegularFile(path)) {
+            throw new InvalidSettingException("path", "the file " + path + " does not exist");
+        }
+        Schema schema = null;
+        if (declared != null) {
+            if (format.equals("parquet")) {
+                throw new InvalidSettingException("schema", "a Parquet file carries its own schema; remove `schema:`");
+            }
+            try {
+                schema = ColumnTypes.schema(declared);
+            } catch (IllegalArgumentException e) {
+                throw new InvalidSettingException("schema", e.getMessage());
+            }
+        }
+        try {
+            reader = NativeFileReader.open(context.allocator(), options, schema);
+        } catch (NativeException e) {
+            throw new InvalidSettingException("path", e.getMessage(), e);
+        }
+        return reader.schema();
+    }
+
+    @Override
+    public Poll poll(Emitter out) {
+        NativeFileReader.Read read = reader.next();
+        if (read == null) {
+            return Poll.END;
+        }
+        if (read.errors() != null) {
+            try (NativeBatch errors = read.errors()) {
+                reject(errors);
+            } catch (RuntimeException e) {
+                read.batch().close();
+                throw e;
+            }
+        }
+        if (read.batch().rowCount() == 0) {
+            read.batch().close();
+            return Poll.IDLE;
+        }
+        out.emit(read.batch());
+        return Poll.EMITTED;
+    }
+
+    /** Hands every malformed line (line, record, error) to the node's error policy. */
+    private void reject(NativeBatch errors) {
+        try (VectorSchemaRoot root = errors.toVectors(context.allocator())) {
+            BigIntVector lines = (BigIntVector) root.getVector("line");
+            VarBinaryVector records = (VarBinaryVector) root.getVector("record");
+            VarCharVector messages = (VarCharVector) root.getVector("error");
+            for (int i = 0; i < root.getRowCount(); i++) {
+                context.reject(lines.get(i), records.get(i),
+                        path.getFileName() + ":" + lines.get(i) + ": " + new String(messages.get(i), StandardCharsets.UTF_8));
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (reader != null) {
+            reader.close();
+        }
+    }
+}

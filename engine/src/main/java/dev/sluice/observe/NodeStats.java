@@ -1,0 +1,50 @@
+package dev.sluice.observe;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/** Counters of one node, readable from any thread (the progress printer, later a metrics endpoint). */
+public final class NodeStats {
+
+    private final String node;
+    private final LongAdder rowsIn = new LongAdder();
+    private final LongAdder rowsOut = new LongAdder();
+    private final LongAdder batchesOut = new LongAdder();
+    private final LongAdder rejected = new LongAdder();
+
+    public NodeStats(String node) {
+        this.node = node;
+    }
+
+    public String node() {
+        return node;
+    }
+
+    public void addIn(long rows) {
+        rowsIn.add(rows);
+    }
+
+    public void addOut(long rows) {
+        rowsOut.add(rows);
+        batchesOut.increment();
+    }
+
+    public void addRejected() {
+        rejected.increment();
+    }
+
+    public long rowsIn() {
+        return rowsIn.sum();
+    }
+
+    public long rowsOut() {
+        return rowsOut.sum();
+    }
+
+    public long batchesOut() {
+        return batchesOut.sum();
+    }
+
+    public long rejected() {
+        return rejected.sum();
+    }
+}

@@ -1,0 +1,53 @@
+package dev.sluice.observe;
+
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The counters of a pipeline run: per node, and the totals the progress line shows. */
+public final class RunStats {
+
+    private final Map<String, NodeStats> nodes = new LinkedHashMap<>();
+    private final List<String> sources;
+    private final List<String> sinks;
+    private final long startNanos = System.nanoTime();
+
+    public RunStats(List<String> allNodes, List<String> sources, List<String> sinks) {
+        for (String n : allNodes) {
+            nodes.put(n, new NodeStats(n));
+        }
+        this.sources = List.copyOf(sources);
+        this.sinks = List.copyOf(sinks);
+    }
+
+    public NodeStats node(String name) {
+        NodeStats s = nodes.get(name);
+        if (s == null) {
+            throw new IllegalArgumentException("no node " + name);
+        }
+        return s;
+    }
+
+    public Collection<NodeStats> nodes() {
+        return nodes.values();
+    }
+
+    /** Rows emitted by all sources. */
+    public long recordsIn() {
+        return sources.stream().mapToLong(n -> node(n).rowsOut()).sum();
+    }
+
+    /** Rows written by all sinks. */
+    public long recordsOut() {
+        return sinks.stream().mapToLong(n -> node(n).rowsIn()).sum();
+    }
+
+    public long rejected() {
+        return nodes.values().stream().mapToLong(NodeStats::rejected).sum();
+    }
+
+    public double elapsedSeconds() {
+        return (System.nanoTime() - startNanos) / 1e9;
+    }
+}

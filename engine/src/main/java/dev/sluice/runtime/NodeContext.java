@@ -1,0 +1,79 @@
+package dev.sluice.runtime;
+
+import dev.sluice.bridge.NativeBatch;
+import dev.sluice.observe.NodeStats;
+import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.StageContext;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/** The {@link StageContext} of one node: its names, its allocator and its error policy. */
+final class NodeContext implements StageContext {
+
+    private final String node;
+    private final String pipeline;
+    private final Path directory;
+    private final BufferAllocator allocator;
+    private final NodeStats stats;
+    private final ErrorPolicy policy;
+    private final DeadLetterFile deadLetter;
+
+    NodeContext(String node, String pipeline, Path directory, BufferAllocator allocator, NodeStats stats,
+            ErrorPolicy policy, DeadLetterFile deadLetter) {
+        this.node = node;
+        this.pipeline = pipeline;
+        this.directory = directory;
+        this.allocator = allocator;
+        this.stats = stats;
+        this.policy = policy;
+        this.deadLetter = deadLetter;
+    }
+
+    @Override
+    public String nodeName() {
+        return node;
+    }
+
+    @Override
+    public String pipelineName() {
+        return pipeline;
+    }
+
+    @Override
+    public Path pipelineDirectory() {
+        return directory;
+    }
+
+    @Override
+    public BufferAllocator allocator() {
+        return allocator;
+    }
+
+    DeadLetterFile deadLetter() {
+        return deadLetter;
+    }
+
+    @Override
+    public Batch batchOf(VectorSchemaRoot root) {
+        return NativeBatch.fromVectors(allocator, root);
+    }
+
+    @Override
+    public void reject(long position, byte[] record, String error) {
+        switch (policy) {
+            case FAIL -> throw new RecordRejectedException(node, position, error);
+            case SKIP -> stats.addRejected();
+            case DEAD_LETTER -> {
+                try {
+                    deadLetter.write(node, position, record, error);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot write the dead letter " + deadLetter.path(), e);
+                }
+                stats.addRejected();
+            }
+        }
+    }
+}

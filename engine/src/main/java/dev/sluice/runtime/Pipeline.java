@@ -1,0 +1,343 @@
+package dev.sluice.runtime;
+
+import dev.sluice.bridge.ArrowC;
+import dev.sluice.bridge.NativeException;
+import dev.sluice.config.ConfigDef;
+import dev.sluice.config.ConfigException;
+import dev.sluice.config.Location;
+import dev.sluice.config.NodeKind;
+import dev.sluice.config.NodeSpec;
+import dev.sluice.config.ParsedConfig;
+import dev.sluice.config.PipelineSpec;
+import dev.sluice.observe.RunStats;
+import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.Transform;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * An assembled pipeline: every node's config validated, the graph resolved and checked, and
+ * every stage opened in topological order (so each knows its input schemas and SQL is planned
+ * now, once). Assembling is also what {@code sluice validate} does. Close it to close every
+ * stage and free the native memory.
+ */
+public final class Pipeline implements AutoCloseable {
+
+    private final PipelineSpec spec;
+    private final List<PipelineNode> order;
+    private final RunStats stats;
+    private final BufferAllocator allocator;
+    private final List<DeadLetterFile> deadLetters;
+
+    private Pipeline(PipelineSpec spec, List<PipelineNode> order, RunStats stats, BufferAllocator allocator,
+            List<DeadLetterFile> deadLetters) {
+        this.spec = spec;
+        this.order = order;
+        this.stats = stats;
+        this.allocator = allocator;
+        this.deadLetters = deadLetters;
+    }
+
+    /**
+     * Validates and opens a pipeline.
+     *
+     * @throws ConfigException naming file, line, node and reason for every problem found
+     */
+    public static Pipeline assemble(PipelineSpec spec, StageTypes types) {
+        Map<String, PipelineNode> nodes = configure(spec, types);
+        List<PipelineNode> order = link(spec, nodes);
+        List<String> names = order.stream().map(PipelineNode::name).toList();
+        RunStats stats = new RunStats(names, namesOf(order, NodeKind.SOURCE), namesOf(order, NodeKind.SINK));
+        BufferAllocator allocator = ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
+        List<DeadLetterFile> deadLetters = new ArrayList<>();
+        Pipeline pipeline = new Pipeline(spec, order, stats, allocator, deadLetters);
+        try {
+            pipeline.open(defaultDeadLetterDirectory(spec, order));
+        } catch (RuntimeException e) {
+            pipeline.close();
+            throw e;
+        }
+        return pipeline;
+    }
+
+    public PipelineSpec spec() {
+        return spec;
+    }
+
+    public String name() {
+        return spec.name();
+    }
+
+    public RunStats stats() {
+        return stats;
+    }
+
+    List<PipelineNode> nodes() {
+        return order;
+    }
+
+    List<DeadLetterFile> deadLetters() {
+        return deadLetters;
+    }
+
+    /** One line per dead-letter file that received records: how many and where. */
+    public List<String> deadLetterReport() {
+        return deadLetters.stream().filter(d -> d.written() > 0)
+                .map(d -> d.written() + " rejected records written to " + d.path()).toList();
+    }
+
+    /** The schema of the batches a node emits (sources and transforms) or receives (sinks). */
+    public Schema schemaOf(String node) {
+        return order.stream().filter(n -> n.name().equals(node)).findFirst().orElseThrow().schema;
+    }
+
+    // -- assembly -------------------------------------------------------------------------------
+
+    /** Parses every node's settings against its type's definition; all problems at once. */
+    private static Map<String, PipelineNode> configure(PipelineSpec spec, StageTypes types) {
+        List<ConfigException> problems = new ArrayList<>();
+        Map<String, PipelineNode> nodes = new LinkedHashMap<>();
+        for (NodeSpec node : spec.allNodes()) {
+            try {
+                StageType type = types.typeOf(node);
+                ParsedConfig config = type.config().parse(node);
+                List<String> inputs = inputsOf(node, type, config);
+                nodes.put(node.name(), new PipelineNode(node, type, config, inputs));
+            } catch (ConfigException e) {
+                problems.addAll(e.problems());
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw ConfigException.of(problems);
+        }
+        return nodes;
+    }
+
+    private static List<String> inputsOf(NodeSpec node, StageType type, ParsedConfig config) {
+        try {
+            return type.inputs(node, config);
+        } catch (InvalidSettingException e) {
+            throw at(node, e.key(), e.getMessage());
+        }
+    }
+
+    /** Resolves inputs to edges, checks the graph and orders it topologically. */
+    private static List<PipelineNode> link(PipelineSpec spec, Map<String, PipelineNode> nodes) {
+        List<ConfigException> problems = new ArrayList<>();
+        for (PipelineNode node : nodes.values()) {
+            if (node.kind() == NodeKind.SOURCE) {
+                continue;
+            }
+            if (node.inputs.isEmpty()) {
+                problems.add(new ConfigException(node.spec.location(), node.name(),
+                        node.kind() == NodeKind.SINK
+                                ? "a sink needs `from:` naming the node it reads"
+                                : "this transform reads no input"));
+            }
+            for (int i = 0; i < node.inputs.size(); i++) {
+                String input = node.inputs.get(i);
+                PipelineNode upstream = nodes.get(input);
+                Location where = locationOfInput(node, input);
+                if (upstream == null) {
+                    problems.add(new ConfigException(where, node.name(), "reads '" + input
+                            + "', but the pipeline has no source or transform of that name (it has: "
+                            + String.join(", ", producers(nodes)) + ")"));
+                } else if (upstream.kind() == NodeKind.SINK) {
+                    problems.add(new ConfigException(where, node.name(), "reads '" + input + "', which is a sink; sinks emit nothing"));
+                } else {
+                    upstream.downstream.add(new PipelineNode.Edge(node, i));
+                }
+            }
+        }
+        for (PipelineNode node : nodes.values()) {
+            if (node.kind() != NodeKind.SINK && node.downstream.isEmpty() && problems.isEmpty()) {
+                problems.add(new ConfigException(node.spec.location(), node.name(),
+                        "nothing reads this " + node.kind().word() + "; name it in a transform's SQL or a sink's `from:`"));
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw ConfigException.of(problems);
+        }
+        return topologicalOrder(nodes);
+    }
+
+    private static List<PipelineNode> topologicalOrder(Map<String, PipelineNode> nodes) {
+        Map<PipelineNode, Integer> pending = new HashMap<>();
+        Deque<PipelineNode> ready = new ArrayDeque<>();
+        for (PipelineNode node : nodes.values()) {
+            pending.put(node, node.inputs.size());
+            if (node.inputs.isEmpty()) {
+                ready.add(node);
+            }
+        }
+        List<PipelineNode> order = new ArrayList<>();
+        while (!ready.isEmpty()) {
+            PipelineNode node = ready.poll();
+            order.add(node);
+            for (PipelineNode.Edge edge : node.downstream) {
+                if (pending.merge(edge.to(), -1, Integer::sum) == 0) {
+                    ready.add(edge.to());
+                }
+            }
+        }
+        if (order.size() < nodes.size()) {
+            List<String> cycle = nodes.values().stream().filter(n -> !order.contains(n)).map(PipelineNode::name).toList();
+            PipelineNode first = nodes.get(cycle.get(0));
+            throw new ConfigException(first.spec.location(), first.name(),
+                    "the pipeline has a cycle through " + String.join(" → ", cycle));
+        }
+        return order;
+    }
+
+    /** Opens every stage in topological order; a failure names the node and the setting. */
+    private void open(Path defaultDeadLetterDir) {
+        Map<String, PipelineNode> byName = new HashMap<>();
+        for (PipelineNode node : order) {
+            byName.put(node.name(), node);
+            ParsedConfig config = node.config;
+            ErrorPolicy policy = definesKey(node, ErrorPolicy.KEY) ? ErrorPolicy.parse(config.getString(ErrorPolicy.KEY)) : ErrorPolicy.FAIL;
+            DeadLetterFile deadLetter = null;
+            if (policy == ErrorPolicy.DEAD_LETTER) {
+                Path path = definesKey(node, "dead_letter") && config.has("dead_letter")
+                        ? config.getPath("dead_letter")
+                        : defaultDeadLetterDir.resolve(node.name() + ".dead-letter.jsonl");
+                deadLetter = new DeadLetterFile(path);
+                deadLetters.add(deadLetter);
+            }
+            node.stats = stats.node(node.name());
+            node.context = new NodeContext(node.name(), spec.name(), directory(spec), allocator, node.stats, policy, deadLetter);
+            try {
+                node.stage = node.type.create(config);
+                node.schema = switch (node.kind()) {
+                    case SOURCE -> node.source().open(node.context);
+                    case TRANSFORM -> {
+                        List<Schema> schemas = node.inputs.stream().map(i -> byName.get(i).schema).toList();
+                        yield ((Transform) node.stage).open(node.context, node.inputs, schemas);
+                    }
+                    case SINK -> {
+                        Schema schema = sinkSchema(node, byName);
+                        node.sink().open(node.context, schema);
+                        yield schema;
+                    }
+                };
+            } catch (ConfigException e) {
+                throw e;
+            } catch (InvalidSettingException e) {
+                throw at(node.spec, e.key(), e.getMessage());
+            } catch (NativeException e) {
+                throw at(node.spec, null, e.getMessage());
+            } catch (Exception e) {
+                throw at(node.spec, null, e.getMessage() == null ? e.toString() : e.getMessage());
+            }
+        }
+    }
+
+    /** A sink reading several nodes needs them to agree on the schema. */
+    private static Schema sinkSchema(PipelineNode sink, Map<String, PipelineNode> byName) {
+        Schema first = byName.get(sink.inputs.get(0)).schema;
+        for (String input : sink.inputs) {
+            Schema other = byName.get(input).schema;
+            if (!other.equals(first)) {
+                throw new InvalidSettingException(null, "its inputs have different schemas: '" + sink.inputs.get(0)
+                        + "' has " + first + " but '" + input + "' has " + other + "; union them in a SQL transform");
+            }
+        }
+        return first;
+    }
+
+    private static boolean definesKey(PipelineNode node, String key) {
+        ConfigDef def = node.type.config();
+        return def.key(key).isPresent();
+    }
+
+    private static ConfigException at(NodeSpec node, String key, String reason) {
+        Location where = key != null && node.locationOf(key) != null ? node.locationOf(key) : node.location();
+        return new ConfigException(where, node.name(), reason);
+    }
+
+    private static Location locationOfInput(PipelineNode node, String input) {
+        Location from = node.spec.fromLocation(input);
+        if (from != null) {
+            return from;
+        }
+        Location sql = node.spec.locationOf("sql");
+        return sql != null ? sql : node.spec.location();
+    }
+
+    private static List<String> producers(Map<String, PipelineNode> nodes) {
+        return nodes.values().stream().filter(n -> n.kind() != NodeKind.SINK).map(PipelineNode::name).toList();
+    }
+
+    private static List<String> namesOf(List<PipelineNode> order, NodeKind kind) {
+        return order.stream().filter(n -> n.kind() == kind).map(PipelineNode::name).toList();
+    }
+
+    static Path directory(PipelineSpec spec) {
+        Path parent = spec.file().toAbsolutePath().getParent();
+        return parent != null ? parent : Path.of(".").toAbsolutePath();
+    }
+
+    /** Dead letters go next to the output: the directory of the first file sink, else the pipeline's. */
+    private static Path defaultDeadLetterDirectory(PipelineSpec spec, List<PipelineNode> order) {
+        for (PipelineNode node : order) {
+            if (node.kind() == NodeKind.SINK && definesKey(node, "path") && node.config.has("path")) {
+                Path parent = node.config.getPath("path").toAbsolutePath().getParent();
+                if (parent != null) {
+                    return parent;
+                }
+            }
+        }
+        return directory(spec);
+    }
+
+    // -- shutdown -------------------------------------------------------------------------------
+
+    /** Closes every stage (sinks first), the dead letters and the allocator. Idempotent. */
+    @Override
+    public void close() {
+        RuntimeException failure = null;
+        for (int i = order.size() - 1; i >= 0; i--) {
+            PipelineNode node = order.get(i);
+            if (node.stage != null) {
+                try {
+                    node.stage.close();
+                } catch (Exception e) {
+                    failure = chain(failure, new StageFailure(node.name(), e));
+                }
+                node.stage = null;
+            }
+        }
+        for (DeadLetterFile deadLetter : deadLetters) {
+            try {
+                deadLetter.close();
+            } catch (IOException e) {
+                failure = chain(failure, new IllegalStateException("closing " + deadLetter.path() + ": " + e.getMessage(), e));
+            }
+        }
+        try {
+            allocator.close();
+        } catch (IllegalStateException e) {
+            failure = chain(failure, new IllegalStateException("Arrow memory still in use after the pipeline closed: " + e.getMessage(), e));
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException chain(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+}

@@ -1,0 +1,244 @@
+package dev.sluice.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.bridge.NativeCore;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line end to end, in-process: runs, validation errors and their exit codes. */
+class CliTest {
+
+    @TempDir
+    Path dir;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** Runs the CLI and captures stderr (stdout sinks write to the real file descriptor). */
+    private Result sluice(String... args) {
+        PrintStream original = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            int code = Main.execute(args);
+            return new Result(code, err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setErr(original);
+        }
+    }
+
+    private record Result(int code, String stderr) {}
+
+    private Path write(String name, String content) throws IOException {
+        Path file = dir.resolve(name);
+        Files.writeString(file, content);
+        return file;
+    }
+
+    @Test
+    void theQuickstartRunsEndToEnd() throws IOException {
+        Path repo = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize();
+        Path example = repo.resolve("examples/quickstart.yaml");
+        // Same pipeline, console sink swapped for a blackhole to keep the test log readable
+        // (ci/test.sh runs the real quick start through the launcher and checks its stdout).
+        Path copy = write("quickstart.yaml", Files.readString(example).replace("type: stdout", "type: blackhole"));
+        Result run = sluice("run", copy.toString());
+        assertEquals(0, run.code(), run.stderr());
+        assertTrue(run.stderr().contains("[quickstart] completed"), run.stderr());
+        // 20 000 Nexmark events hold 46/50 bids: q1 keeps every one of them.
+        Path parquet = dir.resolve("output/bids_in_euro.parquet");
+        long rows = 0;
+        try (var allocator = dev.sluice.bridge.ArrowC.rootAllocator().newChildAllocator("read-back", 0, Long.MAX_VALUE);
+                var reader = dev.sluice.bridge.NativeFileReader.open(allocator,
+                        java.util.Map.of("path", parquet.toString(), "format", "parquet"), null)) {
+            for (var read = reader.next(); read != null; read = reader.next()) {
+                try (var batch = read.batch()) {
+                    rows += batch.rowCount();
+                }
+            }
+            assertEquals(List.of("auction", "bidder", "price", "dateTime", "extra"),
+                    reader.schema().getFields().stream().map(f -> f.getName()).toList());
+        }
+        assertEquals(18_400, rows);
+        assertEquals(0, NativeCore.bridge().liveHandles(), "every native handle freed after the run");
+    }
+
+    @Test
+    void badLinesGoToTheDeadLetterAndTheRunGoesOn() throws IOException {
+        write("events.jsonl", """
+                {"id": 1, "kind": "a", "amount": 5}
+                {"id": 2, "kind": "b", "amount": 50}
+                {"id": "three", "kind": "c", "amount": 12}
+                not json at all
+
+                {"id": 5, "kind": "e", "amount": 500.5}
+                {"id": 6, "kind": "f", "amount": 10}
+                """);
+        Path pipeline = write("bad-lines.yaml", """
+                sources:
+                  events:
+                    type: file
+                    path: events.jsonl
+                    schema: {id: bigint, kind: string, amount: double}
+                    batch_size: 3
+                transforms:
+                  big:
+                    type: sql
+                    sql: SELECT id, kind, amount FROM events WHERE amount >= 10
+                sinks:
+                  out:
+                    type: file
+                    from: big
+                    path: out/big.jsonl
+                """);
+        Result run = sluice("run", pipeline.toString());
+        assertEquals(0, run.code(), run.stderr());
+        List<JsonNode> rows = readJsonLines(dir.resolve("out/big.jsonl"));
+        assertEquals(List.of(2L, 5L, 6L), rows.stream().map(r -> r.get("id").asLong()).toList());
+        List<JsonNode> dead = readJsonLines(dir.resolve("out/events.dead-letter.jsonl"));
+        assertEquals(List.of(3L, 4L), dead.stream().map(r -> r.get("position").asLong()).toList());
+        assertEquals("not json at all", dead.get(1).get("record").asText());
+        assertTrue(dead.get(0).get("error").asText().contains("events.jsonl:3"), dead.get(0).toString());
+        assertTrue(run.stderr().contains("rejected 2"), run.stderr());
+        assertTrue(run.stderr().contains("2 rejected records written to"), run.stderr());
+    }
+
+    @Test
+    void onErrorFailStopsTheRunWithTheLine() throws IOException {
+        write("events.jsonl", "{\"id\": 1}\n{\"id\": \"x\"}\n");
+        Path pipeline = write("fail.yaml", """
+                sources:
+                  events: {type: file, path: events.jsonl, schema: {id: bigint}, on_error: fail}
+                sinks:
+                  out: {type: blackhole, from: events}
+                """);
+        Result run = sluice("run", pipeline.toString());
+        assertEquals(Main.EXIT_FAILED, run.code(), run.stderr());
+        assertTrue(run.stderr().contains("node 'events'") && run.stderr().contains("events.jsonl:2"), run.stderr());
+        assertFalse(run.stderr().contains("\tat "), "no stack trace without --verbose: " + run.stderr());
+    }
+
+    @Test
+    void configurationErrorsNameFileLineNodeAndCause() throws IOException {
+        Path pipeline = write("broken.yaml", """
+                sources:
+                  bid:
+                    type: generator
+                    entity: bid
+                    batchsize: 10
+                  other:
+                    type: kafak
+                transforms:
+                  t:
+                    type: sql
+                    sql: SELECT price FROM bid
+                sinks:
+                  out:
+                    type: stdout
+                    from: t
+                """);
+        Result result = sluice("validate", pipeline.toString());
+        assertEquals(Main.EXIT_CONFIG, result.code());
+        assertTrue(result.stderr().contains("broken.yaml:5:5: node 'bid': unknown key 'batchsize'")
+                && result.stderr().contains("did you mean 'batch_size'"), result.stderr());
+        assertTrue(result.stderr().contains("broken.yaml:7:11: node 'other': unknown source type 'kafak'"), result.stderr());
+        assertFalse(result.stderr().contains("\tat "), result.stderr());
+    }
+
+    @Test
+    void sqlErrorsPointAtTheSql() throws IOException {
+        Path unknownColumn = write("column.yaml", """
+                sources:
+                  bid: {type: generator, entity: bid, count: 10}
+                transforms:
+                  t:
+                    type: sql
+                    sql: SELECT nope FROM bid
+                sinks:
+                  out: {type: blackhole, from: t}
+                """);
+        Result column = sluice("validate", unknownColumn.toString());
+        assertEquals(Main.EXIT_CONFIG, column.code());
+        assertTrue(column.stderr().contains("column.yaml:6:10: node 't': SQL error:") && column.stderr().contains("nope"), column.stderr());
+
+        Path stateful = write("stateful.yaml", """
+                sources:
+                  bid: {type: generator, entity: bid, count: 10}
+                transforms:
+                  t:
+                    type: sql
+                    sql: SELECT auction, count(*) FROM bid GROUP BY auction
+                sinks:
+                  out: {type: blackhole, from: t}
+                """);
+        Result statefulResult = sluice("validate", stateful.toString());
+        assertEquals(Main.EXIT_CONFIG, statefulResult.code());
+        assertTrue(statefulResult.stderr().contains("stateful SQL is not supported"), statefulResult.stderr());
+
+        Path unknownTable = write("table.yaml", """
+                sources:
+                  bid: {type: generator, entity: bid, count: 10}
+                transforms:
+                  t:
+                    type: sql
+                    sql: SELECT * FROM bids
+                sinks:
+                  out: {type: blackhole, from: t}
+                """);
+        Result table = sluice("validate", unknownTable.toString());
+        assertEquals(Main.EXIT_CONFIG, table.code());
+        assertTrue(table.stderr().contains("reads 'bids', but the pipeline has no source or transform of that name"), table.stderr());
+    }
+
+    @Test
+    void missingFilesAndBadYamlAreClearErrors() throws IOException {
+        Result missing = sluice("validate", dir.resolve("nope.yaml").toString());
+        assertEquals(Main.EXIT_CONFIG, missing.code());
+        assertTrue(missing.stderr().contains("nope.yaml"), missing.stderr());
+
+        Path source = write("missing-input.yaml", """
+                sources:
+                  in: {type: file, path: data/none.jsonl}
+                sinks:
+                  out: {type: blackhole, from: in}
+                """);
+        Result input = sluice("run", source.toString());
+        assertEquals(Main.EXIT_CONFIG, input.code());
+        assertTrue(input.stderr().contains("missing-input.yaml:2:") && input.stderr().contains("none.jsonl does not exist"), input.stderr());
+
+        Path yaml = write("syntax.yaml", "sources:\n  a: {type: generator\n");
+        Result syntax = sluice("validate", yaml.toString());
+        assertEquals(Main.EXIT_CONFIG, syntax.code());
+        assertTrue(syntax.stderr().contains("syntax.yaml:"), syntax.stderr());
+    }
+
+    @Test
+    void theConfigurationReferenceIsUpToDate() throws IOException {
+        Path repo = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize();
+        String generated = dev.sluice.config.ConfigDocs.markdown(dev.sluice.runtime.StageTypes.builtIn().registry());
+        String committed = Files.readString(repo.resolve("docs/configuration.md"));
+        assertEquals(generated, committed,
+                "docs/configuration.md is stale: regenerate it with `./sluice config-docs > docs/configuration.md`");
+    }
+
+    private static List<JsonNode> readJsonLines(Path file) throws IOException {
+        return Files.readAllLines(file).stream().filter(l -> !l.isBlank()).map(l -> {
+            try {
+                return JSON.readTree(l);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }).toList();
+    }
+}

@@ -1,0 +1,35 @@
+package dev.sluice.plugin;
+
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/** A source of batches: a generator, a file, a Kafka topic. */
+public interface Source extends AutoCloseable {
+
+    /** What a call to {@link #poll} did. */
+    enum Poll {
+        /** Emitted one or more batches. */
+        EMITTED,
+        /** Nothing available now; the runtime polls again soon. */
+        IDLE,
+        /** Bounded input is exhausted; {@code poll} is not called again. */
+        END
+    }
+
+    /** Opens the source and returns the schema of the batches it will emit. */
+    Schema open(StageContext context) throws Exception;
+
+    /** Emits what is available, without blocking for long (at most the flush interval). */
+    Poll poll(Emitter out) throws Exception;
+
+    /**
+     * A barrier of {@code epoch} is about to be injected behind the batches emitted so far:
+     * remember the position those batches reached. Default: nothing to remember.
+     */
+    default void onBarrier(Barrier barrier) throws Exception {}
+
+    /** Epoch {@code epoch} is durable in every sink: the positions recorded for it may be committed. */
+    default void onCheckpointComplete(long epoch) throws Exception {}
+
+    @Override
+    void close() throws Exception;
+}

@@ -1,0 +1,676 @@
+//! The C ABI (`include/sluice.h`, generated from this file by cbindgen).
+//!
+//! Conventions, the same for every function:
+//! - the return value is a status: `SLUICE_OK` or one of `SLUICE_ERR_*`; results go through
+//!   out-pointers; the message of the last failure on this thread is `sluice_last_error`;
+//! - every body runs inside [`guard`], which turns errors and panics into a status, so a Rust
+//!   panic never unwinds into the JVM;
+//! - handles are opaque, created by `*_create`/`*_open`/`*_import` and freed exactly once by the
+//!   matching `*_free` (NULL is accepted and ignored); `sluice_live_handles` counts them;
+//! - `struct ArrowArray` / `struct ArrowSchema` passed *in* are moved: the callee releases them
+//!   exactly once, also when it fails, and leaves `release == NULL` in the caller's copy; those
+//!   passed *out* are written into caller memory and then owned by the caller.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Once;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
+use serde::Deserialize;
+
+use crate::cdata::{export_batch, export_schema, import_batch, import_schema};
+use crate::decode::{split_records, DecoderOptions, RecordDecoder};
+use crate::encode::{encode, parse_options};
+use crate::error::{CoreError, ErrorKind, Result};
+use crate::file_io::{FileReader, FileWriter, ReaderOptions, WriterOptions};
+use crate::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
+use crate::transform::{plan_count, table_references, SqlTransform};
+
+/// Version of this ABI; the host refuses a library whose version differs.
+pub const SLUICE_ABI_VERSION: i32 = 1;
+
+pub const SLUICE_OK: i32 = 0;
+/// A NULL handle, a bad index or malformed options: a bug in the caller.
+pub const SLUICE_ERR_INVALID_ARGUMENT: i32 = 1;
+/// A configuration value that cannot work.
+pub const SLUICE_ERR_CONFIG: i32 = 2;
+/// SQL that cannot be planned: syntax, unknown table or column, types, stateful SQL.
+pub const SLUICE_ERR_PLAN: i32 = 3;
+/// Running a plan on a batch failed.
+pub const SLUICE_ERR_EXECUTION: i32 = 4;
+/// Input data that does not match its schema or format.
+pub const SLUICE_ERR_DATA: i32 = 5;
+/// A file could not be opened, read or written.
+pub const SLUICE_ERR_IO: i32 = 6;
+/// A panic inside the core, caught at the boundary.
+pub const SLUICE_ERR_PANIC: i32 = 7;
+
+/// A record batch owned by the core.
+pub struct SluiceBatch {
+    batch: RecordBatch,
+}
+
+/// Bytes produced by the core (encoded records, JSON answers).
+pub struct SluiceBuffer {
+    bytes: Vec<u8>,
+}
+
+/// A SQL transform, planned once.
+pub struct SluiceTransform {
+    transform: SqlTransform,
+}
+
+/// Decodes record slabs (JSON, CSV) of one schema.
+pub struct SluiceDecoder {
+    decoder: RecordDecoder,
+}
+
+/// Reads a JSON-lines, CSV or Parquet file batch by batch.
+pub struct SluiceFileReader {
+    reader: FileReader,
+}
+
+/// Writes batches to a JSON-lines, CSV or Parquet file.
+pub struct SluiceFileWriter {
+    writer: FileWriter,
+}
+
+/// The Nexmark event generator.
+pub struct SluiceGenerator {
+    generator: NexmarkGenerator,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The guard, errors and handles
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    static PANIC_LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+static LIVE_HANDLES: AtomicI64 = AtomicI64::new(0);
+
+/// Runs `body`, turning its error or panic into a status and the thread's last error.
+fn guard(body: impl FnOnce() -> Result<()>) -> i32 {
+    install_panic_hook();
+    let error = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => return SLUICE_OK,
+        Ok(Err(error)) => error,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            let location = PANIC_LOCATION.with(|l| l.borrow_mut().take()).unwrap_or_default();
+            CoreError::new(ErrorKind::Panic, format!("panic in the native core at {location}: {what}"))
+        }
+    };
+    let message = CString::new(error.message.replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|last| *last.borrow_mut() = message);
+    error.kind.status()
+}
+
+/// Records where a panic happened for the error message instead of printing to stderr
+/// (the JVM's stderr belongs to the host). `SLUICE_NATIVE_BACKTRACE=1` keeps Rust's report.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let default_hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let location = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+            PANIC_LOCATION.with(|l| *l.borrow_mut() = location);
+            if std::env::var_os("SLUICE_NATIVE_BACKTRACE").is_some() {
+                default_hook(info);
+            }
+        }));
+    });
+}
+
+fn new_handle<T>(value: T) -> *mut T {
+    LIVE_HANDLES.fetch_add(1, Ordering::Relaxed);
+    Box::into_raw(Box::new(value))
+}
+
+/// # Safety
+/// `handle` is NULL or came from [`new_handle`] and was not freed before.
+unsafe fn free_handle<T>(handle: *mut T) {
+    if !handle.is_null() {
+        LIVE_HANDLES.fetch_sub(1, Ordering::Relaxed);
+        drop(Box::from_raw(handle));
+    }
+}
+
+unsafe fn borrow<'a, T>(handle: *const T, what: &str) -> Result<&'a T> {
+    handle.as_ref().ok_or_else(|| CoreError::invalid(format!("{what} handle is NULL")))
+}
+
+unsafe fn borrow_mut<'a, T>(handle: *mut T, what: &str) -> Result<&'a mut T> {
+    handle.as_mut().ok_or_else(|| CoreError::invalid(format!("{what} handle is NULL")))
+}
+
+unsafe fn write_out<T>(out: *mut T, value: T) -> Result<()> {
+    if out.is_null() {
+        return Err(CoreError::invalid("output pointer is NULL"));
+    }
+    out.write(value);
+    Ok(())
+}
+
+unsafe fn c_str<'a>(s: *const c_char, what: &str) -> Result<&'a str> {
+    if s.is_null() {
+        return Err(CoreError::invalid(format!("{what} is NULL")));
+    }
+    CStr::from_ptr(s).to_str().map_err(|_| CoreError::invalid(format!("{what} is not UTF-8")))
+}
+
+unsafe fn options<'a, T: Deserialize<'a>>(json: *const c_char, what: &str) -> Result<T> {
+    let text = c_str(json, what)?;
+    serde_json::from_str(text).map_err(|e| CoreError::invalid(format!("{what}: {e}")))
+}
+
+/// Takes an array the caller passed in, so it is released even if the call fails early.
+unsafe fn take_array(array: *mut FFI_ArrowArray) -> Option<OwnedArray> {
+    (!array.is_null()).then(|| OwnedArray(FFI_ArrowArray::from_raw(array)))
+}
+
+struct OwnedArray(FFI_ArrowArray);
+
+impl OwnedArray {
+    unsafe fn import(mut self, schema: &SchemaRef) -> Result<RecordBatch> {
+        import_batch(&mut self.0, schema)
+    }
+}
+
+fn batch_handle(batch: RecordBatch) -> *mut SluiceBatch {
+    new_handle(SluiceBatch { batch })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Library
+
+/// Writes `SLUICE_ABI_VERSION` of the loaded library.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_abi_version(out_version: *mut i32) -> i32 {
+    guard(|| write_out(out_version, SLUICE_ABI_VERSION))
+}
+
+/// Points `out_message` at the message of the last failed call on this thread (UTF-8, valid
+/// until the next failing call on this thread; empty if none failed).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_last_error(out_message: *mut *const c_char) -> i32 {
+    if out_message.is_null() {
+        return SLUICE_ERR_INVALID_ARGUMENT;
+    }
+    LAST_ERROR.with(|last| out_message.write(last.borrow().as_ptr()));
+    SLUICE_OK
+}
+
+/// Number of native handles created and not yet freed, over all handle types.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_live_handles(out_count: *mut i64) -> i32 {
+    guard(|| write_out(out_count, LIVE_HANDLES.load(Ordering::Relaxed)))
+}
+
+/// Number of SQL plans built by this process (a transform plans once, at create).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_plan_count(out_count: *mut i64) -> i32 {
+    guard(|| write_out(out_count, plan_count()))
+}
+
+/// Panics inside the core on purpose, to test that panics surface as errors.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_debug_panic(message: *const c_char) -> i32 {
+    guard(|| {
+        let message = c_str(message, "message")?.to_string();
+        panic!("{message}");
+    })
+}
+
+/// The tables a SQL query reads, as a JSON array of names, in a new buffer.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_sql_table_references(sql: *const c_char, out_json: *mut *mut SluiceBuffer) -> i32 {
+    guard(|| {
+        let names = table_references(c_str(sql, "sql")?)?;
+        let bytes = serde_json::to_vec(&names).map_err(|e| CoreError::invalid(e.to_string()))?;
+        write_out(out_json, new_handle(SluiceBuffer { bytes }))
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batches
+
+/// Imports a batch (a struct array and its schema); both are moved into the core, zero-copy.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_batch_import(
+    array: *mut FFI_ArrowArray,
+    schema: *mut FFI_ArrowSchema,
+    out_batch: *mut *mut SluiceBatch,
+) -> i32 {
+    guard(|| {
+        let owned = take_array(array);
+        let schema = import_schema(schema)?;
+        let batch = owned.ok_or_else(|| CoreError::invalid("ArrowArray pointer is NULL"))?.import(&schema)?;
+        write_out(out_batch, batch_handle(batch))
+    })
+}
+
+/// Exports a batch as a struct array (and, if `out_schema` is not NULL, its schema). The batch
+/// handle stays valid; the exported structs share its buffers.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_batch_export(
+    batch: *const SluiceBatch,
+    out_array: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+) -> i32 {
+    guard(|| {
+        let batch = &borrow(batch, "batch")?.batch;
+        if !out_schema.is_null() {
+            export_schema(batch.schema().as_ref(), out_schema)?;
+        }
+        export_batch(batch, out_array)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_batch_num_rows(batch: *const SluiceBatch, out_rows: *mut i64) -> i32 {
+    guard(|| write_out(out_rows, borrow(batch, "batch")?.batch.num_rows() as i64))
+}
+
+/// Address of buffer `buffer` (validity bitmap excluded) of column `column`: lets tests prove
+/// that an import shared the producer's memory instead of copying it.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_batch_buffer_address(
+    batch: *const SluiceBatch,
+    column: usize,
+    buffer: usize,
+    out_address: *mut usize,
+) -> i32 {
+    guard(|| {
+        let batch = &borrow(batch, "batch")?.batch;
+        let array = batch.columns().get(column).ok_or_else(|| CoreError::invalid(format!("no column {column}")))?;
+        let data = array.to_data();
+        let buf = data.buffers().get(buffer).ok_or_else(|| CoreError::invalid(format!("column {column} has no buffer {buffer}")))?;
+        write_out(out_address, buf.as_ptr() as usize)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_batch_free(batch: *mut SluiceBatch) -> i32 {
+    guard(|| {
+        free_handle(batch);
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQL transforms
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TransformOptions {
+    sql: String,
+    /// Names of the inputs, in the order of `input_schemas`, as the SQL refers to them.
+    inputs: Vec<String>,
+}
+
+/// Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`;
+/// `input_schemas` points to `n_inputs` consecutive schemas (moved into the core).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_transform_create(
+    options_json: *const c_char,
+    input_schemas: *mut FFI_ArrowSchema,
+    n_inputs: usize,
+    out_transform: *mut *mut SluiceTransform,
+) -> i32 {
+    guard(|| {
+        // Take every schema first, so all are released whatever fails below.
+        let schemas: Vec<Result<SchemaRef>> = if input_schemas.is_null() {
+            Vec::new()
+        } else {
+            (0..n_inputs).map(|i| import_schema(input_schemas.add(i))).collect()
+        };
+        let options: TransformOptions = options(options_json, "transform options")?;
+        if options.inputs.len() != n_inputs || schemas.len() != n_inputs {
+            return Err(CoreError::invalid(format!("{} input names but {n_inputs} schemas", options.inputs.len())));
+        }
+        let inputs = options.inputs.into_iter().zip(schemas).map(|(name, schema)| Ok((name, schema?))).collect::<Result<Vec<_>>>()?;
+        let transform = SqlTransform::new(&options.sql, inputs)?;
+        write_out(out_transform, new_handle(SluiceTransform { transform }))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_transform_output_schema(transform: *const SluiceTransform, out_schema: *mut FFI_ArrowSchema) -> i32 {
+    guard(|| export_schema(borrow(transform, "transform")?.transform.output_schema().as_ref(), out_schema))
+}
+
+/// Pushes a batch (a struct array of the input's schema, moved into the core) into input
+/// `input` and runs the plan until it would block; take the output with `sluice_transform_drain`.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_transform_push(transform: *mut SluiceTransform, input: usize, array: *mut FFI_ArrowArray) -> i32 {
+    guard(|| {
+        let owned = take_array(array).ok_or_else(|| CoreError::invalid("ArrowArray pointer is NULL"))?;
+        let transform = &mut borrow_mut(transform, "transform")?.transform;
+        let batch = owned.import(transform.input_schema(input)?)?;
+        transform.push(input, batch)
+    })
+}
+
+/// Pushes a native batch (borrowed; the caller still frees it) into input `input`.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_transform_push_batch(transform: *mut SluiceTransform, input: usize, batch: *const SluiceBatch) -> i32 {
+    guard(|| {
+        let batch = borrow(batch, "batch")?.batch.clone();
+        borrow_mut(transform, "transform")?.transform.push(input, batch)
+    })
+}
+
+/// Takes the next output batch into `out_batch`, or writes NULL when the pushed input is used up.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_transform_drain(transform: *mut SluiceTransform, out_batch: *mut *mut SluiceBatch) -> i32 {
+    guard(|| {
+        let next = borrow_mut(transform, "transform")?.transform.next_output();
+        write_out(out_batch, next.map_or(std::ptr::null_mut(), batch_handle))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_transform_free(transform: *mut SluiceTransform) -> i32 {
+    guard(|| {
+        free_handle(transform);
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Codecs
+
+/// A decoder for `{"format": "json"|"csv", "delimiter": ","}` records of `schema` (moved in).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_decoder_create(
+    options_json: *const c_char,
+    schema: *mut FFI_ArrowSchema,
+    out_decoder: *mut *mut SluiceDecoder,
+) -> i32 {
+    guard(|| {
+        let schema = import_schema(schema)?;
+        let options: DecoderOptions = options(options_json, "decoder options")?;
+        let decoder = RecordDecoder::new(&options, schema)?;
+        write_out(out_decoder, new_handle(SluiceDecoder { decoder }))
+    })
+}
+
+/// Decodes `n_records` records laid out as `data` plus `n_records + 1` offsets. Writes the rows
+/// of the good records to `out_batch`, and the malformed ones (`index`, `record`, `error`) to
+/// `out_errors`, or NULL when all decoded.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_decoder_decode(
+    decoder: *mut SluiceDecoder,
+    data: *const u8,
+    offsets: *const i64,
+    n_records: usize,
+    out_batch: *mut *mut SluiceBatch,
+    out_errors: *mut *mut SluiceBatch,
+) -> i32 {
+    guard(|| {
+        let decoder = &borrow(decoder, "decoder")?.decoder;
+        if offsets.is_null() {
+            return Err(CoreError::invalid("offsets pointer is NULL"));
+        }
+        let offsets = std::slice::from_raw_parts(offsets, n_records + 1);
+        let len = offsets.last().copied().unwrap_or(0).max(0) as usize;
+        let data = if len == 0 { &[][..] } else { std::slice::from_raw_parts(data, len) };
+        let decoded = decoder.decode(&split_records(data, offsets)?)?;
+        write_out(out_errors, decoded.errors.map_or(std::ptr::null_mut(), batch_handle))?;
+        write_out(out_batch, batch_handle(decoded.batch))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_decoder_free(decoder: *mut SluiceDecoder) -> i32 {
+    guard(|| {
+        free_handle(decoder);
+        Ok(())
+    })
+}
+
+/// Encodes a batch with `{"format": "json"|"jsonarray"|"csv", "header": false}` into a new buffer.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_encode(batch: *const SluiceBatch, options_json: *const c_char, out_buffer: *mut *mut SluiceBuffer) -> i32 {
+    guard(|| {
+        let batch = &borrow(batch, "batch")?.batch;
+        let options = parse_options(c_str(options_json, "encoder options")?)?;
+        let bytes = encode(batch, &options)?;
+        write_out(out_buffer, new_handle(SluiceBuffer { bytes }))
+    })
+}
+
+/// Points `out_data` at the buffer's bytes (valid until the buffer is freed).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_buffer_data(buffer: *const SluiceBuffer, out_data: *mut *const u8, out_len: *mut usize) -> i32 {
+    guard(|| {
+        let bytes = &borrow(buffer, "buffer")?.bytes;
+        write_out(out_data, bytes.as_ptr())?;
+        write_out(out_len, bytes.len())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_buffer_free(buffer: *mut SluiceBuffer) -> i32 {
+    guard(|| {
+        free_handle(buffer);
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+/// Opens a file for reading: `{"path", "format": "json"|"csv"|"parquet", "batch_size",
+/// "header", "delimiter", "infer_rows"}`. `schema` (moved in) may be NULL to infer it.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_file_reader_open(
+    options_json: *const c_char,
+    schema: *mut FFI_ArrowSchema,
+    out_reader: *mut *mut SluiceFileReader,
+) -> i32 {
+    guard(|| {
+        let schema = if schema.is_null() { None } else { Some(import_schema(schema)?) };
+        let options: ReaderOptions = options(options_json, "file reader options")?;
+        let reader = FileReader::open(options, schema)?;
+        write_out(out_reader, new_handle(SluiceFileReader { reader }))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_file_reader_schema(reader: *const SluiceFileReader, out_schema: *mut FFI_ArrowSchema) -> i32 {
+    guard(|| export_schema(borrow(reader, "file reader")?.reader.schema().as_ref(), out_schema))
+}
+
+/// Reads the next batch. At the end of the file writes NULL to `out_batch`. Malformed lines
+/// come in `out_errors` (`line`, `record`, `error`), or NULL when there were none.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_file_reader_next(
+    reader: *mut SluiceFileReader,
+    out_batch: *mut *mut SluiceBatch,
+    out_errors: *mut *mut SluiceBatch,
+) -> i32 {
+    guard(|| {
+        let next = borrow_mut(reader, "file reader")?.reader.next_batch()?;
+        let (batch, errors) = match next {
+            Some(read) => (batch_handle(read.batch), read.errors.map_or(std::ptr::null_mut(), batch_handle)),
+            None => (std::ptr::null_mut(), std::ptr::null_mut()),
+        };
+        write_out(out_errors, errors)?;
+        write_out(out_batch, batch)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_file_reader_free(reader: *mut SluiceFileReader) -> i32 {
+    guard(|| {
+        free_handle(reader);
+        Ok(())
+    })
+}
+
+/// Opens a file for writing: `{"path", "format": "json"|"csv"|"parquet", "header"}`.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_file_writer_open(options_json: *const c_char, out_writer: *mut *mut SluiceFileWriter) -> i32 {
+    guard(|| {
+        let options: WriterOptions = options(options_json, "file writer options")?;
+        let writer = FileWriter::open(options)?;
+        write_out(out_writer, new_handle(SluiceFileWriter { writer }))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_file_writer_write(writer: *mut SluiceFileWriter, batch: *const SluiceBatch) -> i32 {
+    guard(|| {
+        let batch = &borrow(batch, "batch")?.batch;
+        borrow_mut(writer, "file writer")?.writer.write(batch)
+    })
+}
+
+/// Makes what was written durable (see `FileWriter::flush` for Parquet).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_file_writer_flush(writer: *mut SluiceFileWriter) -> i32 {
+    guard(|| borrow_mut(writer, "file writer")?.writer.flush())
+}
+
+/// Completes the file (Parquet footer) and syncs it; further writes fail.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_file_writer_finish(writer: *mut SluiceFileWriter) -> i32 {
+    guard(|| borrow_mut(writer, "file writer")?.writer.finish())
+}
+
+/// Frees the writer; an unfinished file is finished first (errors are then lost: call finish).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_file_writer_free(writer: *mut SluiceFileWriter) -> i32 {
+    guard(|| {
+        if let Some(w) = writer.as_mut() {
+            let _ = w.writer.finish();
+        }
+        free_handle(writer);
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nexmark generator
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GeneratorOptions {
+    entity: String,
+    #[serde(default)]
+    seed: u64,
+    /// Events in the whole sequence (all kinds); absent = unbounded.
+    #[serde(default)]
+    count: Option<u64>,
+    #[serde(default)]
+    first_event: u64,
+    #[serde(default)]
+    base_time_ms: Option<i64>,
+    #[serde(default)]
+    events_per_second: Option<u64>,
+}
+
+/// A Nexmark generator: `{"entity": "bid"|"auction"|"person", "seed", "count", "first_event",
+/// "base_time_ms", "events_per_second"}`.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_generator_create(options_json: *const c_char, out_generator: *mut *mut SluiceGenerator) -> i32 {
+    guard(|| {
+        let options: GeneratorOptions = options(options_json, "generator options")?;
+        let defaults = GeneratorConfig::default();
+        let config = GeneratorConfig {
+            seed: options.seed,
+            entity: Entity::parse(&options.entity).map_err(CoreError::config)?,
+            event_count: options.count,
+            first_event: options.first_event,
+            base_time_ms: options.base_time_ms.unwrap_or(defaults.base_time_ms),
+            events_per_second: options.events_per_second.unwrap_or(defaults.events_per_second),
+        };
+        if config.events_per_second == 0 {
+            return Err(CoreError::config("events_per_second must be positive"));
+        }
+        write_out(out_generator, new_handle(SluiceGenerator { generator: NexmarkGenerator::new(config) }))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_generator_schema(generator: *const SluiceGenerator, out_schema: *mut FFI_ArrowSchema) -> i32 {
+    guard(|| export_schema(borrow(generator, "generator")?.generator.output_schema().as_ref(), out_schema))
+}
+
+/// Generates up to `max_rows` rows into `out_batch`, or writes NULL when the sequence ended.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_generator_next(generator: *mut SluiceGenerator, max_rows: i64, out_batch: *mut *mut SluiceBatch) -> i32 {
+    guard(|| {
+        if max_rows <= 0 {
+            return Err(CoreError::invalid("max_rows must be positive"));
+        }
+        let next = borrow_mut(generator, "generator")?.generator.next_batch(max_rows as usize);
+        write_out(out_batch, next.map_or(std::ptr::null_mut(), batch_handle))
+    })
+}
+
+/// The event number the generator will examine next (its resume position).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_generator_position(generator: *const SluiceGenerator, out_next_event: *mut i64) -> i32 {
+    guard(|| write_out(out_next_event, borrow(generator, "generator")?.generator.position() as i64))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn sluice_generator_free(generator: *mut SluiceGenerator) -> i32 {
+    guard(|| {
+        free_handle(generator);
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last_error() -> String {
+        let mut message: *const c_char = std::ptr::null();
+        unsafe {
+            assert_eq!(sluice_last_error(&mut message), SLUICE_OK);
+            CStr::from_ptr(message).to_string_lossy().into_owned()
+        }
+    }
+
+    #[test]
+    fn panics_become_a_status_and_a_message() {
+        let message = CString::new("boom").unwrap();
+        let status = unsafe { sluice_debug_panic(message.as_ptr()) };
+        assert_eq!(status, SLUICE_ERR_PANIC);
+        let text = last_error();
+        assert!(text.contains("boom") && text.contains("abi.rs"), "{text}");
+        // The library still works after a panic.
+        let mut version = 0;
+        assert_eq!(unsafe { sluice_abi_version(&mut version) }, SLUICE_OK);
+        assert_eq!(version, SLUICE_ABI_VERSION);
+    }
+
+    #[test]
+    fn null_handles_are_invalid_arguments() {
+        let mut rows = 0;
+        assert_eq!(unsafe { sluice_batch_num_rows(std::ptr::null(), &mut rows) }, SLUICE_ERR_INVALID_ARGUMENT);
+        assert!(last_error().contains("batch handle is NULL"));
+        assert_eq!(unsafe { sluice_batch_free(std::ptr::null_mut()) }, SLUICE_OK);
+    }
+
+    #[test]
+    fn sql_errors_are_plan_errors() {
+        let sql = CString::new("SELEC nonsense").unwrap();
+        let mut out = std::ptr::null_mut();
+        assert_eq!(unsafe { sluice_sql_table_references(sql.as_ptr(), &mut out) }, SLUICE_ERR_PLAN);
+    }
+}

@@ -1,0 +1,126 @@
+//! Arrow C Data Interface crossings. Ownership rule at every crossing: the receiver of a
+//! `struct ArrowArray` / `struct ArrowSchema` moves it out of the caller's memory (leaving the
+//! caller's copy with `release == NULL`) and calls `release` exactly once, also on error.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::ffi::{from_ffi_and_data_type, FFI_ArrowArray, FFI_ArrowSchema};
+
+use crate::error::{CoreError, Result};
+
+/// The C Data Interface layout of `struct ArrowSchema`, to check `release` before taking it
+/// (arrow-rs keeps the fields private).
+#[repr(C)]
+struct RawSchemaHead {
+    format: *const std::ffi::c_char,
+    name: *const std::ffi::c_char,
+    metadata: *const std::ffi::c_char,
+    flags: i64,
+    n_children: i64,
+    children: *mut *mut FFI_ArrowSchema,
+    dictionary: *mut FFI_ArrowSchema,
+    release: Option<unsafe extern "C" fn(*mut FFI_ArrowSchema)>,
+    private_data: *mut std::ffi::c_void,
+}
+
+/// Takes ownership of a C schema and converts it to an Arrow schema (the C struct is released).
+///
+/// # Safety
+/// `schema` must point to a valid, unreleased `ArrowSchema` describing a struct.
+pub unsafe fn import_schema(schema: *mut FFI_ArrowSchema) -> Result<SchemaRef> {
+    if schema.is_null() {
+        return Err(CoreError::invalid("ArrowSchema pointer is NULL"));
+    }
+    if (*schema.cast::<RawSchemaHead>()).release.is_none() {
+        return Err(CoreError::invalid("ArrowSchema was already released"));
+    }
+    let owned = FFI_ArrowSchema::from_raw(schema);
+    let schema = Schema::try_from(&owned).map_err(|e| CoreError::invalid(format!("unsupported Arrow schema: {e}")))?;
+    Ok(Arc::new(schema))
+}
+
+/// Takes ownership of a C array holding one struct column per field of `schema` and returns it
+/// as a record batch. Buffers are shared with the producer (zero-copy) unless misaligned.
+///
+/// # Safety
+/// `array` must point to a valid, unreleased `ArrowArray` of the struct type of `schema`.
+pub unsafe fn import_batch(array: *mut FFI_ArrowArray, schema: &SchemaRef) -> Result<RecordBatch> {
+    if array.is_null() {
+        return Err(CoreError::invalid("ArrowArray pointer is NULL"));
+    }
+    let owned = FFI_ArrowArray::from_raw(array);
+    if owned.is_released() {
+        return Err(CoreError::invalid("ArrowArray was already released"));
+    }
+    let struct_type = DataType::Struct(schema.fields().clone());
+    let data = from_ffi_and_data_type(owned, struct_type)?;
+    // Structural checks only (buffer sizes, offsets in range); not a full UTF-8 scan per batch.
+    data.validate()?;
+    let rows = data.len();
+    let columns: Vec<ArrayRef> = data
+        .child_data()
+        .iter()
+        .map(|child| {
+            child.validate()?;
+            Ok(arrow::array::make_array(child.slice(data.offset(), rows)))
+        })
+        .collect::<Result<_>>()?;
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
+}
+
+/// Writes `batch` as a C struct array into caller-allocated memory; the caller owns it after.
+///
+/// # Safety
+/// `out` must point to writable memory of `sizeof(struct ArrowArray)`.
+pub unsafe fn export_batch(batch: &RecordBatch, out: *mut FFI_ArrowArray) -> Result<()> {
+    if out.is_null() {
+        return Err(CoreError::invalid("output ArrowArray pointer is NULL"));
+    }
+    let struct_array = StructArray::from(batch.clone());
+    std::ptr::write(out, FFI_ArrowArray::new(&struct_array.to_data()));
+    Ok(())
+}
+
+/// Writes `schema` as a C schema into caller-allocated memory; the caller owns it after.
+///
+/// # Safety
+/// `out` must point to writable memory of `sizeof(struct ArrowSchema)`.
+pub unsafe fn export_schema(schema: &Schema, out: *mut FFI_ArrowSchema) -> Result<()> {
+    if out.is_null() {
+        return Err(CoreError::invalid("output ArrowSchema pointer is NULL"));
+    }
+    let ffi = FFI_ArrowSchema::try_from(schema)?;
+    std::ptr::write(out, ffi);
+    Ok(())
+}
+
+/// Re-labels `batch` with `schema` when the types match but names, nullability or metadata
+/// differ, so a batch produced elsewhere can enter a table registered with `schema`.
+pub fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    if Arc::ptr_eq(&batch.schema(), schema) || batch.schema().as_ref() == schema.as_ref() {
+        return Ok(batch.clone());
+    }
+    if batch.num_columns() != schema.fields().len() {
+        return Err(CoreError::data(format!(
+            "batch has {} columns, the input expects {}: {}",
+            batch.num_columns(),
+            schema.fields().len(),
+            schema
+        )));
+    }
+    for (column, field) in batch.columns().iter().zip(schema.fields()) {
+        if column.data_type() != field.data_type() {
+            return Err(CoreError::data(format!(
+                "column '{}' has type {}, the input expects {}",
+                field.name(),
+                column.data_type(),
+                field.data_type()
+            )));
+        }
+    }
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(schema.clone(), batch.columns().to_vec(), &options)?)
+}

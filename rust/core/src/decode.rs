@@ -1,0 +1,271 @@
+//! Record bytes → Arrow. A batch of records arrives as one slab plus offsets (the layout of an
+//! Arrow Binary column), so the caller copies bytes once and never builds per-record objects.
+//! Malformed records do not fail the batch: they come back in an error batch
+//! (index, record, error) for the caller's dead-letter policy, and the rest decode normally.
+
+use std::sync::{Arc, OnceLock};
+
+use arrow::array::{ArrayRef, BinaryBuilder, Int64Builder, RecordBatch, StringBuilder};
+use arrow::compute::concat_batches;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use serde::Deserialize;
+
+use crate::error::{CoreError, Result};
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Json,
+    Csv,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecoderOptions {
+    pub format: Format,
+    /// CSV field delimiter (one byte).
+    #[serde(default = "default_delimiter")]
+    pub delimiter: String,
+}
+
+fn default_delimiter() -> String {
+    ",".to_string()
+}
+
+/// Decodes records of one format and schema. Reused for every batch of a stream.
+pub struct RecordDecoder {
+    format: Format,
+    schema: SchemaRef,
+    delimiter: u8,
+}
+
+/// The outcome of decoding one batch of records.
+pub struct Decoded {
+    /// The rows of the records that decoded, in their order.
+    pub batch: RecordBatch,
+    /// One row per malformed record: `index` (position in the input), `record`, `error`.
+    pub errors: Option<RecordBatch>,
+}
+
+impl RecordDecoder {
+    pub fn new(options: &DecoderOptions, schema: SchemaRef) -> Result<Self> {
+        let delimiter = match options.delimiter.as_bytes() {
+            [b] => *b,
+            _ => return Err(CoreError::config(format!("CSV delimiter must be one byte, got {:?}", options.delimiter))),
+        };
+        Ok(RecordDecoder { format: options.format, schema, delimiter })
+    }
+
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Decodes `records`. Fast path: the whole batch through one decoder. Only when that fails
+    /// are records decoded one by one to separate the bad from the good.
+    pub fn decode(&self, records: &[&[u8]]) -> Result<Decoded> {
+        match self.decode_all(records) {
+            Ok(batch) if batch.num_rows() == records.len() => Ok(Decoded { batch, errors: None }),
+            _ => self.decode_isolating(records),
+        }
+    }
+
+    fn decode_all(&self, records: &[&[u8]]) -> Result<RecordBatch> {
+        let mut decoder = self.new_decoder()?;
+        for record in records {
+            decoder.feed(record)?;
+        }
+        decoder.finish()
+    }
+
+    fn decode_isolating(&self, records: &[&[u8]]) -> Result<Decoded> {
+        let mut good = Vec::with_capacity(records.len());
+        let mut errors = ErrorRows::default();
+        for (index, record) in records.iter().enumerate() {
+            match self.decode_all(std::slice::from_ref(record)) {
+                Ok(batch) if batch.num_rows() == 1 => good.push(batch),
+                Ok(batch) => errors.push(index, record, &format!("expected one record, found {}", batch.num_rows())),
+                Err(e) => errors.push(index, record, &e.message),
+            }
+        }
+        let batch = concat_batches(&self.schema, &good)?;
+        Ok(Decoded { batch, errors: errors.finish("index")? })
+    }
+
+    fn new_decoder(&self) -> Result<FormatDecoder> {
+        Ok(match self.format {
+            Format::Json => FormatDecoder::Json(arrow::json::ReaderBuilder::new(self.schema.clone()).with_batch_size(usize::MAX >> 1).build_decoder()?),
+            Format::Csv => FormatDecoder::Csv(
+                arrow::csv::ReaderBuilder::new(self.schema.clone())
+                    .with_header(false)
+                    .with_delimiter(self.delimiter)
+                    .with_batch_size(usize::MAX >> 1)
+                    .build_decoder(),
+            ),
+        })
+    }
+}
+
+enum FormatDecoder {
+    Json(arrow::json::reader::Decoder),
+    Csv(arrow::csv::reader::Decoder),
+}
+
+impl FormatDecoder {
+    fn feed(&mut self, record: &[u8]) -> Result<()> {
+        match self {
+            FormatDecoder::Json(d) => {
+                let used = d.decode(record)?;
+                if used != record.len() {
+                    return Err(CoreError::data("JSON record was not fully consumed"));
+                }
+                // Separates records so two values cannot run together.
+                d.decode(b"\n")?;
+            }
+            FormatDecoder::Csv(d) => {
+                let record = record.strip_suffix(b"\n").unwrap_or(record);
+                let record = record.strip_suffix(b"\r").unwrap_or(record);
+                let used = d.decode(record)?;
+                let end = d.decode(b"\n")?;
+                if used != record.len() || end != 1 {
+                    return Err(CoreError::data("CSV record was not fully consumed"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<RecordBatch> {
+        let batch = match self {
+            FormatDecoder::Json(d) => d.flush()?,
+            FormatDecoder::Csv(d) => d.flush()?,
+        };
+        batch.ok_or_else(|| CoreError::data("no record decoded"))
+    }
+}
+
+/// Collects malformed records: their position, their bytes and why they failed.
+#[derive(Default)]
+pub struct ErrorRows {
+    positions: Vec<i64>,
+    records: Vec<Vec<u8>>,
+    messages: Vec<String>,
+}
+
+impl ErrorRows {
+    pub fn push(&mut self, position: usize, record: &[u8], message: &str) {
+        self.positions.push(position as i64);
+        self.records.push(record.to_vec());
+        self.messages.push(message.to_string());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    /// Renumbers positions (e.g. record index → line number in a file).
+    pub fn map_positions(&mut self, f: impl Fn(i64) -> i64) {
+        for p in &mut self.positions {
+            *p = f(*p);
+        }
+    }
+
+    pub fn append(&mut self, other: ErrorRows) {
+        self.positions.extend(other.positions);
+        self.records.extend(other.records);
+        self.messages.extend(other.messages);
+    }
+
+    /// The error batch `(position_name Int64, record Binary, error Utf8)`, or None if empty.
+    pub fn finish(self, position_name: &str) -> Result<Option<RecordBatch>> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let mut positions = Int64Builder::with_capacity(self.positions.len());
+        positions.append_slice(&self.positions);
+        let mut records = BinaryBuilder::new();
+        for r in &self.records {
+            records.append_value(r);
+        }
+        let mut messages = StringBuilder::new();
+        for m in &self.messages {
+            messages.append_value(m);
+        }
+        let columns: Vec<ArrayRef> = vec![Arc::new(positions.finish()), Arc::new(records.finish()), Arc::new(messages.finish())];
+        Ok(Some(RecordBatch::try_new(error_schema(position_name), columns)?))
+    }
+}
+
+/// Schema of error batches; `position_name` is `index` for decoders and `line` for files.
+pub fn error_schema(position_name: &str) -> SchemaRef {
+    static INDEX: OnceLock<SchemaRef> = OnceLock::new();
+    static LINE: OnceLock<SchemaRef> = OnceLock::new();
+    let make = |name: &str| {
+        Arc::new(Schema::new(vec![
+            Field::new(name, DataType::Int64, false),
+            Field::new("record", DataType::Binary, false),
+            Field::new("error", DataType::Utf8, false),
+        ]))
+    };
+    match position_name {
+        "line" => LINE.get_or_init(|| make("line")).clone(),
+        _ => INDEX.get_or_init(|| make("index")).clone(),
+    }
+}
+
+/// Splits a slab + Arrow-style offsets (`n + 1` of them) into record slices.
+pub fn split_records<'a>(data: &'a [u8], offsets: &[i64]) -> Result<Vec<&'a [u8]>> {
+    let mut records = Vec::with_capacity(offsets.len().saturating_sub(1));
+    for pair in offsets.windows(2) {
+        let (start, end) = (pair[0], pair[1]);
+        if start < 0 || end < start || end as usize > data.len() {
+            return Err(CoreError::invalid(format!("bad record offsets {start}..{end} for a slab of {} bytes", data.len())));
+        }
+        records.push(&data[start as usize..end as usize]);
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, Int64Array, StringArray};
+
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("name", DataType::Utf8, true)]))
+    }
+
+    #[test]
+    fn json_records_decode_and_bad_ones_are_isolated() {
+        let options = DecoderOptions { format: Format::Json, delimiter: ",".into() };
+        let decoder = RecordDecoder::new(&options, schema()).unwrap();
+        let records: Vec<&[u8]> = vec![br#"{"id":1,"name":"a"}"#, br#"{"id":"x"}"#, br#"{"id":3}"#, b"{oops", br#"{"id":5,"name":"e"}{"id":6}"#];
+        let decoded = decoder.decode(&records).unwrap();
+        let ids = decoded.batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(ids.values().to_vec(), vec![1, 3]);
+        let errors = decoded.errors.unwrap();
+        let index = errors.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(index.values().to_vec(), vec![1, 3, 4]);
+        let messages = errors.column(2).as_any().downcast_ref::<StringArray>().unwrap();
+        assert!(!messages.value(0).is_empty());
+    }
+
+    #[test]
+    fn csv_records_decode() {
+        let options = DecoderOptions { format: Format::Csv, delimiter: ";".into() };
+        let decoder = RecordDecoder::new(&options, schema()).unwrap();
+        let records: Vec<&[u8]> = vec![b"1;a\n", b"2;", b"x;y", b"4;d\r\n"];
+        let decoded = decoder.decode(&records).unwrap();
+        assert_eq!(decoded.batch.num_rows(), 3);
+        let names = decoded.batch.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(names.value(0), "a");
+        assert!(names.is_null(1));
+        assert_eq!(names.value(2), "d");
+        assert_eq!(decoded.errors.unwrap().num_rows(), 1);
+    }
+
+    #[test]
+    fn offsets_are_checked() {
+        assert!(split_records(b"abc", &[0, 2, 5]).is_err());
+        assert_eq!(split_records(b"abc", &[0, 1, 3]).unwrap(), vec![&b"a"[..], &b"bc"[..]]);
+    }
+}

@@ -1,0 +1,13 @@
+//! sluice-core: the native half of Sluice. A DataFusion session that plans each SQL transform
+//! once and pushes Arrow batches through it, record codecs, file formats and the Nexmark
+//! generator, all behind one C ABI (`abi`, header `include/sluice.h`) that the JVM calls through
+//! the Foreign Function & Memory API.
+
+pub mod abi;
+pub mod cdata;
+pub mod decode;
+pub mod encode;
+pub mod error;
+pub mod file_io;
+pub mod nexmark;
+pub mod transform;

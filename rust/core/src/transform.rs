@@ -1,0 +1,392 @@
+//! SQL transforms: a query planned once against unbounded input tables, then driven batch by
+//! batch without a runtime.
+//!
+//! Each upstream node is a table whose scan pops batches from an in-memory queue and answers
+//! `Pending` when the queue is empty (it never ends). `push` puts one batch into its input and
+//! polls every output partition with a no-op waker until all of them are `Pending`; because the
+//! plan is single-partition, task-free and no operator holds rows back, that is everything the
+//! batch produced, so a checkpoint barrier may follow at once.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use datafusion::catalog::streaming::StreamingTable;
+use datafusion::catalog::MemorySchemaProvider;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::TableReference;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::filter::FilterExec;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::PartitionStream;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use futures::executor::block_on;
+use futures::Stream;
+
+use crate::cdata::conform;
+use crate::error::{CoreError, ErrorKind, Result};
+
+/// How many SQL plans this process has built; tests use it to prove "planned once".
+static PLAN_COUNT: AtomicI64 = AtomicI64::new(0);
+
+pub fn plan_count() -> i64 {
+    PLAN_COUNT.load(Ordering::Relaxed)
+}
+
+/// A planned SQL transform over named unbounded inputs.
+pub struct SqlTransform {
+    inputs: Vec<InputHub>,
+    plan: Arc<dyn ExecutionPlan>,
+    task_ctx: Arc<TaskContext>,
+    /// One stream per output partition (a UNION ALL has one per branch).
+    streams: Vec<SendableRecordBatchStream>,
+    ready: VecDeque<RecordBatch>,
+}
+
+impl SqlTransform {
+    /// Plans `sql` once. `inputs` are the upstream node names (as the SQL refers to them) and
+    /// the schema each one's batches will have.
+    pub fn new(sql: &str, inputs: Vec<(String, SchemaRef)>) -> Result<SqlTransform> {
+        let ctx = streaming_context()?;
+        let mut hubs = Vec::with_capacity(inputs.len());
+        for (name, schema) in inputs {
+            let hub = InputHub::new(name, schema);
+            register_input(&ctx, &hub)?;
+            hubs.push(hub);
+        }
+        let state = ctx.state();
+        let logical = block_on(state.create_logical_plan(sql))?;
+        reject_stateful(&logical)?;
+        let physical = block_on(state.create_physical_plan(&logical)).map_err(explain_planning_error)?;
+        let plan = pass_batches_through(physical)?;
+        reject_task_spawning(&plan)?;
+        let task_ctx = ctx.task_ctx();
+        let mut transform = SqlTransform { inputs: hubs, plan, task_ctx, streams: Vec::new(), ready: VecDeque::new() };
+        transform.start_streams()?;
+        PLAN_COUNT.fetch_add(1, Ordering::Relaxed);
+        Ok(transform)
+    }
+
+    pub fn output_schema(&self) -> SchemaRef {
+        self.plan.schema()
+    }
+
+    pub fn input_schema(&self, input: usize) -> Result<&SchemaRef> {
+        self.hub(input).map(|h| &h.schema)
+    }
+
+    /// Pushes one batch into input `input` and runs the plan until it would block. The output
+    /// rows are then available from [`SqlTransform::next_output`].
+    pub fn push(&mut self, input: usize, batch: RecordBatch) -> Result<()> {
+        let hub = self.hub(input)?;
+        let batch = conform(&batch, &hub.schema)?;
+        hub.publish(batch);
+        self.poll_outputs()
+    }
+
+    /// The next output batch produced by earlier pushes, or None when all were taken.
+    pub fn next_output(&mut self) -> Option<RecordBatch> {
+        self.ready.pop_front()
+    }
+
+    fn hub(&self, input: usize) -> Result<&InputHub> {
+        self.inputs
+            .get(input)
+            .ok_or_else(|| CoreError::invalid(format!("input index {input} out of range (transform has {} inputs)", self.inputs.len())))
+    }
+
+    /// (Re)executes the planned tree: the plan is not rebuilt, only its streams.
+    fn start_streams(&mut self) -> Result<()> {
+        self.streams.clear();
+        for hub in &self.inputs {
+            hub.subscribers.lock().expect("input hub poisoned").clear();
+        }
+        let partitions = self.plan.properties().output_partitioning().partition_count();
+        for partition in 0..partitions {
+            self.streams.push(self.plan.execute(partition, Arc::clone(&self.task_ctx))?);
+        }
+        Ok(())
+    }
+
+    fn poll_outputs(&mut self) -> Result<()> {
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        for index in 0..self.streams.len() {
+            loop {
+                match self.streams[index].as_mut().poll_next(&mut cx) {
+                    Poll::Ready(Some(Ok(batch))) => {
+                        if batch.num_rows() > 0 {
+                            self.ready.push_back(batch);
+                        }
+                    }
+                    Poll::Ready(Some(Err(e))) => {
+                        // The failed batch is dropped whole; fresh streams of the same plan
+                        // take the next one. The caller applies its on_error policy.
+                        self.start_streams()?;
+                        return Err(CoreError::from(e));
+                    }
+                    Poll::Ready(None) => {
+                        self.start_streams()?;
+                        return Err(CoreError::new(ErrorKind::Execution, "the SQL plan ended although its inputs are unbounded"));
+                    }
+                    Poll::Pending => break,
+                }
+            }
+        }
+        // Every output is Pending: if an input still holds a batch, some operator is waiting
+        // for more rows than we gave it, which would break barrier ordering.
+        if self.inputs.iter().any(InputHub::has_queued) {
+            return Err(CoreError::new(ErrorKind::Execution, "the SQL plan held rows back (an operator waits for more input)"));
+        }
+        Ok(())
+    }
+}
+
+/// One input table. Each scan of it (a query may scan a table twice) subscribes a queue, and
+/// every pushed batch is delivered to all of them.
+struct InputHub {
+    name: String,
+    schema: SchemaRef,
+    subscribers: Arc<Mutex<Vec<Weak<BatchQueue>>>>,
+}
+
+type BatchQueue = Mutex<VecDeque<RecordBatch>>;
+
+impl InputHub {
+    fn new(name: String, schema: SchemaRef) -> Self {
+        InputHub { name, schema, subscribers: Arc::new(Mutex::new(Vec::new())) }
+    }
+
+    fn publish(&self, batch: RecordBatch) {
+        let mut subscribers = self.subscribers.lock().expect("input hub poisoned");
+        subscribers.retain(|queue| match queue.upgrade() {
+            Some(queue) => {
+                queue.lock().expect("input queue poisoned").push_back(batch.clone());
+                true
+            }
+            None => false,
+        });
+    }
+
+    fn has_queued(&self) -> bool {
+        let subscribers = self.subscribers.lock().expect("input hub poisoned");
+        subscribers
+            .iter()
+            .filter_map(Weak::upgrade)
+            .any(|queue| !queue.lock().expect("input queue poisoned").is_empty())
+    }
+
+    fn partition(&self) -> Arc<dyn PartitionStream> {
+        Arc::new(HubPartition { name: self.name.clone(), schema: self.schema.clone(), subscribers: Arc::clone(&self.subscribers) })
+    }
+}
+
+/// The single partition of an input table, as DataFusion's `StreamingTable` sees it.
+struct HubPartition {
+    name: String,
+    schema: SchemaRef,
+    subscribers: Arc<Mutex<Vec<Weak<BatchQueue>>>>,
+}
+
+impl fmt::Debug for HubPartition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HubPartition({})", self.name)
+    }
+}
+
+impl PartitionStream for HubPartition {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let queue = Arc::new(Mutex::new(VecDeque::new()));
+        self.subscribers.lock().expect("input hub poisoned").push(Arc::downgrade(&queue));
+        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), QueueStream { queue }))
+    }
+}
+
+/// Pops the queue; `Pending` when empty, never `Ready(None)` (that would end the plan).
+struct QueueStream {
+    queue: Arc<BatchQueue>,
+}
+
+impl Stream for QueueStream {
+    type Item = datafusion::error::Result<RecordBatch>;
+
+    fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match self.queue.lock().expect("input queue poisoned").pop_front() {
+            Some(batch) => Poll::Ready(Some(Ok(batch))),
+            // No waker is registered: the driver polls again after the next push.
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// A session whose plans are single-partition, deterministic and free of tokio tasks.
+pub fn streaming_context() -> Result<SessionContext> {
+    let mut config = SessionConfig::new().with_target_partitions(1).with_information_schema(false);
+    {
+        let options = config.options_mut();
+        options.optimizer.enable_round_robin_repartition = false;
+        options.optimizer.repartition_joins = false;
+        options.optimizer.repartition_aggregations = false;
+        options.optimizer.repartition_windows = false;
+        options.optimizer.repartition_sorts = false;
+        options.optimizer.repartition_file_scans = false;
+        options.optimizer.prefer_existing_union = true;
+        options.optimizer.allow_symmetric_joins_without_pruning = false;
+        options.execution.coalesce_batches = false;
+        // Identifiers keep their case, so Nexmark's camelCase columns (dateTime, itemName)
+        // work unquoted, as in Flink SQL.
+        options.sql_parser.enable_ident_normalization = false;
+    }
+    let mut ctx = SessionContext::new_with_config(config);
+    datafusion_functions_json::register_all(&mut ctx)?;
+    Ok(ctx)
+}
+
+/// The names of the tables `sql` reads, as written (CTE names excluded).
+pub fn table_references(sql: &str) -> Result<Vec<String>> {
+    let ctx = streaming_context()?;
+    let state = ctx.state();
+    let dialect = state.config().options().sql_parser.dialect;
+    let statement = state.sql_to_statement(sql, &dialect)?;
+    let mut names: Vec<String> = Vec::new();
+    for reference in state.resolve_table_references(&statement)? {
+        let name = reference.to_string();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// Registers an input; a dotted name such as `raw.transactions` becomes table `transactions`
+/// in schema `raw`, so the SQL can say `FROM raw.transactions` as the pipeline file does.
+fn register_input(ctx: &SessionContext, hub: &InputHub) -> Result<()> {
+    let table = StreamingTable::try_new(hub.schema.clone(), vec![hub.partition()])?.with_infinite_table(true);
+    let reference = match hub.name.split_once('.') {
+        Some((schema, name)) if !name.contains('.') => {
+            let catalog = ctx.catalog("datafusion").ok_or_else(|| CoreError::plan("default catalog missing"))?;
+            if catalog.schema(schema).is_none() {
+                catalog.register_schema(schema, Arc::new(MemorySchemaProvider::new()))?;
+            }
+            TableReference::partial(schema, name)
+        }
+        _ => TableReference::bare(hub.name.as_str()),
+    };
+    ctx.register_table(reference, Arc::new(table))?;
+    Ok(())
+}
+
+/// Rejects SQL that needs state across batches, with the reason in the user's terms.
+fn reject_stateful(plan: &LogicalPlan) -> Result<()> {
+    if !matches!(
+        plan,
+        LogicalPlan::Projection(_)
+            | LogicalPlan::Filter(_)
+            | LogicalPlan::Union(_)
+            | LogicalPlan::SubqueryAlias(_)
+            | LogicalPlan::TableScan(_)
+            | LogicalPlan::Unnest(_)
+            | LogicalPlan::Values(_)
+            | LogicalPlan::Sort(_)
+            | LogicalPlan::Limit(_)
+            | LogicalPlan::Aggregate(_)
+            | LogicalPlan::Distinct(_)
+            | LogicalPlan::Window(_)
+            | LogicalPlan::Join(_)
+    ) {
+        return Err(CoreError::plan(format!(
+            "a SQL transform must be a query (SELECT …), not {}",
+            plan.display().to_string().split(':').next().unwrap_or("this statement")
+        )));
+    }
+    let mut problem: Option<String> = None;
+    plan.apply_with_subqueries(|node| {
+        let why = match node {
+            LogicalPlan::Aggregate(_) | LogicalPlan::Distinct(_) if reads_stream(node) => {
+                Some("aggregation (GROUP BY, DISTINCT or an aggregate function) keeps per-key state across batches")
+            }
+            LogicalPlan::Window(_) if reads_stream(node) => Some("window functions (OVER …) keep state across batches"),
+            LogicalPlan::Sort(_) if reads_stream(node) => Some("ORDER BY over a stream can never emit: the stream does not end"),
+            LogicalPlan::Limit(_) if reads_stream(node) => Some("LIMIT/OFFSET over a stream counts rows across batches"),
+            LogicalPlan::Join(join) if join.left.exists(|n| Ok(is_scan(n)))? && join.right.exists(|n| Ok(is_scan(n)))? => {
+                Some("a join between two streams keeps both sides in state (IN/EXISTS subqueries over a stream are joins too)")
+            }
+            _ => None,
+        };
+        match why {
+            Some(why) => {
+                problem = Some(why.to_string());
+                Ok(TreeNodeRecursion::Stop)
+            }
+            None => Ok(TreeNodeRecursion::Continue),
+        }
+    })?;
+    match problem {
+        Some(why) => Err(CoreError::plan(format!(
+            "stateful SQL is not supported in a streaming transform: {why}. Sluice transforms are stateless: \
+             WHERE, projections and computed columns, CAST, CASE, scalar functions, UNION ALL, UNNEST"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn reads_stream(node: &LogicalPlan) -> bool {
+    node.exists(|n| Ok(is_scan(n))).unwrap_or(true)
+}
+
+fn is_scan(node: &LogicalPlan) -> bool {
+    matches!(node, LogicalPlan::TableScan(_))
+}
+
+/// DataFusion's own check for unbounded inputs names operators; say what it means.
+fn explain_planning_error(e: datafusion::error::DataFusionError) -> CoreError {
+    let error = CoreError::from(e);
+    if error.message.contains("pipeline breaking") {
+        CoreError::plan(format!("this query cannot run over unbounded input: it needs all rows before it can emit any ({})", error.message))
+    } else {
+        error
+    }
+}
+
+/// Rebuilds every FilterExec with an output batch size of 1, which makes its internal
+/// coalescer pass every filtered batch straight through instead of holding small ones back
+/// until more input arrives (rows of batch N must leave before the barrier after N).
+fn pass_batches_through(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    let rewritten = plan.transform_up(|node| {
+        if let Some(filter) = node.as_any().downcast_ref::<FilterExec>() {
+            if filter.batch_size() != 1 {
+                return Ok(Transformed::yes(Arc::new(filter.with_batch_size(1)?) as Arc<dyn ExecutionPlan>));
+            }
+        }
+        Ok(Transformed::no(node))
+    })?;
+    Ok(rewritten.data)
+}
+
+/// Operators that merge partitions with tokio tasks must not appear: there is no runtime, and
+/// they would make "drain until Pending" incomplete.
+fn reject_task_spawning(plan: &Arc<dyn ExecutionPlan>) -> Result<()> {
+    const SPAWNING: [&str; 4] = ["RepartitionExec", "CoalescePartitionsExec", "SortPreservingMergeExec", "BufferExec"];
+    let mut found: Option<String> = None;
+    plan.apply(|node| {
+        if SPAWNING.contains(&node.name()) {
+            found = Some(node.name().to_string());
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    match found {
+        Some(name) => Err(CoreError::plan(format!("this query plans a {name}, which a single-lane streaming transform cannot run"))),
+        None => Ok(()),
+    }
+}
