@@ -14,6 +14,9 @@ echo "== JDK: $JAVA_HOME; cargo target: $CARGO_TARGET_DIR"
 echo "== Rust: cargo test (release profile, no LTO: shares the build with the engine JAR)"
 cargo test --release --locked --manifest-path rust/Cargo.toml
 
+echo "== C header: rust/core/include/sluice.h matches what cbindgen generates"
+cargo run --quiet --release --locked --manifest-path rust/header-check/Cargo.toml -- check
+
 echo "== Java: mvn verify (builds the native core into the JAR, runs the JUnit suites)"
 mvn -B -ntp verify
 

@@ -135,8 +135,7 @@ impl LineReader {
             Some(schema) => schema,
             None => {
                 let inferred = match format {
-                    Format::Json => arrow::json::reader::infer_json_schema_from_seekable(&mut reader, Some(options.infer_rows))
-                        .map(|(schema, _)| schema),
+                    Format::Json => infer_json_schema(&mut reader, options.infer_rows),
                     Format::Csv => arrow::csv::reader::Format::default()
                         .with_header(options.header)
                         .with_delimiter(delimiter)
@@ -208,6 +207,31 @@ impl LineReader {
         };
         Ok(Some(ReadBatch { batch: decoded.batch, errors }))
     }
+}
+
+/// Infers a schema from the first `rows` lines that are JSON objects; malformed lines are
+/// left out here (they are reported when the file is read).
+fn infer_json_schema(reader: &mut BufReader<File>, rows: usize) -> std::result::Result<arrow::datatypes::Schema, arrow::error::ArrowError> {
+    let mut sample = Vec::new();
+    let mut line = Vec::new();
+    let mut taken = 0;
+    while taken < rows {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        if matches!(serde_json::from_slice::<serde_json::Value>(&line), Ok(serde_json::Value::Object(_))) {
+            sample.extend_from_slice(&line);
+            if !line.ends_with(b"\n") {
+                sample.push(b'\n');
+            }
+            taken += 1;
+        }
+    }
+    if taken == 0 {
+        return Err(arrow::error::ArrowError::JsonError("no line is a JSON object".into()));
+    }
+    arrow::json::reader::infer_json_schema_from_seekable(std::io::Cursor::new(sample), None).map(|(schema, _)| schema)
 }
 
 /// Turns the decoder's record indexes into file line numbers.

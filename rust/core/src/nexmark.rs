@@ -32,15 +32,15 @@ const BID_PROPORTION: u64 = 46;
 const TOTAL_PROPORTION: u64 = PERSON_PROPORTION + AUCTION_PROPORTION + BID_PROPORTION;
 
 /// Ids start at these values so queries find matches even on small data sets.
-pub const FIRST_PERSON_ID: i64 = 1000;
-pub const FIRST_AUCTION_ID: i64 = 1000;
-pub const FIRST_CATEGORY_ID: i64 = 10;
+pub(crate) const FIRST_PERSON_ID: i64 = 1000;
+pub(crate) const FIRST_AUCTION_ID: i64 = 1000;
+pub(crate) const FIRST_CATEGORY_ID: i64 = 10;
 const NUM_CATEGORIES: u64 = 5;
 
 /// How many not-yet-generated person ids an auction's seller or a bid's bidder may refer to.
-pub const PERSON_ID_LEAD: u64 = 10;
+pub(crate) const PERSON_ID_LEAD: u64 = 10;
 /// How many not-yet-generated auction ids a bid may refer to.
-pub const AUCTION_ID_LEAD: u64 = 10;
+pub(crate) const AUCTION_ID_LEAD: u64 = 10;
 
 // 1 - 1/ratio of bids (auctions) go to a hot auction / come from a hot bidder (seller).
 const HOT_AUCTION_RATIO: u64 = 2;

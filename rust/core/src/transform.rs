@@ -319,8 +319,9 @@ fn reject_stateful(plan: &LogicalPlan) -> Result<()> {
             LogicalPlan::Sort(_) if reads_stream(node) => Some("ORDER BY over a stream can never emit: the stream does not end"),
             LogicalPlan::Limit(_) if reads_stream(node) => Some("LIMIT/OFFSET over a stream counts rows across batches"),
             LogicalPlan::Join(join) if join.left.exists(|n| Ok(is_scan(n)))? && join.right.exists(|n| Ok(is_scan(n)))? => {
-                Some("a join between two streams keeps both sides in state (IN/EXISTS subqueries over a stream are joins too)")
+                Some(JOIN_OF_STREAMS)
             }
+            _ if reads_stream(node) && subquery_reads_stream(node)? => Some(JOIN_OF_STREAMS),
             _ => None,
         };
         match why {
@@ -340,6 +341,18 @@ fn reject_stateful(plan: &LogicalPlan) -> Result<()> {
     }
 }
 
+const JOIN_OF_STREAMS: &str = "a join between two streams keeps both sides in state (IN, EXISTS and scalar subqueries over a stream are joins too)";
+
+/// True when an expression of `node` holds a subquery (IN, EXISTS, scalar) that reads a stream.
+fn subquery_reads_stream(node: &LogicalPlan) -> datafusion::error::Result<bool> {
+    let mut found = false;
+    node.apply_subqueries(|subquery| {
+        found = reads_stream(subquery);
+        Ok(if found { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+    })?;
+    Ok(found)
+}
+
 fn reads_stream(node: &LogicalPlan) -> bool {
     node.exists(|n| Ok(is_scan(n))).unwrap_or(true)
 }
@@ -351,7 +364,9 @@ fn is_scan(node: &LogicalPlan) -> bool {
 /// DataFusion's own check for unbounded inputs names operators; say what it means.
 fn explain_planning_error(e: datafusion::error::DataFusionError) -> CoreError {
     let error = CoreError::from(e);
-    if error.message.contains("pipeline breaking") {
+    if error.message.contains("non-prunable stream") {
+        CoreError::plan(format!("stateful SQL is not supported in a streaming transform: {JOIN_OF_STREAMS}"))
+    } else if error.message.contains("pipeline breaking") {
         CoreError::plan(format!("this query cannot run over unbounded input: it needs all rows before it can emit any ({})", error.message))
     } else {
         error
@@ -363,7 +378,7 @@ fn explain_planning_error(e: datafusion::error::DataFusionError) -> CoreError {
 /// until more input arrives (rows of batch N must leave before the barrier after N).
 fn pass_batches_through(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
     let rewritten = plan.transform_up(|node| {
-        if let Some(filter) = node.as_any().downcast_ref::<FilterExec>() {
+        if let Some(filter) = node.downcast_ref::<FilterExec>() {
             if filter.batch_size() != 1 {
                 return Ok(Transformed::yes(Arc::new(filter.with_batch_size(1)?) as Arc<dyn ExecutionPlan>));
             }
@@ -388,5 +403,79 @@ fn reject_task_spawning(plan: &Arc<dyn ExecutionPlan>) -> Result<()> {
     match found {
         Some(name) => Err(CoreError::plan(format!("this query plans a {name}, which a single-lane streaming transform cannot run"))),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int64Array, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("name", DataType::Utf8, true)]))
+    }
+
+    fn batch(ids: &[i64]) -> RecordBatch {
+        let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
+        RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from(ids.to_vec())), Arc::new(StringArray::from(names))]).unwrap()
+    }
+
+    fn drain(t: &mut SqlTransform) -> Vec<i64> {
+        let mut ids = Vec::new();
+        while let Some(b) = t.next_output() {
+            ids.extend(b.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().iter());
+        }
+        ids
+    }
+
+    #[test]
+    fn small_filter_outputs_leave_with_their_batch() {
+        let mut t = SqlTransform::new("SELECT id FROM s WHERE id % 100 = 7", vec![("s".into(), schema())]).unwrap();
+        for round in 0..3 {
+            let ids: Vec<i64> = (round * 1000..round * 1000 + 1000).collect();
+            t.push(0, batch(&ids)).unwrap();
+            assert_eq!(drain(&mut t).len(), 10, "round {round}: every matching row, now");
+        }
+    }
+
+    #[test]
+    fn union_all_and_self_union_see_every_batch() {
+        let mut t = SqlTransform::new(
+            "SELECT id FROM a WHERE id < 2 UNION ALL SELECT id FROM b UNION ALL SELECT id + 100 FROM a WHERE id = 0",
+            vec![("a".into(), schema()), ("b".into(), schema())],
+        )
+        .unwrap();
+        t.push(0, batch(&[0, 1, 2])).unwrap();
+        let mut got = drain(&mut t);
+        got.sort();
+        assert_eq!(got, vec![0, 1, 100]);
+        t.push(1, batch(&[5])).unwrap();
+        assert_eq!(drain(&mut t), vec![5]);
+    }
+
+    #[test]
+    fn stateful_sql_is_rejected() {
+        for sql in [
+            "SELECT name, count(*) FROM a GROUP BY name",
+            "SELECT * FROM a ORDER BY id",
+            "SELECT * FROM a LIMIT 1",
+            "SELECT id FROM a WHERE id IN (SELECT id FROM b)",
+            "SELECT a.id FROM a JOIN b ON a.id = b.id",
+        ] {
+            let err = SqlTransform::new(sql, vec![("a".into(), schema()), ("b".into(), schema())]).err().expect(sql);
+            assert_eq!(err.kind, ErrorKind::Plan, "{sql}");
+            assert!(err.message.starts_with("stateful SQL is not supported"), "{sql}: {}", err.message);
+        }
+    }
+
+    #[test]
+    fn a_failed_batch_does_not_poison_the_plan() {
+        let mut t = SqlTransform::new("SELECT CAST(name AS BIGINT) AS v FROM s", vec![("s".into(), schema())]).unwrap();
+        let bad = RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from(vec![1])), Arc::new(StringArray::from(vec!["x"]))]).unwrap();
+        assert!(t.push(0, bad).is_err());
+        let good = RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from(vec![1])), Arc::new(StringArray::from(vec!["42"]))]).unwrap();
+        t.push(0, good).unwrap();
+        assert_eq!(drain(&mut t), vec![42]);
     }
 }

@@ -86,8 +86,8 @@ class SqlTransformRulesTest {
     @Test
     void tableReferencesAreReadFromTheSql() {
         assertEquals(List.of("bid"), NativeTransform.tableReferences("SELECT * FROM bid WHERE price > 1"));
-        assertEquals(List.of("raw.transactions", "b"),
-                NativeTransform.tableReferences("WITH x AS (SELECT * FROM raw.transactions) SELECT * FROM x UNION ALL SELECT * FROM b"));
+        assertEquals(java.util.Set.of("raw.transactions", "b"), java.util.Set.copyOf(
+                NativeTransform.tableReferences("WITH x AS (SELECT * FROM raw.transactions) SELECT * FROM x UNION ALL SELECT * FROM b")));
     }
 
     @Test

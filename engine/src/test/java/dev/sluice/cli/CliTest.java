@@ -170,7 +170,7 @@ class CliTest {
                 """);
         Result column = sluice("validate", unknownColumn.toString());
         assertEquals(Main.EXIT_CONFIG, column.code());
-        assertTrue(column.stderr().contains("column.yaml:6:10: node 't': SQL error:") && column.stderr().contains("nope"), column.stderr());
+        assertTrue(column.stderr().contains("column.yaml:6:5: node 't': SQL error:") && column.stderr().contains("nope"), column.stderr());
 
         Path stateful = write("stateful.yaml", """
                 sources:

@@ -532,7 +532,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_sql_table_references(const char *sql, SluiceBuffer **out_json)
+     * int32_t sluice_sql_table_references(const char *sql, struct SluiceBuffer **out_json)
      * }
      */
     public static FunctionDescriptor sluice_sql_table_references$descriptor() {
@@ -542,7 +542,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_sql_table_references(const char *sql, SluiceBuffer **out_json)
+     * int32_t sluice_sql_table_references(const char *sql, struct SluiceBuffer **out_json)
      * }
      */
     public static MethodHandle sluice_sql_table_references$handle() {
@@ -552,7 +552,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_sql_table_references(const char *sql, SluiceBuffer **out_json)
+     * int32_t sluice_sql_table_references(const char *sql, struct SluiceBuffer **out_json)
      * }
      */
     public static MemorySegment sluice_sql_table_references$address() {
@@ -561,7 +561,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_sql_table_references(const char *sql, SluiceBuffer **out_json)
+     * int32_t sluice_sql_table_references(const char *sql, struct SluiceBuffer **out_json)
      * }
      */
     public static int sluice_sql_table_references(MemorySegment sql, MemorySegment out_json) {
@@ -596,7 +596,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_import(struct ArrowArray *array, struct ArrowSchema *schema, SluiceBatch **out_batch)
+     * int32_t sluice_batch_import(struct ArrowArray *array, struct ArrowSchema *schema, struct SluiceBatch **out_batch)
      * }
      */
     public static FunctionDescriptor sluice_batch_import$descriptor() {
@@ -606,7 +606,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_import(struct ArrowArray *array, struct ArrowSchema *schema, SluiceBatch **out_batch)
+     * int32_t sluice_batch_import(struct ArrowArray *array, struct ArrowSchema *schema, struct SluiceBatch **out_batch)
      * }
      */
     public static MethodHandle sluice_batch_import$handle() {
@@ -616,7 +616,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_import(struct ArrowArray *array, struct ArrowSchema *schema, SluiceBatch **out_batch)
+     * int32_t sluice_batch_import(struct ArrowArray *array, struct ArrowSchema *schema, struct SluiceBatch **out_batch)
      * }
      */
     public static MemorySegment sluice_batch_import$address() {
@@ -625,7 +625,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_batch_import(struct ArrowArray *array, struct ArrowSchema *schema, SluiceBatch **out_batch)
+     * int32_t sluice_batch_import(struct ArrowArray *array, struct ArrowSchema *schema, struct SluiceBatch **out_batch)
      * }
      */
     public static int sluice_batch_import(MemorySegment array, MemorySegment schema, MemorySegment out_batch) {
@@ -660,7 +660,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_export(const SluiceBatch *batch, struct ArrowArray *out_array, struct ArrowSchema *out_schema)
+     * int32_t sluice_batch_export(const struct SluiceBatch *batch, struct ArrowArray *out_array, struct ArrowSchema *out_schema)
      * }
      */
     public static FunctionDescriptor sluice_batch_export$descriptor() {
@@ -670,7 +670,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_export(const SluiceBatch *batch, struct ArrowArray *out_array, struct ArrowSchema *out_schema)
+     * int32_t sluice_batch_export(const struct SluiceBatch *batch, struct ArrowArray *out_array, struct ArrowSchema *out_schema)
      * }
      */
     public static MethodHandle sluice_batch_export$handle() {
@@ -680,7 +680,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_export(const SluiceBatch *batch, struct ArrowArray *out_array, struct ArrowSchema *out_schema)
+     * int32_t sluice_batch_export(const struct SluiceBatch *batch, struct ArrowArray *out_array, struct ArrowSchema *out_schema)
      * }
      */
     public static MemorySegment sluice_batch_export$address() {
@@ -689,7 +689,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_batch_export(const SluiceBatch *batch, struct ArrowArray *out_array, struct ArrowSchema *out_schema)
+     * int32_t sluice_batch_export(const struct SluiceBatch *batch, struct ArrowArray *out_array, struct ArrowSchema *out_schema)
      * }
      */
     public static int sluice_batch_export(MemorySegment batch, MemorySegment out_array, MemorySegment out_schema) {
@@ -723,7 +723,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_num_rows(const SluiceBatch *batch, int64_t *out_rows)
+     * int32_t sluice_batch_num_rows(const struct SluiceBatch *batch, int64_t *out_rows)
      * }
      */
     public static FunctionDescriptor sluice_batch_num_rows$descriptor() {
@@ -733,7 +733,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_num_rows(const SluiceBatch *batch, int64_t *out_rows)
+     * int32_t sluice_batch_num_rows(const struct SluiceBatch *batch, int64_t *out_rows)
      * }
      */
     public static MethodHandle sluice_batch_num_rows$handle() {
@@ -743,7 +743,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_num_rows(const SluiceBatch *batch, int64_t *out_rows)
+     * int32_t sluice_batch_num_rows(const struct SluiceBatch *batch, int64_t *out_rows)
      * }
      */
     public static MemorySegment sluice_batch_num_rows$address() {
@@ -752,7 +752,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_batch_num_rows(const SluiceBatch *batch, int64_t *out_rows)
+     * int32_t sluice_batch_num_rows(const struct SluiceBatch *batch, int64_t *out_rows)
      * }
      */
     public static int sluice_batch_num_rows(MemorySegment batch, MemorySegment out_rows) {
@@ -788,7 +788,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_buffer_address(const SluiceBatch *batch, size_t column, size_t buffer, uintptr_t *out_address)
+     * int32_t sluice_batch_buffer_address(const struct SluiceBatch *batch, size_t column, size_t buffer, size_t *out_address)
      * }
      */
     public static FunctionDescriptor sluice_batch_buffer_address$descriptor() {
@@ -798,7 +798,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_buffer_address(const SluiceBatch *batch, size_t column, size_t buffer, uintptr_t *out_address)
+     * int32_t sluice_batch_buffer_address(const struct SluiceBatch *batch, size_t column, size_t buffer, size_t *out_address)
      * }
      */
     public static MethodHandle sluice_batch_buffer_address$handle() {
@@ -808,7 +808,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_buffer_address(const SluiceBatch *batch, size_t column, size_t buffer, uintptr_t *out_address)
+     * int32_t sluice_batch_buffer_address(const struct SluiceBatch *batch, size_t column, size_t buffer, size_t *out_address)
      * }
      */
     public static MemorySegment sluice_batch_buffer_address$address() {
@@ -817,7 +817,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_batch_buffer_address(const SluiceBatch *batch, size_t column, size_t buffer, uintptr_t *out_address)
+     * int32_t sluice_batch_buffer_address(const struct SluiceBatch *batch, size_t column, size_t buffer, size_t *out_address)
      * }
      */
     public static int sluice_batch_buffer_address(MemorySegment batch, long column, long buffer, MemorySegment out_address) {
@@ -850,7 +850,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_free(SluiceBatch *batch)
+     * int32_t sluice_batch_free(struct SluiceBatch *batch)
      * }
      */
     public static FunctionDescriptor sluice_batch_free$descriptor() {
@@ -860,7 +860,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_free(SluiceBatch *batch)
+     * int32_t sluice_batch_free(struct SluiceBatch *batch)
      * }
      */
     public static MethodHandle sluice_batch_free$handle() {
@@ -870,7 +870,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_batch_free(SluiceBatch *batch)
+     * int32_t sluice_batch_free(struct SluiceBatch *batch)
      * }
      */
     public static MemorySegment sluice_batch_free$address() {
@@ -879,7 +879,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_batch_free(SluiceBatch *batch)
+     * int32_t sluice_batch_free(struct SluiceBatch *batch)
      * }
      */
     public static int sluice_batch_free(MemorySegment batch) {
@@ -915,7 +915,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, struct SluiceTransform **out_transform)
      * }
      */
     public static FunctionDescriptor sluice_transform_create$descriptor() {
@@ -925,7 +925,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, struct SluiceTransform **out_transform)
      * }
      */
     public static MethodHandle sluice_transform_create$handle() {
@@ -935,7 +935,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, struct SluiceTransform **out_transform)
      * }
      */
     public static MemorySegment sluice_transform_create$address() {
@@ -944,7 +944,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, struct SluiceTransform **out_transform)
      * }
      */
     public static int sluice_transform_create(MemorySegment options_json, MemorySegment input_schemas, long n_inputs, MemorySegment out_transform) {
@@ -978,7 +978,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_output_schema(const SluiceTransform *transform, struct ArrowSchema *out_schema)
+     * int32_t sluice_transform_output_schema(const struct SluiceTransform *transform, struct ArrowSchema *out_schema)
      * }
      */
     public static FunctionDescriptor sluice_transform_output_schema$descriptor() {
@@ -988,7 +988,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_output_schema(const SluiceTransform *transform, struct ArrowSchema *out_schema)
+     * int32_t sluice_transform_output_schema(const struct SluiceTransform *transform, struct ArrowSchema *out_schema)
      * }
      */
     public static MethodHandle sluice_transform_output_schema$handle() {
@@ -998,7 +998,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_output_schema(const SluiceTransform *transform, struct ArrowSchema *out_schema)
+     * int32_t sluice_transform_output_schema(const struct SluiceTransform *transform, struct ArrowSchema *out_schema)
      * }
      */
     public static MemorySegment sluice_transform_output_schema$address() {
@@ -1007,7 +1007,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_transform_output_schema(const SluiceTransform *transform, struct ArrowSchema *out_schema)
+     * int32_t sluice_transform_output_schema(const struct SluiceTransform *transform, struct ArrowSchema *out_schema)
      * }
      */
     public static int sluice_transform_output_schema(MemorySegment transform, MemorySegment out_schema) {
@@ -1042,7 +1042,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_push(SluiceTransform *transform, size_t input, struct ArrowArray *array)
+     * int32_t sluice_transform_push(struct SluiceTransform *transform, size_t input, struct ArrowArray *array)
      * }
      */
     public static FunctionDescriptor sluice_transform_push$descriptor() {
@@ -1052,7 +1052,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_push(SluiceTransform *transform, size_t input, struct ArrowArray *array)
+     * int32_t sluice_transform_push(struct SluiceTransform *transform, size_t input, struct ArrowArray *array)
      * }
      */
     public static MethodHandle sluice_transform_push$handle() {
@@ -1062,7 +1062,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_push(SluiceTransform *transform, size_t input, struct ArrowArray *array)
+     * int32_t sluice_transform_push(struct SluiceTransform *transform, size_t input, struct ArrowArray *array)
      * }
      */
     public static MemorySegment sluice_transform_push$address() {
@@ -1071,7 +1071,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_transform_push(SluiceTransform *transform, size_t input, struct ArrowArray *array)
+     * int32_t sluice_transform_push(struct SluiceTransform *transform, size_t input, struct ArrowArray *array)
      * }
      */
     public static int sluice_transform_push(MemorySegment transform, long input, MemorySegment array) {
@@ -1106,7 +1106,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_push_batch(SluiceTransform *transform, size_t input, const SluiceBatch *batch)
+     * int32_t sluice_transform_push_batch(struct SluiceTransform *transform, size_t input, const struct SluiceBatch *batch)
      * }
      */
     public static FunctionDescriptor sluice_transform_push_batch$descriptor() {
@@ -1116,7 +1116,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_push_batch(SluiceTransform *transform, size_t input, const SluiceBatch *batch)
+     * int32_t sluice_transform_push_batch(struct SluiceTransform *transform, size_t input, const struct SluiceBatch *batch)
      * }
      */
     public static MethodHandle sluice_transform_push_batch$handle() {
@@ -1126,7 +1126,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_push_batch(SluiceTransform *transform, size_t input, const SluiceBatch *batch)
+     * int32_t sluice_transform_push_batch(struct SluiceTransform *transform, size_t input, const struct SluiceBatch *batch)
      * }
      */
     public static MemorySegment sluice_transform_push_batch$address() {
@@ -1135,7 +1135,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_transform_push_batch(SluiceTransform *transform, size_t input, const SluiceBatch *batch)
+     * int32_t sluice_transform_push_batch(struct SluiceTransform *transform, size_t input, const struct SluiceBatch *batch)
      * }
      */
     public static int sluice_transform_push_batch(MemorySegment transform, long input, MemorySegment batch) {
@@ -1169,7 +1169,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_drain(SluiceTransform *transform, SluiceBatch **out_batch)
+     * int32_t sluice_transform_drain(struct SluiceTransform *transform, struct SluiceBatch **out_batch)
      * }
      */
     public static FunctionDescriptor sluice_transform_drain$descriptor() {
@@ -1179,7 +1179,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_drain(SluiceTransform *transform, SluiceBatch **out_batch)
+     * int32_t sluice_transform_drain(struct SluiceTransform *transform, struct SluiceBatch **out_batch)
      * }
      */
     public static MethodHandle sluice_transform_drain$handle() {
@@ -1189,7 +1189,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_drain(SluiceTransform *transform, SluiceBatch **out_batch)
+     * int32_t sluice_transform_drain(struct SluiceTransform *transform, struct SluiceBatch **out_batch)
      * }
      */
     public static MemorySegment sluice_transform_drain$address() {
@@ -1198,7 +1198,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_transform_drain(SluiceTransform *transform, SluiceBatch **out_batch)
+     * int32_t sluice_transform_drain(struct SluiceTransform *transform, struct SluiceBatch **out_batch)
      * }
      */
     public static int sluice_transform_drain(MemorySegment transform, MemorySegment out_batch) {
@@ -1231,7 +1231,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_free(SluiceTransform *transform)
+     * int32_t sluice_transform_free(struct SluiceTransform *transform)
      * }
      */
     public static FunctionDescriptor sluice_transform_free$descriptor() {
@@ -1241,7 +1241,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_free(SluiceTransform *transform)
+     * int32_t sluice_transform_free(struct SluiceTransform *transform)
      * }
      */
     public static MethodHandle sluice_transform_free$handle() {
@@ -1251,7 +1251,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_free(SluiceTransform *transform)
+     * int32_t sluice_transform_free(struct SluiceTransform *transform)
      * }
      */
     public static MemorySegment sluice_transform_free$address() {
@@ -1260,7 +1260,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_transform_free(SluiceTransform *transform)
+     * int32_t sluice_transform_free(struct SluiceTransform *transform)
      * }
      */
     public static int sluice_transform_free(MemorySegment transform) {
@@ -1295,7 +1295,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_create(const char *options_json, struct ArrowSchema *schema, SluiceDecoder **out_decoder)
+     * int32_t sluice_decoder_create(const char *options_json, struct ArrowSchema *schema, struct SluiceDecoder **out_decoder)
      * }
      */
     public static FunctionDescriptor sluice_decoder_create$descriptor() {
@@ -1305,7 +1305,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_create(const char *options_json, struct ArrowSchema *schema, SluiceDecoder **out_decoder)
+     * int32_t sluice_decoder_create(const char *options_json, struct ArrowSchema *schema, struct SluiceDecoder **out_decoder)
      * }
      */
     public static MethodHandle sluice_decoder_create$handle() {
@@ -1315,7 +1315,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_create(const char *options_json, struct ArrowSchema *schema, SluiceDecoder **out_decoder)
+     * int32_t sluice_decoder_create(const char *options_json, struct ArrowSchema *schema, struct SluiceDecoder **out_decoder)
      * }
      */
     public static MemorySegment sluice_decoder_create$address() {
@@ -1324,7 +1324,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_decoder_create(const char *options_json, struct ArrowSchema *schema, SluiceDecoder **out_decoder)
+     * int32_t sluice_decoder_create(const char *options_json, struct ArrowSchema *schema, struct SluiceDecoder **out_decoder)
      * }
      */
     public static int sluice_decoder_create(MemorySegment options_json, MemorySegment schema, MemorySegment out_decoder) {
@@ -1362,7 +1362,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_decode(SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, SluiceBatch **out_batch, SluiceBatch **out_errors)
+     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static FunctionDescriptor sluice_decoder_decode$descriptor() {
@@ -1372,7 +1372,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_decode(SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, SluiceBatch **out_batch, SluiceBatch **out_errors)
+     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static MethodHandle sluice_decoder_decode$handle() {
@@ -1382,7 +1382,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_decode(SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, SluiceBatch **out_batch, SluiceBatch **out_errors)
+     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static MemorySegment sluice_decoder_decode$address() {
@@ -1391,7 +1391,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_decoder_decode(SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, SluiceBatch **out_batch, SluiceBatch **out_errors)
+     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static int sluice_decoder_decode(MemorySegment decoder, MemorySegment data, MemorySegment offsets, long n_records, MemorySegment out_batch, MemorySegment out_errors) {
@@ -1424,7 +1424,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_free(SluiceDecoder *decoder)
+     * int32_t sluice_decoder_free(struct SluiceDecoder *decoder)
      * }
      */
     public static FunctionDescriptor sluice_decoder_free$descriptor() {
@@ -1434,7 +1434,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_free(SluiceDecoder *decoder)
+     * int32_t sluice_decoder_free(struct SluiceDecoder *decoder)
      * }
      */
     public static MethodHandle sluice_decoder_free$handle() {
@@ -1444,7 +1444,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_free(SluiceDecoder *decoder)
+     * int32_t sluice_decoder_free(struct SluiceDecoder *decoder)
      * }
      */
     public static MemorySegment sluice_decoder_free$address() {
@@ -1453,7 +1453,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_decoder_free(SluiceDecoder *decoder)
+     * int32_t sluice_decoder_free(struct SluiceDecoder *decoder)
      * }
      */
     public static int sluice_decoder_free(MemorySegment decoder) {
@@ -1488,7 +1488,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_encode(const SluiceBatch *batch, const char *options_json, SluiceBuffer **out_buffer)
+     * int32_t sluice_encode(const struct SluiceBatch *batch, const char *options_json, struct SluiceBuffer **out_buffer)
      * }
      */
     public static FunctionDescriptor sluice_encode$descriptor() {
@@ -1498,7 +1498,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_encode(const SluiceBatch *batch, const char *options_json, SluiceBuffer **out_buffer)
+     * int32_t sluice_encode(const struct SluiceBatch *batch, const char *options_json, struct SluiceBuffer **out_buffer)
      * }
      */
     public static MethodHandle sluice_encode$handle() {
@@ -1508,7 +1508,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_encode(const SluiceBatch *batch, const char *options_json, SluiceBuffer **out_buffer)
+     * int32_t sluice_encode(const struct SluiceBatch *batch, const char *options_json, struct SluiceBuffer **out_buffer)
      * }
      */
     public static MemorySegment sluice_encode$address() {
@@ -1517,7 +1517,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_encode(const SluiceBatch *batch, const char *options_json, SluiceBuffer **out_buffer)
+     * int32_t sluice_encode(const struct SluiceBatch *batch, const char *options_json, struct SluiceBuffer **out_buffer)
      * }
      */
     public static int sluice_encode(MemorySegment batch, MemorySegment options_json, MemorySegment out_buffer) {
@@ -1552,7 +1552,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_buffer_data(const SluiceBuffer *buffer, const uint8_t **out_data, size_t *out_len)
+     * int32_t sluice_buffer_data(const struct SluiceBuffer *buffer, const uint8_t **out_data, size_t *out_len)
      * }
      */
     public static FunctionDescriptor sluice_buffer_data$descriptor() {
@@ -1562,7 +1562,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_buffer_data(const SluiceBuffer *buffer, const uint8_t **out_data, size_t *out_len)
+     * int32_t sluice_buffer_data(const struct SluiceBuffer *buffer, const uint8_t **out_data, size_t *out_len)
      * }
      */
     public static MethodHandle sluice_buffer_data$handle() {
@@ -1572,7 +1572,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_buffer_data(const SluiceBuffer *buffer, const uint8_t **out_data, size_t *out_len)
+     * int32_t sluice_buffer_data(const struct SluiceBuffer *buffer, const uint8_t **out_data, size_t *out_len)
      * }
      */
     public static MemorySegment sluice_buffer_data$address() {
@@ -1581,7 +1581,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_buffer_data(const SluiceBuffer *buffer, const uint8_t **out_data, size_t *out_len)
+     * int32_t sluice_buffer_data(const struct SluiceBuffer *buffer, const uint8_t **out_data, size_t *out_len)
      * }
      */
     public static int sluice_buffer_data(MemorySegment buffer, MemorySegment out_data, MemorySegment out_len) {
@@ -1614,7 +1614,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_buffer_free(SluiceBuffer *buffer)
+     * int32_t sluice_buffer_free(struct SluiceBuffer *buffer)
      * }
      */
     public static FunctionDescriptor sluice_buffer_free$descriptor() {
@@ -1624,7 +1624,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_buffer_free(SluiceBuffer *buffer)
+     * int32_t sluice_buffer_free(struct SluiceBuffer *buffer)
      * }
      */
     public static MethodHandle sluice_buffer_free$handle() {
@@ -1634,7 +1634,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_buffer_free(SluiceBuffer *buffer)
+     * int32_t sluice_buffer_free(struct SluiceBuffer *buffer)
      * }
      */
     public static MemorySegment sluice_buffer_free$address() {
@@ -1643,7 +1643,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_buffer_free(SluiceBuffer *buffer)
+     * int32_t sluice_buffer_free(struct SluiceBuffer *buffer)
      * }
      */
     public static int sluice_buffer_free(MemorySegment buffer) {
@@ -1678,7 +1678,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_open(const char *options_json, struct ArrowSchema *schema, SluiceFileReader **out_reader)
+     * int32_t sluice_file_reader_open(const char *options_json, struct ArrowSchema *schema, struct SluiceFileReader **out_reader)
      * }
      */
     public static FunctionDescriptor sluice_file_reader_open$descriptor() {
@@ -1688,7 +1688,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_open(const char *options_json, struct ArrowSchema *schema, SluiceFileReader **out_reader)
+     * int32_t sluice_file_reader_open(const char *options_json, struct ArrowSchema *schema, struct SluiceFileReader **out_reader)
      * }
      */
     public static MethodHandle sluice_file_reader_open$handle() {
@@ -1698,7 +1698,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_open(const char *options_json, struct ArrowSchema *schema, SluiceFileReader **out_reader)
+     * int32_t sluice_file_reader_open(const char *options_json, struct ArrowSchema *schema, struct SluiceFileReader **out_reader)
      * }
      */
     public static MemorySegment sluice_file_reader_open$address() {
@@ -1707,7 +1707,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_open(const char *options_json, struct ArrowSchema *schema, SluiceFileReader **out_reader)
+     * int32_t sluice_file_reader_open(const char *options_json, struct ArrowSchema *schema, struct SluiceFileReader **out_reader)
      * }
      */
     public static int sluice_file_reader_open(MemorySegment options_json, MemorySegment schema, MemorySegment out_reader) {
@@ -1741,7 +1741,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_schema(const SluiceFileReader *reader, struct ArrowSchema *out_schema)
+     * int32_t sluice_file_reader_schema(const struct SluiceFileReader *reader, struct ArrowSchema *out_schema)
      * }
      */
     public static FunctionDescriptor sluice_file_reader_schema$descriptor() {
@@ -1751,7 +1751,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_schema(const SluiceFileReader *reader, struct ArrowSchema *out_schema)
+     * int32_t sluice_file_reader_schema(const struct SluiceFileReader *reader, struct ArrowSchema *out_schema)
      * }
      */
     public static MethodHandle sluice_file_reader_schema$handle() {
@@ -1761,7 +1761,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_schema(const SluiceFileReader *reader, struct ArrowSchema *out_schema)
+     * int32_t sluice_file_reader_schema(const struct SluiceFileReader *reader, struct ArrowSchema *out_schema)
      * }
      */
     public static MemorySegment sluice_file_reader_schema$address() {
@@ -1770,7 +1770,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_schema(const SluiceFileReader *reader, struct ArrowSchema *out_schema)
+     * int32_t sluice_file_reader_schema(const struct SluiceFileReader *reader, struct ArrowSchema *out_schema)
      * }
      */
     public static int sluice_file_reader_schema(MemorySegment reader, MemorySegment out_schema) {
@@ -1805,7 +1805,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_next(SluiceFileReader *reader, SluiceBatch **out_batch, SluiceBatch **out_errors)
+     * int32_t sluice_file_reader_next(struct SluiceFileReader *reader, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static FunctionDescriptor sluice_file_reader_next$descriptor() {
@@ -1815,7 +1815,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_next(SluiceFileReader *reader, SluiceBatch **out_batch, SluiceBatch **out_errors)
+     * int32_t sluice_file_reader_next(struct SluiceFileReader *reader, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static MethodHandle sluice_file_reader_next$handle() {
@@ -1825,7 +1825,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_next(SluiceFileReader *reader, SluiceBatch **out_batch, SluiceBatch **out_errors)
+     * int32_t sluice_file_reader_next(struct SluiceFileReader *reader, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static MemorySegment sluice_file_reader_next$address() {
@@ -1834,7 +1834,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_next(SluiceFileReader *reader, SluiceBatch **out_batch, SluiceBatch **out_errors)
+     * int32_t sluice_file_reader_next(struct SluiceFileReader *reader, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static int sluice_file_reader_next(MemorySegment reader, MemorySegment out_batch, MemorySegment out_errors) {
@@ -1867,7 +1867,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_free(SluiceFileReader *reader)
+     * int32_t sluice_file_reader_free(struct SluiceFileReader *reader)
      * }
      */
     public static FunctionDescriptor sluice_file_reader_free$descriptor() {
@@ -1877,7 +1877,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_free(SluiceFileReader *reader)
+     * int32_t sluice_file_reader_free(struct SluiceFileReader *reader)
      * }
      */
     public static MethodHandle sluice_file_reader_free$handle() {
@@ -1887,7 +1887,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_free(SluiceFileReader *reader)
+     * int32_t sluice_file_reader_free(struct SluiceFileReader *reader)
      * }
      */
     public static MemorySegment sluice_file_reader_free$address() {
@@ -1896,7 +1896,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_file_reader_free(SluiceFileReader *reader)
+     * int32_t sluice_file_reader_free(struct SluiceFileReader *reader)
      * }
      */
     public static int sluice_file_reader_free(MemorySegment reader) {
@@ -1930,7 +1930,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_open(const char *options_json, SluiceFileWriter **out_writer)
+     * int32_t sluice_file_writer_open(const char *options_json, struct SluiceFileWriter **out_writer)
      * }
      */
     public static FunctionDescriptor sluice_file_writer_open$descriptor() {
@@ -1940,7 +1940,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_open(const char *options_json, SluiceFileWriter **out_writer)
+     * int32_t sluice_file_writer_open(const char *options_json, struct SluiceFileWriter **out_writer)
      * }
      */
     public static MethodHandle sluice_file_writer_open$handle() {
@@ -1950,7 +1950,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_open(const char *options_json, SluiceFileWriter **out_writer)
+     * int32_t sluice_file_writer_open(const char *options_json, struct SluiceFileWriter **out_writer)
      * }
      */
     public static MemorySegment sluice_file_writer_open$address() {
@@ -1959,7 +1959,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_open(const char *options_json, SluiceFileWriter **out_writer)
+     * int32_t sluice_file_writer_open(const char *options_json, struct SluiceFileWriter **out_writer)
      * }
      */
     public static int sluice_file_writer_open(MemorySegment options_json, MemorySegment out_writer) {
@@ -1993,7 +1993,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_write(SluiceFileWriter *writer, const SluiceBatch *batch)
+     * int32_t sluice_file_writer_write(struct SluiceFileWriter *writer, const struct SluiceBatch *batch)
      * }
      */
     public static FunctionDescriptor sluice_file_writer_write$descriptor() {
@@ -2003,7 +2003,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_write(SluiceFileWriter *writer, const SluiceBatch *batch)
+     * int32_t sluice_file_writer_write(struct SluiceFileWriter *writer, const struct SluiceBatch *batch)
      * }
      */
     public static MethodHandle sluice_file_writer_write$handle() {
@@ -2013,7 +2013,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_write(SluiceFileWriter *writer, const SluiceBatch *batch)
+     * int32_t sluice_file_writer_write(struct SluiceFileWriter *writer, const struct SluiceBatch *batch)
      * }
      */
     public static MemorySegment sluice_file_writer_write$address() {
@@ -2022,7 +2022,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_write(SluiceFileWriter *writer, const SluiceBatch *batch)
+     * int32_t sluice_file_writer_write(struct SluiceFileWriter *writer, const struct SluiceBatch *batch)
      * }
      */
     public static int sluice_file_writer_write(MemorySegment writer, MemorySegment batch) {
@@ -2055,7 +2055,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_flush(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_flush(struct SluiceFileWriter *writer)
      * }
      */
     public static FunctionDescriptor sluice_file_writer_flush$descriptor() {
@@ -2065,7 +2065,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_flush(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_flush(struct SluiceFileWriter *writer)
      * }
      */
     public static MethodHandle sluice_file_writer_flush$handle() {
@@ -2075,7 +2075,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_flush(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_flush(struct SluiceFileWriter *writer)
      * }
      */
     public static MemorySegment sluice_file_writer_flush$address() {
@@ -2084,7 +2084,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_flush(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_flush(struct SluiceFileWriter *writer)
      * }
      */
     public static int sluice_file_writer_flush(MemorySegment writer) {
@@ -2117,7 +2117,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_finish(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_finish(struct SluiceFileWriter *writer)
      * }
      */
     public static FunctionDescriptor sluice_file_writer_finish$descriptor() {
@@ -2127,7 +2127,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_finish(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_finish(struct SluiceFileWriter *writer)
      * }
      */
     public static MethodHandle sluice_file_writer_finish$handle() {
@@ -2137,7 +2137,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_finish(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_finish(struct SluiceFileWriter *writer)
      * }
      */
     public static MemorySegment sluice_file_writer_finish$address() {
@@ -2146,7 +2146,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_finish(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_finish(struct SluiceFileWriter *writer)
      * }
      */
     public static int sluice_file_writer_finish(MemorySegment writer) {
@@ -2179,7 +2179,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_free(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_free(struct SluiceFileWriter *writer)
      * }
      */
     public static FunctionDescriptor sluice_file_writer_free$descriptor() {
@@ -2189,7 +2189,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_free(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_free(struct SluiceFileWriter *writer)
      * }
      */
     public static MethodHandle sluice_file_writer_free$handle() {
@@ -2199,7 +2199,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_free(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_free(struct SluiceFileWriter *writer)
      * }
      */
     public static MemorySegment sluice_file_writer_free$address() {
@@ -2208,7 +2208,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_file_writer_free(SluiceFileWriter *writer)
+     * int32_t sluice_file_writer_free(struct SluiceFileWriter *writer)
      * }
      */
     public static int sluice_file_writer_free(MemorySegment writer) {
@@ -2242,7 +2242,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_create(const char *options_json, SluiceGenerator **out_generator)
+     * int32_t sluice_generator_create(const char *options_json, struct SluiceGenerator **out_generator)
      * }
      */
     public static FunctionDescriptor sluice_generator_create$descriptor() {
@@ -2252,7 +2252,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_create(const char *options_json, SluiceGenerator **out_generator)
+     * int32_t sluice_generator_create(const char *options_json, struct SluiceGenerator **out_generator)
      * }
      */
     public static MethodHandle sluice_generator_create$handle() {
@@ -2262,7 +2262,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_create(const char *options_json, SluiceGenerator **out_generator)
+     * int32_t sluice_generator_create(const char *options_json, struct SluiceGenerator **out_generator)
      * }
      */
     public static MemorySegment sluice_generator_create$address() {
@@ -2271,7 +2271,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_generator_create(const char *options_json, SluiceGenerator **out_generator)
+     * int32_t sluice_generator_create(const char *options_json, struct SluiceGenerator **out_generator)
      * }
      */
     public static int sluice_generator_create(MemorySegment options_json, MemorySegment out_generator) {
@@ -2305,7 +2305,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_schema(const SluiceGenerator *generator, struct ArrowSchema *out_schema)
+     * int32_t sluice_generator_schema(const struct SluiceGenerator *generator, struct ArrowSchema *out_schema)
      * }
      */
     public static FunctionDescriptor sluice_generator_schema$descriptor() {
@@ -2315,7 +2315,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_schema(const SluiceGenerator *generator, struct ArrowSchema *out_schema)
+     * int32_t sluice_generator_schema(const struct SluiceGenerator *generator, struct ArrowSchema *out_schema)
      * }
      */
     public static MethodHandle sluice_generator_schema$handle() {
@@ -2325,7 +2325,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_schema(const SluiceGenerator *generator, struct ArrowSchema *out_schema)
+     * int32_t sluice_generator_schema(const struct SluiceGenerator *generator, struct ArrowSchema *out_schema)
      * }
      */
     public static MemorySegment sluice_generator_schema$address() {
@@ -2334,7 +2334,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_generator_schema(const SluiceGenerator *generator, struct ArrowSchema *out_schema)
+     * int32_t sluice_generator_schema(const struct SluiceGenerator *generator, struct ArrowSchema *out_schema)
      * }
      */
     public static int sluice_generator_schema(MemorySegment generator, MemorySegment out_schema) {
@@ -2369,7 +2369,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_next(SluiceGenerator *generator, int64_t max_rows, SluiceBatch **out_batch)
+     * int32_t sluice_generator_next(struct SluiceGenerator *generator, int64_t max_rows, struct SluiceBatch **out_batch)
      * }
      */
     public static FunctionDescriptor sluice_generator_next$descriptor() {
@@ -2379,7 +2379,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_next(SluiceGenerator *generator, int64_t max_rows, SluiceBatch **out_batch)
+     * int32_t sluice_generator_next(struct SluiceGenerator *generator, int64_t max_rows, struct SluiceBatch **out_batch)
      * }
      */
     public static MethodHandle sluice_generator_next$handle() {
@@ -2389,7 +2389,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_next(SluiceGenerator *generator, int64_t max_rows, SluiceBatch **out_batch)
+     * int32_t sluice_generator_next(struct SluiceGenerator *generator, int64_t max_rows, struct SluiceBatch **out_batch)
      * }
      */
     public static MemorySegment sluice_generator_next$address() {
@@ -2398,7 +2398,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_generator_next(SluiceGenerator *generator, int64_t max_rows, SluiceBatch **out_batch)
+     * int32_t sluice_generator_next(struct SluiceGenerator *generator, int64_t max_rows, struct SluiceBatch **out_batch)
      * }
      */
     public static int sluice_generator_next(MemorySegment generator, long max_rows, MemorySegment out_batch) {
@@ -2432,7 +2432,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_position(const SluiceGenerator *generator, int64_t *out_next_event)
+     * int32_t sluice_generator_position(const struct SluiceGenerator *generator, int64_t *out_next_event)
      * }
      */
     public static FunctionDescriptor sluice_generator_position$descriptor() {
@@ -2442,7 +2442,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_position(const SluiceGenerator *generator, int64_t *out_next_event)
+     * int32_t sluice_generator_position(const struct SluiceGenerator *generator, int64_t *out_next_event)
      * }
      */
     public static MethodHandle sluice_generator_position$handle() {
@@ -2452,7 +2452,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_position(const SluiceGenerator *generator, int64_t *out_next_event)
+     * int32_t sluice_generator_position(const struct SluiceGenerator *generator, int64_t *out_next_event)
      * }
      */
     public static MemorySegment sluice_generator_position$address() {
@@ -2461,7 +2461,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_generator_position(const SluiceGenerator *generator, int64_t *out_next_event)
+     * int32_t sluice_generator_position(const struct SluiceGenerator *generator, int64_t *out_next_event)
      * }
      */
     public static int sluice_generator_position(MemorySegment generator, MemorySegment out_next_event) {
@@ -2494,7 +2494,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_free(SluiceGenerator *generator)
+     * int32_t sluice_generator_free(struct SluiceGenerator *generator)
      * }
      */
     public static FunctionDescriptor sluice_generator_free$descriptor() {
@@ -2504,7 +2504,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_free(SluiceGenerator *generator)
+     * int32_t sluice_generator_free(struct SluiceGenerator *generator)
      * }
      */
     public static MethodHandle sluice_generator_free$handle() {
@@ -2514,7 +2514,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_generator_free(SluiceGenerator *generator)
+     * int32_t sluice_generator_free(struct SluiceGenerator *generator)
      * }
      */
     public static MemorySegment sluice_generator_free$address() {
@@ -2523,7 +2523,7 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_generator_free(SluiceGenerator *generator)
+     * int32_t sluice_generator_free(struct SluiceGenerator *generator)
      * }
      */
     public static int sluice_generator_free(MemorySegment generator) {
