@@ -63,7 +63,11 @@ public final class Pipeline implements AutoCloseable {
         try {
             pipeline.open(defaultDeadLetterDirectory(spec, order));
         } catch (RuntimeException e) {
-            pipeline.close();
+            try {
+                pipeline.close();
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
             throw e;
         }
         return pipeline;

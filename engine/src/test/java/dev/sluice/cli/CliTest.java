@@ -224,6 +224,52 @@ class CliTest {
     }
 
     @Test
+    void everyExamplePipelineIsValid() throws IOException {
+        Path examples = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize().resolve("examples");
+        List<Path> files;
+        try (var list = Files.list(examples)) {
+            files = list.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
+        }
+        assertFalse(files.isEmpty());
+        for (Path file : files) {
+            Result result = sluice("validate", file.toString());
+            assertEquals(0, result.code(), file + ": " + result.stderr());
+        }
+    }
+
+    @Test
+    void csvInParquetOutAndParquetBackIn() throws IOException {
+        write("trades.csv", """
+                id;symbol;qty
+                1;ACME;100
+                2;INITECH;x
+                3;GLOBEX;75
+                """);
+        Path first = write("csv.yaml", """
+                sources:
+                  trades: {type: file, path: trades.csv, delimiter: ";", on_error: skip,
+                           schema: {id: bigint, symbol: string, qty: int}}
+                transforms:
+                  t: {type: sql, sql: "SELECT id, lower(symbol) AS symbol, qty * 2 AS qty2 FROM trades"}
+                sinks:
+                  out: {type: file, from: t, path: out/trades.parquet}
+                """);
+        Result csv = sluice("run", first.toString());
+        assertEquals(0, csv.code(), csv.stderr());
+        assertTrue(csv.stderr().contains("rejected 1"), csv.stderr());
+        Path second = write("parquet.yaml", """
+                sources:
+                  back: {type: file, path: out/trades.parquet}
+                sinks:
+                  out: {type: file, from: back, path: out/trades.jsonl}
+                """);
+        Result parquet = sluice("run", second.toString());
+        assertEquals(0, parquet.code(), parquet.stderr());
+        assertEquals(List.of("{\"id\":1,\"symbol\":\"acme\",\"qty2\":200}", "{\"id\":3,\"symbol\":\"globex\",\"qty2\":150}"),
+                Files.readAllLines(dir.resolve("out/trades.jsonl")));
+    }
+
+    @Test
     void theConfigurationReferenceIsUpToDate() throws IOException {
         Path repo = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize();
         String generated = dev.sluice.config.ConfigDocs.markdown(dev.sluice.runtime.StageTypes.builtIn().registry());
