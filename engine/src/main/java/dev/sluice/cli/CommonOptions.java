@@ -2,7 +2,11 @@ package dev.sluice.cli;
 
 import dev.sluice.bridge.NativeCore;
 import dev.sluice.config.ConfigException;
+import dev.sluice.config.PipelineLoader;
+import dev.sluice.runtime.Pipeline;
+import dev.sluice.runtime.StageTypes;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
 /** Options every command that touches a pipeline shares, and how it reports errors. */
@@ -18,6 +22,21 @@ final class CommonOptions {
         if (bridge != null) {
             System.setProperty(NativeCore.BRIDGE_PROPERTY, bridge);
         }
+    }
+
+    /**
+     * Loads and assembles (validates, plans, opens) the pipeline in {@code file}; on a problem
+     * prints the report and returns null, which the caller turns into {@link Main#EXIT_CONFIG}.
+     */
+    Pipeline assemble(Path file, PrintStream err) {
+        try {
+            return Pipeline.assemble(PipelineLoader.load(file), StageTypes.builtIn());
+        } catch (ConfigException e) {
+            report(err, e);
+        } catch (RuntimeException e) {
+            report(err, "error: " + file + ": ", e);
+        }
+        return null;
     }
 
     /** Prints a configuration problem report: one paragraph per problem, no stack trace. */

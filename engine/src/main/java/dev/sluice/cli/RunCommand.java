@@ -1,12 +1,8 @@
 package dev.sluice.cli;
 
-import dev.sluice.config.ConfigException;
-import dev.sluice.config.PipelineLoader;
-import dev.sluice.config.PipelineSpec;
 import dev.sluice.observe.Progress;
 import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.PipelineRunner;
-import dev.sluice.runtime.StageTypes;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -32,15 +28,8 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         options.apply();
-        Pipeline pipeline;
-        try {
-            PipelineSpec spec = PipelineLoader.load(file);
-            pipeline = Pipeline.assemble(spec, StageTypes.builtIn());
-        } catch (ConfigException e) {
-            options.report(System.err, e);
-            return Main.EXIT_CONFIG;
-        } catch (RuntimeException e) {
-            options.report(System.err, "error: " + file + ": ", e);
+        Pipeline pipeline = options.assemble(file, System.err);
+        if (pipeline == null) {
             return Main.EXIT_CONFIG;
         }
         AtomicBoolean stop = new AtomicBoolean();

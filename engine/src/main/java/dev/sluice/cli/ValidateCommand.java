@@ -1,10 +1,7 @@
 package dev.sluice.cli;
 
-import dev.sluice.config.ConfigException;
-import dev.sluice.config.PipelineLoader;
-import dev.sluice.config.PipelineSpec;
+import dev.sluice.config.NodeKind;
 import dev.sluice.runtime.Pipeline;
-import dev.sluice.runtime.StageTypes;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -24,24 +21,19 @@ final class ValidateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         options.apply();
-        try {
-            PipelineSpec spec = PipelineLoader.load(file);
-            try (Pipeline pipeline = Pipeline.assemble(spec, StageTypes.builtIn())) {
-                System.err.printf("%s: pipeline '%s' is valid: %d sources, %d transforms, %d sinks%n", file,
-                        spec.name(), spec.sources().size(), spec.transforms().size(), spec.sinks().size());
-                for (var node : spec.allNodes()) {
-                    if (node.kind() != dev.sluice.config.NodeKind.SINK) {
-                        System.err.printf("  %-24s %s%n", node.name(), pipeline.schemaOf(node.name()));
-                    }
+        try (Pipeline pipeline = options.assemble(file, System.err)) {
+            if (pipeline == null) {
+                return Main.EXIT_CONFIG;
+            }
+            var spec = pipeline.spec();
+            System.err.printf("%s: pipeline '%s' is valid: %d sources, %d transforms, %d sinks%n", file,
+                    spec.name(), spec.sources().size(), spec.transforms().size(), spec.sinks().size());
+            for (var node : spec.allNodes()) {
+                if (node.kind() != NodeKind.SINK) {
+                    System.err.printf("  %-24s %s%n", node.name(), pipeline.schemaOf(node.name()));
                 }
             }
             return 0;
-        } catch (ConfigException e) {
-            options.report(System.err, e);
-            return Main.EXIT_CONFIG;
-        } catch (RuntimeException e) {
-            options.report(System.err, "error: " + file + ": ", e);
-            return Main.EXIT_CONFIG;
         }
     }
 }

@@ -7,8 +7,6 @@ import dev.sluice.bridge.NativeTransform;
 import dev.sluice.config.ConfigDef;
 import dev.sluice.config.ConfigType;
 import dev.sluice.config.NodeKind;
-import dev.sluice.config.NodeSpec;
-import dev.sluice.config.ParsedConfig;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.Emitter;
 import dev.sluice.plugin.InvalidSettingException;
@@ -25,49 +23,22 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class SqlTransform implements Transform {
 
-    public static final StageType TYPE = new StageType() {
-        private final ConfigDef config = new ConfigDef()
-                .define("sql", ConfigType.STRING, null, true,
-                        "The query. Its FROM clauses name upstream sources or transforms; a dotted node name "
-                                + "such as raw.transactions is written as is. Stateless SQL only: WHERE, projections, "
-                                + "CAST, CASE, scalar functions (string, regex, datetime, math, JSON), UNION ALL, UNNEST.");
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.TRANSFORM;
-        }
-
-        @Override
-        public String name() {
-            return "sql";
-        }
-
-        @Override
-        public String doc() {
-            return "Runs a SQL query over every batch of its inputs. The query is planned once, when the pipeline "
+    public static final StageType TYPE = StageType.of(NodeKind.TRANSFORM, "sql",
+            "Runs a SQL query over every batch of its inputs. The query is planned once, when the pipeline "
                     + "starts; aggregations, joins between streams, windows, ORDER BY and LIMIT are rejected "
-                    + "because they would need state across batches.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return config;
-        }
-
-        @Override
-        public AutoCloseable create(ParsedConfig config) {
-            return new SqlTransform(config.getString("sql"));
-        }
-
-        @Override
-        public List<String> inputs(NodeSpec node, ParsedConfig config) {
-            try {
-                return NativeTransform.tableReferences(config.getString("sql"));
-            } catch (NativeException e) {
-                throw new InvalidSettingException("sql", "SQL error: " + e.getMessage(), e);
-            }
-        }
-    };
+                    + "because they would need state across batches.",
+            new ConfigDef().define("sql", ConfigType.STRING, null, true,
+                    "The query. Its FROM clauses name upstream sources or transforms; a dotted node name "
+                            + "such as raw.transactions is written as is. Stateless SQL only: WHERE, projections, "
+                            + "CAST, CASE, scalar functions (string, regex, datetime, math, JSON), UNION ALL, UNNEST."),
+            config -> new SqlTransform(config.getString("sql")),
+            (node, config) -> {
+                try {
+                    return NativeTransform.tableReferences(config.getString("sql"));
+                } catch (NativeException e) {
+                    throw new InvalidSettingException("sql", "SQL error: " + e.getMessage(), e);
+                }
+            });
 
     private final String sql;
     private NativeTransform plan;

@@ -5,6 +5,8 @@ import dev.sluice.config.NodeKind;
 import dev.sluice.config.NodeSpec;
 import dev.sluice.config.ParsedConfig;
 import java.util.List;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
  * One kind of node a pipeline file can name with {@code type:}: its configuration definition
@@ -32,5 +34,34 @@ public interface StageType {
     /** The upstream node names this node reads. Default: its {@code from}. */
     default List<String> inputs(NodeSpec node, ParsedConfig config) {
         return node.from();
+    }
+
+    /** A stage type from its parts; inputs come from {@code from:}. */
+    static StageType of(NodeKind kind, String name, String doc, ConfigDef config,
+            Function<ParsedConfig, ? extends AutoCloseable> factory) {
+        return new Basic(kind, name, doc, config, factory, (node, parsed) -> node.from());
+    }
+
+    /** A stage type whose inputs are derived from its settings (as SQL names its tables). */
+    static StageType of(NodeKind kind, String name, String doc, ConfigDef config,
+            Function<ParsedConfig, ? extends AutoCloseable> factory,
+            BiFunction<NodeSpec, ParsedConfig, List<String>> inputs) {
+        return new Basic(kind, name, doc, config, factory, inputs);
+    }
+
+    /** The plain implementation behind {@link #of}. */
+    record Basic(NodeKind kind, String name, String doc, ConfigDef config,
+            Function<ParsedConfig, ? extends AutoCloseable> factory,
+            BiFunction<NodeSpec, ParsedConfig, List<String>> inputResolver) implements StageType {
+
+        @Override
+        public AutoCloseable create(ParsedConfig parsed) {
+            return factory.apply(parsed);
+        }
+
+        @Override
+        public List<String> inputs(NodeSpec node, ParsedConfig parsed) {
+            return inputResolver.apply(node, parsed);
+        }
     }
 }

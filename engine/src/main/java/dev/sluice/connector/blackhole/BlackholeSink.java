@@ -2,7 +2,6 @@ package dev.sluice.connector.blackhole;
 
 import dev.sluice.config.ConfigDef;
 import dev.sluice.config.NodeKind;
-import dev.sluice.config.ParsedConfig;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.Sink;
@@ -13,34 +12,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /** The {@code blackhole} sink: counts rows and discards them (for benchmarks and dry runs). */
 public final class BlackholeSink implements Sink {
 
-    public static final StageType TYPE = new StageType() {
-        private final ConfigDef config = new ConfigDef();
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SINK;
-        }
-
-        @Override
-        public String name() {
-            return "blackhole";
-        }
-
-        @Override
-        public String doc() {
-            return "Discards every row; the run's summary shows how many arrived.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return config;
-        }
-
-        @Override
-        public AutoCloseable create(ParsedConfig config) {
-            return new BlackholeSink();
-        }
-    };
+    public static final StageType TYPE = StageType.of(NodeKind.SINK, "blackhole",
+            "Discards every row; the run's summary shows how many arrived.", new ConfigDef(), config -> new BlackholeSink());
 
     private long rows;
 

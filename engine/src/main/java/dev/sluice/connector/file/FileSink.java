@@ -25,37 +25,12 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class FileSink implements Sink {
 
-    public static final StageType TYPE = new StageType() {
-        private final ConfigDef config = new ConfigDef()
-                .define("path", ConfigType.PATH, null, true, "The file to write, relative to the pipeline file; replaced at start.")
-                .defineEnum("format", FileFormats.ALL, null, false, "json (lines), csv or parquet. Default: from the file extension.")
-                .define("header", ConfigType.BOOLEAN, true, false, "CSV: write a header line.");
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SINK;
-        }
-
-        @Override
-        public String name() {
-            return "file";
-        }
-
-        @Override
-        public String doc() {
-            return "Writes every row to one file.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return config;
-        }
-
-        @Override
-        public AutoCloseable create(ParsedConfig config) {
-            return new FileSink(config);
-        }
-    };
+    public static final StageType TYPE = StageType.of(NodeKind.SINK, "file", "Writes every row to one file.",
+            new ConfigDef()
+                    .define("path", ConfigType.PATH, null, true, "The file to write, relative to the pipeline file; replaced at start.")
+                    .defineEnum("format", FileFormats.ALL, null, false, "json (lines), csv or parquet. Default: from the file extension.")
+                    .define("header", ConfigType.BOOLEAN, true, false, "CSV: write a header line."),
+            FileSink::new);
 
     private final Path path;
     private final String format;

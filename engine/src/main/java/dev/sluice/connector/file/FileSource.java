@@ -31,43 +31,19 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class FileSource implements Source {
 
-    public static final StageType TYPE = new StageType() {
-        private final ConfigDef config = SourceSettings.errorHandling(SourceSettings.batching(new ConfigDef()
-                .define("path", ConfigType.PATH, null, true, "The file to read, relative to the pipeline file.")
-                .defineEnum("format", FileFormats.ALL, null, false,
-                        "json (one object per line), csv or parquet. Default: from the file extension.")
-                .define("schema", ConfigType.MAP, null, false,
-                        "Columns and types, e.g. {id: bigint, name: string, at: timestamp(ms)}. JSON and CSV only; "
-                                + "absent: inferred from the first infer_rows lines. Types: " + ColumnTypes.ACCEPTED + ".")
-                .define("header", ConfigType.BOOLEAN, true, false, "CSV: the first line names the columns.")
-                .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter (one character).")
-                .define("infer_rows", ConfigType.INT, 1000, false, "Lines read to infer a schema when none is declared.")));
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SOURCE;
-        }
-
-        @Override
-        public String name() {
-            return "file";
-        }
-
-        @Override
-        public String doc() {
-            return "Reads a file once, start to end (a bounded source).";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return config;
-        }
-
-        @Override
-        public AutoCloseable create(ParsedConfig config) {
-            return new FileSource(config);
-        }
-    };
+    public static final StageType TYPE = StageType.of(NodeKind.SOURCE, "file",
+            "Reads a file once, start to end (a bounded source).",
+            SourceSettings.errorHandling(SourceSettings.batching(new ConfigDef()
+                    .define("path", ConfigType.PATH, null, true, "The file to read, relative to the pipeline file.")
+                    .defineEnum("format", FileFormats.ALL, null, false,
+                            "json (one object per line), csv or parquet. Default: from the file extension.")
+                    .define("schema", ConfigType.MAP, null, false,
+                            "Columns and types, e.g. {id: bigint, name: string, at: timestamp(ms)}. JSON and CSV only; "
+                                    + "absent: inferred from the first infer_rows lines. Types: " + ColumnTypes.ACCEPTED + ".")
+                    .define("header", ConfigType.BOOLEAN, true, false, "CSV: the first line names the columns.")
+                    .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter (one character).")
+                    .define("infer_rows", ConfigType.INT, 1000, false, "Lines read to infer a schema when none is declared."))),
+            FileSource::new);
 
     private final Path path;
     private final String format;

@@ -25,45 +25,21 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class GeneratorSource implements Source {
 
-    public static final StageType TYPE = new StageType() {
-        private final ConfigDef config = SourceSettings.batching(new ConfigDef()
-                .defineEnum("entity", List.of("bid", "auction", "person"), null, true,
-                        "Which Nexmark table this source emits; the schema is Nexmark's (camelCase columns such as dateTime).")
-                .define("count", ConfigType.LONG, null, false,
-                        "Events in the whole Nexmark sequence (persons, auctions and bids in the proportions 1:3:46); "
-                                + "a bid source emits about 92 % of them. Absent: unbounded.",
-                        Validator.nonNegative())
-                .define("seed", ConfigType.LONG, 42L, false, "Seed of the event sequence; same seed, same events.")
-                .define("rate", ConfigType.LONG, null, false,
-                        "Events per second (of the whole sequence) to emit at most. Absent: as fast as possible.",
-                        Validator.positive()));
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SOURCE;
-        }
-
-        @Override
-        public String name() {
-            return "generator";
-        }
-
-        @Override
-        public String doc() {
-            return "The Nexmark benchmark's event generator, deterministic from a seed. Event times start at "
-                    + "2023-11-14T22:13:20Z and advance 100 µs per event.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return config;
-        }
-
-        @Override
-        public AutoCloseable create(ParsedConfig config) {
-            return new GeneratorSource(config);
-        }
-    };
+    public static final StageType TYPE = StageType.of(NodeKind.SOURCE, "generator",
+            "The Nexmark benchmark's event generator, deterministic from a seed. Event times start at "
+                    + "2023-11-14T22:13:20Z and advance 100 µs per event.",
+            SourceSettings.batching(new ConfigDef()
+                    .defineEnum("entity", List.of("bid", "auction", "person"), null, true,
+                            "Which Nexmark table this source emits; the schema is Nexmark's (camelCase columns such as dateTime).")
+                    .define("count", ConfigType.LONG, null, false,
+                            "Events in the whole Nexmark sequence (persons, auctions and bids in the proportions 1:3:46); "
+                                    + "a bid source emits about 92 % of them. Absent: unbounded.",
+                            Validator.nonNegative())
+                    .define("seed", ConfigType.LONG, 42L, false, "Seed of the event sequence; same seed, same events.")
+                    .define("rate", ConfigType.LONG, null, false,
+                            "Events per second (of the whole sequence) to emit at most. Absent: as fast as possible.",
+                            Validator.positive())),
+            GeneratorSource::new);
 
     private final String entity;
     private final Long count;

@@ -4,7 +4,6 @@ import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeEncoder;
 import dev.sluice.config.ConfigDef;
 import dev.sluice.config.NodeKind;
-import dev.sluice.config.ParsedConfig;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.Sink;
@@ -27,35 +26,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class StdoutSink implements Sink {
 
-    public static final StageType TYPE = new StageType() {
-        private final ConfigDef config = new ConfigDef()
-                .defineEnum("format", List.of("json", "csv"), "json", false, "json (one object per line) or csv (no header).");
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SINK;
-        }
-
-        @Override
-        public String name() {
-            return "stdout";
-        }
-
-        @Override
-        public String doc() {
-            return "Prints every row on standard output; progress goes to standard error.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return config;
-        }
-
-        @Override
-        public AutoCloseable create(ParsedConfig config) {
-            return new StdoutSink(config.getString("format"));
-        }
-    };
+    public static final StageType TYPE = StageType.of(NodeKind.SINK, "stdout",
+            "Prints every row on standard output; progress goes to standard error.",
+            new ConfigDef().defineEnum("format", List.of("json", "csv"), "json", false,
+                    "json (one object per line) or csv (no header)."),
+            config -> new StdoutSink(config.getString("format")));
 
     private final NativeEncoder encoder;
     private final FileChannel out = new FileOutputStream(FileDescriptor.out).getChannel();
