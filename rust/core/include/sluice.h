@@ -90,7 +90,8 @@ struct ArrowArray {
 typedef struct SluiceBatch SluiceBatch;
 
 /*
- Bytes produced by the core (encoded records, JSON answers).
+ Bytes produced by the core (encoded records, JSON answers), with optional per-record
+ offsets and keys.
  */
 typedef struct SluiceBuffer SluiceBuffer;
 
@@ -149,6 +150,16 @@ int32_t sluice_debug_panic(const char *message);
  The tables a SQL query reads, as a JSON array of names, in a new buffer.
  */
 int32_t sluice_sql_table_references(const char *sql, struct SluiceBuffer **out_json);
+
+/*
+ Runs a bounded query (any SQL, aggregations included) once over one batch, given as a C
+ struct array and schema (both moved in), registered as table `table`. `options_json` is
+ `{"sql": "...", "table": "name"}`; the result is one batch. For small data (the state DB).
+ */
+int32_t sluice_sql_query(const char *options_json,
+                         struct ArrowArray *array,
+                         struct ArrowSchema *schema,
+                         struct SluiceBatch **out_batch);
 
 /*
  Imports a batch (a struct array and its schema); both are moved into the core, zero-copy.
@@ -213,7 +224,8 @@ int32_t sluice_transform_drain(struct SluiceTransform *transform, struct SluiceB
 int32_t sluice_transform_free(struct SluiceTransform *transform);
 
 /*
- A decoder for `{"format": "json"|"csv", "delimiter": ","}` records of `schema` (moved in).
+ A decoder for `{"format": "json"|"csv"|"raw", "delimiter": ","}` records of `schema`
+ (moved in; for raw, NULL: the schema is one Binary column `value`).
  */
 int32_t sluice_decoder_create(const char *options_json,
                               struct ArrowSchema *schema,
@@ -222,19 +234,25 @@ int32_t sluice_decoder_create(const char *options_json,
 /*
  Decodes `n_records` records laid out as `data` plus `n_records + 1` offsets. Writes the rows
  of the good records to `out_batch`, and the malformed ones (`index`, `record`, `error`) to
- `out_errors`, or NULL when all decoded.
+ `out_errors`, or NULL when all decoded. `extra_array`/`extra_schema` (moved in; both NULL
+ for none) hold one row per record — e.g. Kafka partition and offset — appended as columns
+ to the rows of the good records.
  */
 int32_t sluice_decoder_decode(struct SluiceDecoder *decoder,
                               const uint8_t *data,
                               const int64_t *offsets,
                               size_t n_records,
+                              struct ArrowArray *extra_array,
+                              struct ArrowSchema *extra_schema,
                               struct SluiceBatch **out_batch,
                               struct SluiceBatch **out_errors);
 
 int32_t sluice_decoder_free(struct SluiceDecoder *decoder);
 
 /*
- Encodes a batch with `{"format": "json"|"jsonarray"|"csv", "header": false}` into a new buffer.
+ Encodes a batch into a new buffer. Options: `{"format": "json"|"jsonarray"|"csv",
+ "header": false, "record_offsets": false, "key_columns": []}`; see `sluice_buffer_offsets`
+ and `sluice_buffer_keys` for the optional parts.
  */
 int32_t sluice_encode(const struct SluiceBatch *batch,
                       const char *options_json,
@@ -246,6 +264,23 @@ int32_t sluice_encode(const struct SluiceBatch *batch,
 int32_t sluice_buffer_data(const struct SluiceBuffer *buffer,
                            const uint8_t **out_data,
                            size_t *out_len);
+
+/*
+ Points `out_offsets` at `rows + 1` record offsets (0 of them unless `record_offsets` was
+ asked): record i is `data[o[i] .. o[i+1] - 1]`, each record being followed by a newline.
+ */
+int32_t sluice_buffer_offsets(const struct SluiceBuffer *buffer,
+                              const int64_t **out_offsets,
+                              size_t *out_count);
+
+/*
+ Points at the encoded keys and their `rows + 1` offsets (same layout as the records; none
+ unless `key_columns` was given).
+ */
+int32_t sluice_buffer_keys(const struct SluiceBuffer *buffer,
+                           const uint8_t **out_data,
+                           const int64_t **out_offsets,
+                           size_t *out_count);
 
 int32_t sluice_buffer_free(struct SluiceBuffer *buffer);
 

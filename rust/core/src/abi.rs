@@ -23,12 +23,12 @@ use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use serde::Deserialize;
 
 use crate::cdata::{export_batch, export_schema, import_batch, import_schema};
-use crate::decode::{split_records, DecoderOptions, RecordDecoder};
-use crate::encode::{encode, parse_options};
+use crate::decode::{raw_schema, split_records, DecoderOptions, Format, RecordDecoder};
+use crate::encode::{encode_records, parse_options, Encoded};
 use crate::error::{CoreError, ErrorKind, Result};
 use crate::file_io::{FileReader, FileWriter, ReaderOptions, WriterOptions};
 use crate::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
-use crate::transform::{plan_count, table_references, SqlTransform};
+use crate::transform::{plan_count, run_bounded_query, table_references, SqlTransform};
 
 /// Version of this ABI; the host refuses a library whose version differs.
 pub const SLUICE_ABI_VERSION: i32 = 1;
@@ -54,9 +54,10 @@ pub struct SluiceBatch {
     batch: RecordBatch,
 }
 
-/// Bytes produced by the core (encoded records, JSON answers).
+/// Bytes produced by the core (encoded records, JSON answers), with optional per-record
+/// offsets and keys.
 pub struct SluiceBuffer {
-    bytes: Vec<u8>,
+    encoded: Encoded,
 }
 
 /// A SQL transform, planned once.
@@ -237,7 +238,35 @@ pub unsafe extern "C" fn sluice_sql_table_references(sql: *const c_char, out_jso
     guard(|| {
         let names = table_references(c_str(sql, "sql")?)?;
         let bytes = serde_json::to_vec(&names).map_err(|e| CoreError::invalid(e.to_string()))?;
-        write_out(out_json, new_handle(SluiceBuffer { bytes }))
+        write_out(out_json, new_handle(SluiceBuffer { encoded: Encoded { bytes, ..Encoded::default() } }))
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryOptions {
+    sql: String,
+    /// The name the SQL uses for the batch.
+    table: String,
+}
+
+/// Runs a bounded query (any SQL, aggregations included) once over one batch, given as a C
+/// struct array and schema (both moved in), registered as table `table`. `options_json` is
+/// `{"sql": "...", "table": "name"}`; the result is one batch. For small data (the state DB).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_sql_query(
+    options_json: *const c_char,
+    array: *mut FFI_ArrowArray,
+    schema: *mut FFI_ArrowSchema,
+    out_batch: *mut *mut SluiceBatch,
+) -> i32 {
+    guard(|| {
+        let owned = take_array(array);
+        let schema = import_schema(schema)?;
+        let batch = owned.ok_or_else(|| CoreError::invalid("ArrowArray pointer is NULL"))?.import(&schema)?;
+        let options: QueryOptions = options(options_json, "query options")?;
+        let result = run_bounded_query(&options.sql, &options.table, batch)?;
+        write_out(out_batch, batch_handle(result))
     })
 }
 
@@ -390,7 +419,8 @@ pub unsafe extern "C" fn sluice_transform_free(transform: *mut SluiceTransform) 
 // ---------------------------------------------------------------------------------------------
 // Codecs
 
-/// A decoder for `{"format": "json"|"csv", "delimiter": ","}` records of `schema` (moved in).
+/// A decoder for `{"format": "json"|"csv"|"raw", "delimiter": ","}` records of `schema`
+/// (moved in; for raw, NULL: the schema is one Binary column `value`).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_decoder_create(
     options_json: *const c_char,
@@ -398,8 +428,13 @@ pub unsafe extern "C" fn sluice_decoder_create(
     out_decoder: *mut *mut SluiceDecoder,
 ) -> i32 {
     guard(|| {
-        let schema = import_schema(schema)?;
+        let schema = if schema.is_null() { None } else { Some(import_schema(schema)?) };
         let options: DecoderOptions = options(options_json, "decoder options")?;
+        let schema = match (schema, options.format) {
+            (_, Format::Raw) => raw_schema(),
+            (Some(schema), _) => schema,
+            (None, _) => return Err(CoreError::invalid("json and csv decoders need a schema")),
+        };
         let decoder = RecordDecoder::new(&options, schema)?;
         write_out(out_decoder, new_handle(SluiceDecoder { decoder }))
     })
@@ -407,17 +442,27 @@ pub unsafe extern "C" fn sluice_decoder_create(
 
 /// Decodes `n_records` records laid out as `data` plus `n_records + 1` offsets. Writes the rows
 /// of the good records to `out_batch`, and the malformed ones (`index`, `record`, `error`) to
-/// `out_errors`, or NULL when all decoded.
+/// `out_errors`, or NULL when all decoded. `extra_array`/`extra_schema` (moved in; both NULL
+/// for none) hold one row per record — e.g. Kafka partition and offset — appended as columns
+/// to the rows of the good records.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_decoder_decode(
     decoder: *mut SluiceDecoder,
     data: *const u8,
     offsets: *const i64,
     n_records: usize,
+    extra_array: *mut FFI_ArrowArray,
+    extra_schema: *mut FFI_ArrowSchema,
     out_batch: *mut *mut SluiceBatch,
     out_errors: *mut *mut SluiceBatch,
 ) -> i32 {
     guard(|| {
+        let extra_owned = take_array(extra_array);
+        let extra = match (extra_owned, extra_schema.is_null()) {
+            (Some(owned), false) => Some(owned.import(&import_schema(extra_schema)?)?),
+            (None, true) => None,
+            _ => return Err(CoreError::invalid("extra columns need both an array and a schema")),
+        };
         let decoder = &borrow(decoder, "decoder")?.decoder;
         if offsets.is_null() {
             return Err(CoreError::invalid("offsets pointer is NULL"));
@@ -425,7 +470,7 @@ pub unsafe extern "C" fn sluice_decoder_decode(
         let offsets = std::slice::from_raw_parts(offsets, n_records + 1);
         let len = offsets.last().copied().unwrap_or(0).max(0) as usize;
         let data = if len == 0 { &[][..] } else { std::slice::from_raw_parts(data, len) };
-        let decoded = decoder.decode(&split_records(data, offsets)?)?;
+        let decoded = decoder.decode_with(&split_records(data, offsets)?, extra)?;
         write_out(out_errors, decoded.errors.map_or(std::ptr::null_mut(), batch_handle))?;
         write_out(out_batch, batch_handle(decoded.batch))
     })
@@ -439,14 +484,16 @@ pub unsafe extern "C" fn sluice_decoder_free(decoder: *mut SluiceDecoder) -> i32
     })
 }
 
-/// Encodes a batch with `{"format": "json"|"jsonarray"|"csv", "header": false}` into a new buffer.
+/// Encodes a batch into a new buffer. Options: `{"format": "json"|"jsonarray"|"csv",
+/// "header": false, "record_offsets": false, "key_columns": []}`; see `sluice_buffer_offsets`
+/// and `sluice_buffer_keys` for the optional parts.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_encode(batch: *const SluiceBatch, options_json: *const c_char, out_buffer: *mut *mut SluiceBuffer) -> i32 {
     guard(|| {
         let batch = &borrow(batch, "batch")?.batch;
         let options = parse_options(c_str(options_json, "encoder options")?)?;
-        let bytes = encode(batch, &options)?;
-        write_out(out_buffer, new_handle(SluiceBuffer { bytes }))
+        let encoded = encode_records(batch, &options)?;
+        write_out(out_buffer, new_handle(SluiceBuffer { encoded }))
     })
 }
 
@@ -454,9 +501,37 @@ pub unsafe extern "C" fn sluice_encode(batch: *const SluiceBatch, options_json: 
 #[no_mangle]
 pub unsafe extern "C" fn sluice_buffer_data(buffer: *const SluiceBuffer, out_data: *mut *const u8, out_len: *mut usize) -> i32 {
     guard(|| {
-        let bytes = &borrow(buffer, "buffer")?.bytes;
+        let bytes = &borrow(buffer, "buffer")?.encoded.bytes;
         write_out(out_data, bytes.as_ptr())?;
         write_out(out_len, bytes.len())
+    })
+}
+
+/// Points `out_offsets` at `rows + 1` record offsets (0 of them unless `record_offsets` was
+/// asked): record i is `data[o[i] .. o[i+1] - 1]`, each record being followed by a newline.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_buffer_offsets(buffer: *const SluiceBuffer, out_offsets: *mut *const i64, out_count: *mut usize) -> i32 {
+    guard(|| {
+        let offsets = &borrow(buffer, "buffer")?.encoded.offsets;
+        write_out(out_offsets, offsets.as_ptr())?;
+        write_out(out_count, offsets.len())
+    })
+}
+
+/// Points at the encoded keys and their `rows + 1` offsets (same layout as the records; none
+/// unless `key_columns` was given).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_buffer_keys(
+    buffer: *const SluiceBuffer,
+    out_data: *mut *const u8,
+    out_offsets: *mut *const i64,
+    out_count: *mut usize,
+) -> i32 {
+    guard(|| {
+        let encoded = &borrow(buffer, "buffer")?.encoded;
+        write_out(out_data, encoded.keys.as_ptr())?;
+        write_out(out_offsets, encoded.key_offsets.as_ptr())?;
+        write_out(out_count, encoded.key_offsets.len())
     })
 }
 

@@ -17,6 +17,8 @@ use crate::error::{CoreError, Result};
 pub enum Format {
     Json,
     Csv,
+    /// No decoding: each record becomes one `value` Binary row.
+    Raw,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -45,6 +47,8 @@ pub struct Decoded {
     pub batch: RecordBatch,
     /// One row per malformed record: `index` (position in the input), `record`, `error`.
     pub errors: Option<RecordBatch>,
+    /// Input positions of the rows of `batch`, when some records were malformed.
+    pub good: Option<Vec<u32>>,
 }
 
 impl RecordDecoder {
@@ -63,10 +67,34 @@ impl RecordDecoder {
     /// Decodes `records`. Fast path: the whole batch through one decoder. Only when that fails
     /// are records decoded one by one to separate the bad from the good.
     pub fn decode(&self, records: &[&[u8]]) -> Result<Decoded> {
+        if self.format == Format::Raw {
+            return Ok(Decoded { batch: raw_batch(&self.schema, records)?, errors: None, good: None });
+        }
         match self.decode_all(records) {
-            Ok(batch) if batch.num_rows() == records.len() => Ok(Decoded { batch, errors: None }),
+            Ok(batch) if batch.num_rows() == records.len() => Ok(Decoded { batch, errors: None, good: None }),
             _ => self.decode_isolating(records),
         }
+    }
+
+    /// Decodes `records` and appends `extra` (one row per record, e.g. Kafka metadata such as
+    /// partition and offset) to the decoded rows, dropping the rows of malformed records.
+    pub fn decode_with(&self, records: &[&[u8]], extra: Option<RecordBatch>) -> Result<Decoded> {
+        let decoded = self.decode(records)?;
+        let Some(extra) = extra else { return Ok(decoded) };
+        if extra.num_rows() != records.len() {
+            return Err(CoreError::invalid(format!("{} extra rows for {} records", extra.num_rows(), records.len())));
+        }
+        let extra = match &decoded.good {
+            Some(good) => arrow::compute::take_record_batch(&extra, &arrow::array::UInt32Array::from(good.clone()))?,
+            None => extra,
+        };
+        let mut fields: Vec<arrow::datatypes::FieldRef> = decoded.batch.schema().fields().iter().cloned().collect();
+        fields.extend(extra.schema().fields().iter().cloned());
+        let mut columns = decoded.batch.columns().to_vec();
+        columns.extend(extra.columns().iter().cloned());
+        let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(decoded.batch.num_rows()));
+        let batch = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)?;
+        Ok(Decoded { batch, ..decoded })
     }
 
     fn decode_all(&self, records: &[&[u8]]) -> Result<RecordBatch> {
@@ -80,21 +108,26 @@ impl RecordDecoder {
 
     fn decode_isolating(&self, records: &[&[u8]]) -> Result<Decoded> {
         let mut good = Vec::with_capacity(records.len());
+        let mut positions = Vec::with_capacity(records.len());
         let mut errors = ErrorRows::default();
         for (index, record) in records.iter().enumerate() {
             match self.decode_all(std::slice::from_ref(record)) {
-                Ok(batch) if batch.num_rows() == 1 => good.push(batch),
+                Ok(batch) if batch.num_rows() == 1 => {
+                    good.push(batch);
+                    positions.push(index as u32);
+                }
                 Ok(batch) => errors.push(index, record, &format!("expected one record, found {}", batch.num_rows())),
                 Err(e) => errors.push(index, record, &e.message),
             }
         }
         let batch = concat_batches(&self.schema, &good)?;
-        Ok(Decoded { batch, errors: errors.finish("index")? })
+        Ok(Decoded { batch, errors: errors.finish("index")?, good: Some(positions) })
     }
 
     fn new_decoder(&self, batch_size: usize) -> Result<FormatDecoder> {
         Ok(match self.format {
             Format::Json => FormatDecoder::Json(arrow::json::ReaderBuilder::new(self.schema.clone()).with_batch_size(batch_size).build_decoder()?),
+            Format::Raw => return Err(CoreError::invalid("raw records need no decoder")),
             Format::Csv => FormatDecoder::Csv(
                 arrow::csv::ReaderBuilder::new(self.schema.clone())
                     .with_header(false)
@@ -142,6 +175,21 @@ impl FormatDecoder {
         };
         batch.ok_or_else(|| CoreError::data("no record decoded"))
     }
+}
+
+/// The schema of raw records: the bytes of each record as one Binary column.
+pub fn raw_schema() -> SchemaRef {
+    static RAW: OnceLock<SchemaRef> = OnceLock::new();
+    RAW.get_or_init(|| Arc::new(Schema::new(vec![Field::new("value", DataType::Binary, false)]))).clone()
+}
+
+fn raw_batch(schema: &SchemaRef, records: &[&[u8]]) -> Result<RecordBatch> {
+    let bytes: usize = records.iter().map(|r| r.len()).sum();
+    let mut values = BinaryBuilder::with_capacity(records.len(), bytes);
+    for record in records {
+        values.append_value(record);
+    }
+    Ok(RecordBatch::try_new(schema.clone(), vec![Arc::new(values.finish())])?)
 }
 
 /// Collects malformed records: their position, their bytes and why they failed.
@@ -262,6 +310,27 @@ mod tests {
         assert!(names.is_null(1));
         assert_eq!(names.value(2), "d");
         assert_eq!(decoded.errors.unwrap().num_rows(), 1);
+    }
+
+    #[test]
+    fn extra_columns_follow_the_good_records() {
+        let options = DecoderOptions { format: Format::Json, delimiter: ",".into() };
+        let decoder = RecordDecoder::new(&options, schema()).unwrap();
+        let records: Vec<&[u8]> = vec![br#"{"id":1}"#, b"bad", br#"{"id":3}"#];
+        let extra_schema = Arc::new(Schema::new(vec![Field::new("_offset", DataType::Int64, false)]));
+        let extra = RecordBatch::try_new(extra_schema, vec![Arc::new(Int64Array::from(vec![10, 11, 12]))]).unwrap();
+        let decoded = decoder.decode_with(&records, Some(extra)).unwrap();
+        assert_eq!(decoded.batch.schema().field(2).name(), "_offset");
+        let offsets = decoded.batch.column(2).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(offsets.values().to_vec(), vec![10, 12]);
+    }
+
+    #[test]
+    fn raw_records_become_binary_rows() {
+        let options = DecoderOptions { format: Format::Raw, delimiter: ",".into() };
+        let decoder = RecordDecoder::new(&options, raw_schema()).unwrap();
+        let decoded = decoder.decode(&[b"a", b"", b"\xff"]).unwrap();
+        assert_eq!(decoded.batch.num_rows(), 3);
     }
 
     #[test]

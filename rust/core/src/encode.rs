@@ -27,6 +27,90 @@ pub struct EncodeOptions {
     /// CSV: write a header line first.
     #[serde(default)]
     pub header: bool,
+    /// Also return where each row's record starts and ends (for one message per row).
+    #[serde(default)]
+    pub record_offsets: bool,
+    /// Also encode these columns as each row's key: the value itself for one string or
+    /// integer column, else a JSON object.
+    #[serde(default)]
+    pub key_columns: Vec<String>,
+}
+
+/// Encoded rows: one slab, and optionally per-row offsets and keys.
+#[derive(Default)]
+pub struct Encoded {
+    pub bytes: Vec<u8>,
+    /// `rows + 1` offsets into `bytes` (each record without its trailing newline), if asked.
+    pub offsets: Vec<i64>,
+    pub keys: Vec<u8>,
+    pub key_offsets: Vec<i64>,
+}
+
+/// Encodes a batch with record offsets and keys as `options` asks.
+pub fn encode_records(batch: &RecordBatch, options: &EncodeOptions) -> Result<Encoded> {
+    let bytes = encode(batch, options)?;
+    let offsets = if options.record_offsets { line_offsets(&bytes, batch.num_rows(), options.format == EncodeFormat::Csv && options.header)? } else { Vec::new() };
+    let (keys, key_offsets) = if options.key_columns.is_empty() { (Vec::new(), Vec::new()) } else { encode_keys(batch, &options.key_columns)? };
+    Ok(Encoded { bytes, offsets, keys, key_offsets })
+}
+
+/// Start offsets of the `rows` lines in `bytes`, plus `bytes.len()`: record i is
+/// `bytes[o[i] .. o[i+1] - 1]` (each line ends in one newline, not part of the record).
+/// JSON escapes newlines inside strings and the CSV writer quotes them, so only quote state
+/// needs tracking.
+fn line_offsets(bytes: &[u8], rows: usize, skip_header: bool) -> Result<Vec<i64>> {
+    let mut offsets = Vec::with_capacity(rows + 1);
+    let mut line_start = 0usize;
+    let mut quoted = false;
+    let mut header = skip_header;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'"' => quoted = !quoted,
+            b'\n' if !quoted => {
+                if header {
+                    header = false;
+                } else {
+                    offsets.push(line_start as i64);
+                }
+                line_start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if offsets.len() != rows || line_start != bytes.len() {
+        return Err(CoreError::new(crate::error::ErrorKind::Execution, format!("encoded {} records for {rows} rows", offsets.len())));
+    }
+    offsets.push(bytes.len() as i64);
+    Ok(offsets)
+}
+
+fn encode_keys(batch: &RecordBatch, columns: &[String]) -> Result<(Vec<u8>, Vec<i64>)> {
+    use arrow::array::Array;
+    let indices = columns
+        .iter()
+        .map(|c| batch.schema().index_of(c).map_err(|_| CoreError::config(format!("key column '{c}' is not in the output ({})", batch.schema()))))
+        .collect::<Result<Vec<_>>>()?;
+    let projected = batch.project(&indices)?;
+    let mut keys = Vec::new();
+    let mut offsets = Vec::with_capacity(batch.num_rows() + 1);
+    if indices.len() == 1 {
+        let column = arrow::compute::cast(projected.column(0), &arrow::datatypes::DataType::Utf8)?;
+        let strings = column.as_any().downcast_ref::<arrow::array::StringArray>().expect("cast to Utf8");
+        // Same layout as the records: each key followed by one newline that is not part of it.
+        for i in 0..strings.len() {
+            offsets.push(keys.len() as i64);
+            if strings.is_valid(i) {
+                keys.extend_from_slice(strings.value(i).as_bytes());
+            }
+            keys.push(b'\n');
+        }
+        offsets.push(keys.len() as i64);
+    } else {
+        let json = encode(&projected, &EncodeOptions::default())?;
+        offsets = line_offsets(&json, projected.num_rows(), false)?;
+        keys = json;
+    }
+    Ok((keys, offsets))
 }
 
 /// Encodes a batch. JSON output writes nulls explicitly so every row has every column.
@@ -64,6 +148,23 @@ mod tests {
     use arrow::array::{Int64Array, StringArray};
     use arrow::datatypes::{DataType, Field, Schema};
     use std::sync::Arc;
+
+    #[test]
+    fn record_offsets_and_keys() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("s", DataType::Utf8, true)]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![Arc::new(Int64Array::from(vec![7, 8])), Arc::new(StringArray::from(vec![Some("x\ny"), None]))],
+        )
+        .unwrap();
+        let options = EncodeOptions { format: EncodeFormat::Csv, header: true, record_offsets: true, key_columns: vec!["id".into()] };
+        let out = encode_records(&batch, &options).unwrap();
+        let record = |i: usize| &out.bytes[out.offsets[i] as usize..out.offsets[i + 1] as usize - 1];
+        assert_eq!(record(0), b"7,\"x\ny\"");
+        assert_eq!(record(1), b"8,");
+        let key = |i: usize| &out.keys[out.key_offsets[i] as usize..out.key_offsets[i + 1] as usize - 1];
+        assert_eq!((key(0), key(1)), (&b"7"[..], &b"8"[..]));
+    }
 
     #[test]
     fn json_lines_with_explicit_nulls() {

@@ -136,6 +136,7 @@ impl LineReader {
             None => {
                 let inferred = match format {
                     Format::Json => infer_json_schema(&mut reader, options.infer_rows),
+                    Format::Raw => unreachable!("files are read as json or csv"),
                     Format::Csv => arrow::csv::reader::Format::default()
                         .with_header(options.header)
                         .with_delimiter(delimiter)
@@ -286,7 +287,7 @@ impl FileWriter {
             WriterSink::Lines { out, wrote_header } => {
                 let format = if self.options.format == FileFormat::Csv { EncodeFormat::Csv } else { EncodeFormat::Json };
                 let header = format == EncodeFormat::Csv && self.options.header && !*wrote_header;
-                let bytes = encode(batch, &EncodeOptions { format, header })?;
+                let bytes = encode(batch, &EncodeOptions { format, header, ..EncodeOptions::default() })?;
                 out.write_all(&bytes).map_err(|e| CoreError::io(format!("writing {context}: {e}")))?;
                 *wrote_header = true;
             }

@@ -252,6 +252,22 @@ pub fn streaming_context() -> Result<SessionContext> {
     Ok(ctx)
 }
 
+/// Runs `sql` once over one in-memory table (bounded: any SQL, aggregations included) and
+/// returns the result as one batch. For small data such as the state DB, not for streams.
+pub fn run_bounded_query(sql: &str, table: &str, batch: RecordBatch) -> Result<RecordBatch> {
+    let ctx = streaming_context()?;
+    let schema = batch.schema();
+    let mem = datafusion::datasource::MemTable::try_new(schema, vec![vec![batch]])?;
+    ctx.register_table(TableReference::bare(table), Arc::new(mem))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    let batches = runtime.block_on(async {
+        let frame = ctx.sql(sql).await?;
+        let schema = Arc::new(frame.schema().as_arrow().clone());
+        frame.collect().await.map(|batches| (schema, batches))
+    })?;
+    Ok(arrow::compute::concat_batches(&batches.0, &batches.1)?)
+}
+
 /// The names of the tables `sql` reads, as written (CTE names excluded).
 pub fn table_references(sql: &str) -> Result<Vec<String>> {
     let ctx = streaming_context()?;
@@ -427,6 +443,13 @@ mod tests {
             ids.extend(b.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().iter());
         }
         ids
+    }
+
+    #[test]
+    fn bounded_queries_may_aggregate() {
+        let out = run_bounded_query("SELECT count(*) AS n, max(id) AS top FROM state WHERE id > 0", "state", batch(&[0, 1, 2, 3])).unwrap();
+        assert_eq!(out.num_rows(), 1);
+        assert_eq!(out.column(0).as_any().downcast_ref::<Int64Array>().unwrap().value(0), 3);
     }
 
     #[test]

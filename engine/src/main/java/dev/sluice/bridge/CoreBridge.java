@@ -25,6 +25,9 @@ public interface CoreBridge {
 
     List<String> sqlTableReferences(String sql);
 
+    /** Runs a bounded query once over one batch (C array and schema, moved); returns a batch handle. */
+    long sqlQuery(String optionsJson, long arrowArray, long arrowSchema);
+
     // Batches
 
     /** Moves the C array and schema at the given addresses into a new native batch. */
@@ -59,8 +62,12 @@ public interface CoreBridge {
 
     long decoderCreate(String optionsJson, long arrowSchema);
 
-    /** Returns {batch, errors-or-0}. */
-    long[] decoderDecode(long decoder, long data, long offsets, long records);
+    /**
+     * Decodes {@code records} records ({@code data} + {@code records + 1} offsets); the extra
+     * C array and schema (moved, or both 0) add one row per record as columns. Returns
+     * {batch, errors-or-0}.
+     */
+    long[] decoderDecode(long decoder, long data, long offsets, long records, long extraArray, long extraSchema);
 
     void decoderFree(long decoder);
 
@@ -69,6 +76,12 @@ public interface CoreBridge {
 
     /** Returns {address, length} of a buffer's bytes. */
     long[] bufferData(long buffer);
+
+    /** Returns {address, count} of a buffer's record offsets (count 0 unless asked for). */
+    long[] bufferOffsets(long buffer);
+
+    /** Returns {keys address, offsets address, offsets count} of a buffer's keys. */
+    long[] bufferKeys(long buffer);
 
     void bufferFree(long buffer);
 

@@ -22,6 +22,10 @@ public final class FfmCoreBridge implements CoreBridge {
     private static final ThreadLocal<MemorySegment> SCRATCH =
             ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(16, 8));
 
+    /** Three out-slots, for the one call that has three outputs. */
+    private static final ThreadLocal<MemorySegment> KEYS_SCRATCH =
+            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(24, 8));
+
     private static final MemorySegment NULL = MemorySegment.NULL;
 
     FfmCoreBridge() {}
@@ -98,6 +102,13 @@ public final class FfmCoreBridge implements CoreBridge {
             return parseStringArray(json);
         } finally {
             bufferFree(buffer);
+        }
+    }
+
+    @Override
+    public long sqlQuery(String optionsJson, long arrowArray, long arrowSchema) {
+        try (Arena arena = Arena.ofConfined()) {
+            return handleOut(sluice_h.sluice_sql_query(arena.allocateFrom(optionsJson), at(arrowArray), at(arrowSchema), scratch()));
         }
     }
 
@@ -180,9 +191,10 @@ public final class FfmCoreBridge implements CoreBridge {
     }
 
     @Override
-    public long[] decoderDecode(long decoder, long data, long offsets, long records) {
+    public long[] decoderDecode(long decoder, long data, long offsets, long records, long extraArray, long extraSchema) {
         MemorySegment out = scratch();
-        check(sluice_h.sluice_decoder_decode(at(decoder), at(data), at(offsets), records, out, out.asSlice(8)));
+        check(sluice_h.sluice_decoder_decode(at(decoder), at(data), at(offsets), records, at(extraArray), at(extraSchema),
+                out, out.asSlice(8)));
         return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8)};
     }
 
@@ -203,6 +215,20 @@ public final class FfmCoreBridge implements CoreBridge {
         MemorySegment out = scratch();
         check(sluice_h.sluice_buffer_data(at(buffer), out, out.asSlice(8)));
         return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8)};
+    }
+
+    @Override
+    public long[] bufferOffsets(long buffer) {
+        MemorySegment out = scratch();
+        check(sluice_h.sluice_buffer_offsets(at(buffer), out, out.asSlice(8)));
+        return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8)};
+    }
+
+    @Override
+    public long[] bufferKeys(long buffer) {
+        MemorySegment out = KEYS_SCRATCH.get();
+        check(sluice_h.sluice_buffer_keys(at(buffer), out, out.asSlice(8), out.asSlice(16)));
+        return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8), out.get(JAVA_LONG, 16)};
     }
 
     @Override

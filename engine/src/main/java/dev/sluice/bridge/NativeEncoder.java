@@ -1,16 +1,55 @@
 package dev.sluice.bridge;
 
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
 import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /** Encodes batches to bytes in the core (JSON lines, a JSON array, CSV). */
 public final class NativeEncoder {
 
+    /**
+     * Encoded rows for one message per row. Record {@code i} is {@code data[offset(i) ..
+     * offset(i+1) - 1]} (each record is followed by a newline that is not part of it); keys,
+     * when asked for, have the same layout. Valid only during the callback.
+     */
+    public record Records(MemorySegment data, MemorySegment offsets, MemorySegment keys, MemorySegment keyOffsets, int count) {
+
+        public long start(int i) {
+            return offsets.getAtIndex(JAVA_LONG, i);
+        }
+
+        /** Length of record {@code i} without its newline. */
+        public long length(int i) {
+            return offsets.getAtIndex(JAVA_LONG, i + 1) - start(i) - 1;
+        }
+
+        public boolean hasKeys() {
+            return keyOffsets.byteSize() > 0;
+        }
+
+        public long keyStart(int i) {
+            return keyOffsets.getAtIndex(JAVA_LONG, i);
+        }
+
+        public long keyLength(int i) {
+            return keyOffsets.getAtIndex(JAVA_LONG, i + 1) - keyStart(i) - 1;
+        }
+    }
+
     private final String optionsJson;
 
     /** {@code format}: json, jsonarray or csv. */
     public NativeEncoder(String format, boolean header) {
-        this.optionsJson = Json.object(java.util.Map.of("format", format, "header", header));
+        this(format, header, false, List.of());
+    }
+
+    /** With {@code recordOffsets}, rows can be read one by one; {@code keyColumns} also encodes keys. */
+    public NativeEncoder(String format, boolean header, boolean recordOffsets, List<String> keyColumns) {
+        this.optionsJson = Json.object(Map.of("format", format, "header", header, "record_offsets", recordOffsets,
+                "key_columns", keyColumns));
     }
 
     /**
@@ -22,9 +61,33 @@ public final class NativeEncoder {
         long buffer = core.encode(batch.handle(), optionsJson);
         try {
             long[] data = core.bufferData(buffer);
-            consumer.accept(data[1] == 0 ? MemorySegment.NULL : MemorySegment.ofAddress(data[0]).reinterpret(data[1]));
+            consumer.accept(segment(data[0], data[1]));
         } finally {
             core.bufferFree(buffer);
         }
+    }
+
+    /** Encodes {@code batch} as one record per row (needs {@code recordOffsets}). */
+    public void encodeRecords(NativeBatch batch, Consumer<Records> consumer) {
+        CoreBridge core = NativeCore.bridge();
+        long buffer = core.encode(batch.handle(), optionsJson);
+        try {
+            long[] data = core.bufferData(buffer);
+            long[] offsets = core.bufferOffsets(buffer);
+            long[] keys = core.bufferKeys(buffer);
+            if (offsets[1] == 0) {
+                throw new IllegalStateException("encoder built without record offsets");
+            }
+            MemorySegment keyOffsets = segment(keys[1], keys[2] * 8);
+            long keyBytes = keys[2] == 0 ? 0 : keyOffsets.getAtIndex(JAVA_LONG, keys[2] - 1);
+            consumer.accept(new Records(segment(data[0], data[1]), segment(offsets[0], offsets[1] * 8),
+                    segment(keys[0], keyBytes), keyOffsets, (int) (offsets[1] - 1)));
+        } finally {
+            core.bufferFree(buffer);
+        }
+    }
+
+    private static MemorySegment segment(long address, long size) {
+        return size == 0 ? MemorySegment.NULL : MemorySegment.ofAddress(address).reinterpret(size);
     }
 }

@@ -578,6 +578,71 @@ public class sluice_h {
         }
     }
 
+    private static final FunctionDescriptor sluice_sql_query$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_sql_query {
+        public static final FunctionDescriptor DESC = sluice_sql_query$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_sql_query");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_sql_query(const char *options_json, struct ArrowArray *array, struct ArrowSchema *schema, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static FunctionDescriptor sluice_sql_query$descriptor() {
+        return sluice_sql_query$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_sql_query(const char *options_json, struct ArrowArray *array, struct ArrowSchema *schema, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static MethodHandle sluice_sql_query$handle() {
+        return sluice_sql_query.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_sql_query(const char *options_json, struct ArrowArray *array, struct ArrowSchema *schema, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static MemorySegment sluice_sql_query$address() {
+        return sluice_sql_query.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_sql_query(const char *options_json, struct ArrowArray *array, struct ArrowSchema *schema, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static int sluice_sql_query(MemorySegment options_json, MemorySegment array, MemorySegment schema, MemorySegment out_batch) {
+        var mh$ = sluice_sql_query.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_sql_query", options_json, array, schema, out_batch);
+            }
+            return (int)mh$.invokeExact(options_json, array, schema, out_batch);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static final FunctionDescriptor sluice_batch_import$DESC = FunctionDescriptor.of(
         sluice_h.C_INT,
         sluice_h.C_POINTER,
@@ -1348,6 +1413,8 @@ public class sluice_h {
         sluice_h.C_POINTER,
         sluice_h.C_LONG,
         sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
         sluice_h.C_POINTER
     );
 
@@ -1362,7 +1429,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
+     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct ArrowArray *extra_array, struct ArrowSchema *extra_schema, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static FunctionDescriptor sluice_decoder_decode$descriptor() {
@@ -1372,7 +1439,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
+     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct ArrowArray *extra_array, struct ArrowSchema *extra_schema, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static MethodHandle sluice_decoder_decode$handle() {
@@ -1382,7 +1449,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
+     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct ArrowArray *extra_array, struct ArrowSchema *extra_schema, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
     public static MemorySegment sluice_decoder_decode$address() {
@@ -1391,16 +1458,16 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
+     * int32_t sluice_decoder_decode(struct SluiceDecoder *decoder, const uint8_t *data, const int64_t *offsets, size_t n_records, struct ArrowArray *extra_array, struct ArrowSchema *extra_schema, struct SluiceBatch **out_batch, struct SluiceBatch **out_errors)
      * }
      */
-    public static int sluice_decoder_decode(MemorySegment decoder, MemorySegment data, MemorySegment offsets, long n_records, MemorySegment out_batch, MemorySegment out_errors) {
+    public static int sluice_decoder_decode(MemorySegment decoder, MemorySegment data, MemorySegment offsets, long n_records, MemorySegment extra_array, MemorySegment extra_schema, MemorySegment out_batch, MemorySegment out_errors) {
         var mh$ = sluice_decoder_decode.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("sluice_decoder_decode", decoder, data, offsets, n_records, out_batch, out_errors);
+                traceDowncall("sluice_decoder_decode", decoder, data, offsets, n_records, extra_array, extra_schema, out_batch, out_errors);
             }
-            return (int)mh$.invokeExact(decoder, data, offsets, n_records, out_batch, out_errors);
+            return (int)mh$.invokeExact(decoder, data, offsets, n_records, extra_array, extra_schema, out_batch, out_errors);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1591,6 +1658,135 @@ public class sluice_h {
                 traceDowncall("sluice_buffer_data", buffer, out_data, out_len);
             }
             return (int)mh$.invokeExact(buffer, out_data, out_len);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_buffer_offsets$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_buffer_offsets {
+        public static final FunctionDescriptor DESC = sluice_buffer_offsets$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_buffer_offsets");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_buffer_offsets(const struct SluiceBuffer *buffer, const int64_t **out_offsets, size_t *out_count)
+     * }
+     */
+    public static FunctionDescriptor sluice_buffer_offsets$descriptor() {
+        return sluice_buffer_offsets$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_buffer_offsets(const struct SluiceBuffer *buffer, const int64_t **out_offsets, size_t *out_count)
+     * }
+     */
+    public static MethodHandle sluice_buffer_offsets$handle() {
+        return sluice_buffer_offsets.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_buffer_offsets(const struct SluiceBuffer *buffer, const int64_t **out_offsets, size_t *out_count)
+     * }
+     */
+    public static MemorySegment sluice_buffer_offsets$address() {
+        return sluice_buffer_offsets.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_buffer_offsets(const struct SluiceBuffer *buffer, const int64_t **out_offsets, size_t *out_count)
+     * }
+     */
+    public static int sluice_buffer_offsets(MemorySegment buffer, MemorySegment out_offsets, MemorySegment out_count) {
+        var mh$ = sluice_buffer_offsets.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_buffer_offsets", buffer, out_offsets, out_count);
+            }
+            return (int)mh$.invokeExact(buffer, out_offsets, out_count);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_buffer_keys$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_buffer_keys {
+        public static final FunctionDescriptor DESC = sluice_buffer_keys$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_buffer_keys");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_buffer_keys(const struct SluiceBuffer *buffer, const uint8_t **out_data, const int64_t **out_offsets, size_t *out_count)
+     * }
+     */
+    public static FunctionDescriptor sluice_buffer_keys$descriptor() {
+        return sluice_buffer_keys$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_buffer_keys(const struct SluiceBuffer *buffer, const uint8_t **out_data, const int64_t **out_offsets, size_t *out_count)
+     * }
+     */
+    public static MethodHandle sluice_buffer_keys$handle() {
+        return sluice_buffer_keys.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_buffer_keys(const struct SluiceBuffer *buffer, const uint8_t **out_data, const int64_t **out_offsets, size_t *out_count)
+     * }
+     */
+    public static MemorySegment sluice_buffer_keys$address() {
+        return sluice_buffer_keys.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_buffer_keys(const struct SluiceBuffer *buffer, const uint8_t **out_data, const int64_t **out_offsets, size_t *out_count)
+     * }
+     */
+    public static int sluice_buffer_keys(MemorySegment buffer, MemorySegment out_data, MemorySegment out_offsets, MemorySegment out_count) {
+        var mh$ = sluice_buffer_keys.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_buffer_keys", buffer, out_data, out_offsets, out_count);
+            }
+            return (int)mh$.invokeExact(buffer, out_data, out_offsets, out_count);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

@@ -1,0 +1,62 @@
+package dev.sluice.bridge;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Map;
+import org.apache.arrow.c.ArrowArray;
+import org.apache.arrow.c.ArrowSchema;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * Decodes record slabs (JSON, CSV, raw bytes) in the core. The caller copies a batch of
+ * records once into an off-heap slab with Arrow-style offsets; no record becomes a Java object.
+ */
+public final class NativeDecoder extends NativeHandle {
+
+    /** One decoded batch: the good rows, and the malformed records (index, record, error) or null. */
+    public record Decoded(NativeBatch batch, NativeBatch errors) {}
+
+    private final BufferAllocator allocator;
+
+    private NativeDecoder(long handle, BufferAllocator allocator) {
+        super("decoder", handle);
+        this.allocator = allocator;
+    }
+
+    /** {@code format}: json, csv or raw; {@code schema} null for raw (one Binary column {@code value}). */
+    public static NativeDecoder create(BufferAllocator allocator, String format, String delimiter, Schema schema) {
+        String options = Json.object(Map.of("format", format, "delimiter", delimiter));
+        try (Arena arena = Arena.ofConfined()) {
+            long schemaStruct = schema == null ? 0 : ArrowC.exportSchema(arena, allocator, schema).address();
+            return new NativeDecoder(core().decoderCreate(options, schemaStruct), allocator);
+        }
+    }
+
+    /**
+     * Decodes {@code count} records: {@code data} holds their bytes, {@code offsets} {@code count + 1}
+     * longs. {@code extra} (may be null) has one row per record and is appended as columns to
+     * the good rows, e.g. Kafka partitions and offsets.
+     */
+    public Decoded decode(MemorySegment data, MemorySegment offsets, int count, VectorSchemaRoot extra) {
+        long[] out;
+        if (extra == null) {
+            out = core().decoderDecode(address(), data.address(), offsets.address(), count, 0, 0);
+        } else {
+            try (ArrowArray array = ArrowArray.allocateNew(allocator);
+                    ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
+                Data.exportVectorSchemaRoot(allocator, extra, null, array, schema);
+                out = core().decoderDecode(address(), data.address(), offsets.address(), count,
+                        array.memoryAddress(), schema.memoryAddress());
+            }
+        }
+        return new Decoded(new NativeBatch(out[0]), NativeBatch.ofNullable(out[1]));
+    }
+
+    @Override
+    protected void free(long address) {
+        core().decoderFree(address);
+    }
+}
