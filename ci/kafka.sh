@@ -24,6 +24,8 @@ Commands:
   stop                       SIGTERM the broker, SIGKILL after 20 s; exit 0 if nothing was running
   status                     print running/stopped, PID and bootstrap address; exit 0 running, 3 stopped
   restart                    stop, then start keeping the data (simulates a broker restart)
+  bootstrap                  print the bootstrap address, e.g. for
+                             export SLUICE_KAFKA_BOOTSTRAP=$(ci/kafka.sh bootstrap)
   topics create NAME [--partitions N] [--config K=V]...
   topics list | describe [NAME] | delete NAME
   produce TOPIC              send stdin lines as records ("key<TAB>value" lines with --keys)
@@ -47,7 +49,7 @@ EOF
 }
 
 say() { echo "kafka.sh: $*" >&2; }   # progress goes to stderr: stdout is for tool output
-die() { echo "kafka.sh: error: $*" >&2; exit "${2:-1}"; }
+die() { echo "kafka.sh: error: $1" >&2; exit "${2:-1}"; }
 
 # ---- arguments -------------------------------------------------------------------------------
 cmd=""; args=(); fresh=0
@@ -91,6 +93,7 @@ kafka_version=$(sed -n 's#.*<kafka.version>\(.*\)</kafka.version>.*#\1#p' "$pom"
 cache=${SLUICE_KAFKA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice/kafka-$kafka_version}
 
 # JDK >= 22 (Kafka itself needs 17+); defines SLUICE_JVM_FLAGS.
+# shellcheck source-path=SCRIPTDIR source=lib/java.sh
 . "$root/ci/lib/java.sh"
 
 # ---- jars ------------------------------------------------------------------------------------
@@ -113,6 +116,7 @@ install_dir() { # $1 = a complete dir, $2 = target: replace $2 by a copy of $1, 
 
 ensure_jars() {
   jars_complete "$libs" && return 0
+  mkdir -p "$home"
   if [ "$cache" != none ] && jars_complete "$cache/libs"; then
     say "copying Kafka $kafka_version jars from $cache/libs"
     install_dir "$cache/libs" "$libs"
@@ -128,14 +132,15 @@ ensure_jars() {
     cat "$home/fetch.log" >&2; rm -rf "$tmp"
     die "mvn could not fetch the Kafka jars (log above, also in $home/fetch.log)"
   fi
-  [ -s "$tmp/kafka_2.13-$kafka_version.jar" ] && [ -s "$tmp/kafka-tools-$kafka_version.jar" ] \
-    || { rm -rf "$tmp"; die "mvn finished but kafka_2.13/kafka-tools jars are missing from $tmp"; }
+  if [ ! -s "$tmp/kafka_2.13-$kafka_version.jar" ] || [ ! -s "$tmp/kafka-tools-$kafka_version.jar" ]; then
+    rm -rf "$tmp"; die "mvn finished but the kafka_2.13/kafka-tools jars are missing"
+  fi
   { echo "$stamp"; (cd "$tmp" && ls -1 -- *.jar); } > "$tmp/$marker"
   rm -rf "$libs"; mv "$tmp" "$libs"
   say "fetched $(($(wc -l < "$libs/$marker") - 1)) jars ($(du -sh "$libs" | cut -f1)) in $((SECONDS - t0)) s"
   if [ "$cache" != none ]; then
-    install_dir "$libs" "$cache/libs" 2>/dev/null && say "cached them in $cache/libs" \
-      || say "warning: could not cache the jars in $cache/libs"
+    if install_dir "$libs" "$cache/libs" 2>/dev/null; then say "cached them in $cache/libs"
+    else say "warning: could not cache the jars in $cache/libs"; fi
   fi
 }
 
@@ -170,11 +175,18 @@ port_holder() { # Best effort: who listens on 127.0.0.1:$1.
 }
 
 tools_jvm=(-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto)
+write_file() { # $1 = path, stdin = content: (re)written only when it differs, atomically.
+  local tmp="$1.tmp.$$"
+  cat > "$tmp"
+  if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv -f "$tmp" "$1"; fi
+}
+
 tool_log_config() {
-  [ -f "$home/probe.properties" ] || printf 'request.timeout.ms=5000\ndefault.api.timeout.ms=10000\n' > "$home/probe.properties"
-  [ -f "$home/tools-log4j2.properties" ] || cat > "$home/tools-log4j2.properties" <<'EOF'
+  printf 'request.timeout.ms=5000\ndefault.api.timeout.ms=10000\n' | write_file "$home/probe.properties"
+  write_file "$home/tools-log4j2.properties" <<'EOF'
 # Written by ci/kafka.sh: Kafka command-line tools log warnings to stderr.
 status = warn
+shutdownHook = disable
 appender.stderr.type = Console
 appender.stderr.name = STDERR
 appender.stderr.target = SYSTEM_ERR
@@ -195,7 +207,7 @@ run_tool() { # $1 = main class, rest = its arguments. Runs in the foreground.
 
 # ---- start -----------------------------------------------------------------------------------
 write_config() {
-  cat > "$props" <<EOF
+  write_file "$props" <<EOF
 # Written by ci/kafka.sh on every start; edits are lost (use SLUICE_KAFKA_EXTRA_CONFIG instead).
 process.roles=broker,controller
 node.id=1
@@ -224,9 +236,10 @@ num.recovery.threads.per.data.dir=1
 EOF
   if [ -n "${SLUICE_KAFKA_EXTRA_CONFIG:-}" ]; then
     [ -r "$SLUICE_KAFKA_EXTRA_CONFIG" ] || die "SLUICE_KAFKA_EXTRA_CONFIG=$SLUICE_KAFKA_EXTRA_CONFIG is not readable"
-    { echo "# From SLUICE_KAFKA_EXTRA_CONFIG=$SLUICE_KAFKA_EXTRA_CONFIG"; cat "$SLUICE_KAFKA_EXTRA_CONFIG"; } >> "$props"
+    { cat "$props"; echo "# From SLUICE_KAFKA_EXTRA_CONFIG=$SLUICE_KAFKA_EXTRA_CONFIG"; cat "$SLUICE_KAFKA_EXTRA_CONFIG"; } \
+      | write_file "$props"
   fi
-  cat > "$home/log4j2.properties" <<'EOF'
+  write_file "$home/log4j2.properties" <<'EOF'
 # Written by ci/kafka.sh: the broker logs INFO to stdout, which goes to broker.log.
 status = warn
 # Keep logging while Kafka's own shutdown hook runs (log4j2's hook would stop it first).
@@ -245,14 +258,9 @@ EOF
 }
 
 format_storage() {
-  if [ -f "$data/meta.properties" ]; then
-    local formatted_cport
-    formatted_cport=$(sed -n 's/^controller_port=//p' "$home/format.env" 2>/dev/null || true)
-    if [ -n "$formatted_cport" ] && [ "$formatted_cport" != "$cport" ]; then
-      die "the data in $data was formatted with controller port $formatted_cport, not $cport; use --controller-port $formatted_cport, or start --fresh to wipe the data" 2
-    fi
-    return 0
-  fi
+  # Formatted once; the cluster id stays in $data/meta.properties. (Kafka 4.4 copes with the ports
+  # changing between starts: the single voter's endpoint is updated when it becomes leader.)
+  [ -f "$data/meta.properties" ] && return 0
   if [ -d "$data" ] && [ -n "$(ls -A "$data" 2>/dev/null)" ]; then
     die "$data is not empty but has no meta.properties; start --fresh wipes it"
   fi
@@ -261,8 +269,6 @@ format_storage() {
   mkdir -p "$data"
   run_tool kafka.tools.StorageTool format --standalone -t "$id" -c "$props" >"$home/format.log" 2>&1 \
     || { cat "$home/format.log" >&2; die "formatting $data failed (log above)"; }
-  # Remembered beside the data: the KRaft voter set stores the controller endpoint at format time.
-  printf 'cluster_id=%s\ncontroller_port=%s\n' "$id" "$cport" > "$home/format.env"
   say "formatted $data (cluster id $id)"
 }
 
@@ -280,6 +286,7 @@ wait_ready() { # $1 = PID. Ready once a client's metadata call lists this broker
     if port_open "$port"; then
       # BrokerApiVersionsCommand describes the cluster through the Admin client: it prints
       # "127.0.0.1:PORT (id: 1 ...) -> (...)" only once the broker serves requests, with "isFenced: false".
+      # shellcheck disable=SC2086
       out=$(timeout "$left" java "${tools_jvm[@]}" $SLUICE_JVM_FLAGS \
               -Dlog4j2.configurationFile="$home/tools-log4j2.properties" -cp "$libs/*" \
               org.apache.kafka.tools.BrokerApiVersionsCommand --bootstrap-server "$bootstrap" \
@@ -294,6 +301,7 @@ cmd_start() {
   local pid running_port
   mkdir -p "$home"
   if pid=$(our_pid); then
+    [ "$fresh" = 0 ] || die "--fresh wipes the data, but the broker is running (PID $pid): use restart --fresh" 2
     running_port=$(sed -n 's/^port=//p' "$envfile" 2>/dev/null || true)
     if [ -n "$running_port" ] && [ "$running_port" != "$port" ]; then
       die "a broker from $home is already running on port $running_port (PID $pid), not $port; stop it first"
@@ -314,7 +322,7 @@ cmd_start() {
   done
   ensure_jars
   if [ "$fresh" = 1 ]; then
-    say "--fresh: wiping $data"; rm -rf "$data" "$home/format.env"
+    say "--fresh: wiping $data"; rm -rf "$data"
   fi
   write_config; tool_log_config
   format_storage
@@ -331,10 +339,12 @@ cmd_start() {
   pid=$!
   echo "$pid" > "$pidfile"
   printf 'port=%s\ncontroller_port=%s\n' "$port" "$cport" > "$envfile"
-  local t0=$SECONDS
+  local t0
+  t0=$(date +%s%N)
   sleep 0.2
   wait_ready "$pid"
-  say "ready in $((SECONDS - t0)) s (PID $pid, bootstrap $bootstrap)"
+  local ds=$(( ($(date +%s%N) - t0) / 100000000 ))
+  say "ready in $((ds / 10)).$((ds % 10)) s (PID $pid, bootstrap $bootstrap)"
 }
 
 # ---- stop / status ---------------------------------------------------------------------------
@@ -398,7 +408,7 @@ cmd_produce() {
   local topic=${args[0]} extra=() a
   for a in "${args[@]:1}"; do
     case "$a" in
-      --keys) extra+=(--property parse.key=true --property "key.separator=	") ;;
+      --keys) extra+=(--reader-property parse.key=true --reader-property "key.separator=	") ;;
       *) extra+=("$a") ;;
     esac
   done
@@ -413,15 +423,20 @@ cmd_consume() {
     case "${rest[$i]}" in
       --max) extra+=(--max-messages "${rest[$((i + 1))]}"); i=$((i + 2)) ;;
       --timeout-ms) timeout_ms=${rest[$((i + 1))]}; i=$((i + 2)) ;;
-      --keys) extra+=(--property print.key=true --property "key.separator=	"); i=$((i + 1)) ;;
+      --keys) extra+=(--formatter-property print.key=true --formatter-property "key.separator=	"); i=$((i + 1)) ;;
       *) extra+=("${rest[$i]}"); i=$((i + 1)) ;;
     esac
   done
-  # ConsoleConsumer exits 1 with "TimeoutException" on its idle timeout: that is the normal end here.
-  local rc=0
+  # On its idle timeout ConsoleConsumer logs an ERROR with a TimeoutException and exits 1: that is
+  # the normal end here, so exit 1 with that exception counts as success and its lines are dropped.
+  local rc=0 err
+  err=$(mktemp)
   run_tool org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$bootstrap" \
-    --topic "$topic" --from-beginning --timeout-ms "$timeout_ms" "${extra[@]}" || rc=$?
-  [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || return "$rc"
+    --topic "$topic" --from-beginning --timeout-ms "$timeout_ms" "${extra[@]}" 2>"$err" || rc=$?
+  if [ "$rc" -eq 1 ] && grep -qx 'org.apache.kafka.common.errors.TimeoutException' "$err"; then rc=0; fi
+  grep -vE '^(\[.*\] ERROR Error processing message, terminating consumer process|org\.apache\.kafka\.common\.errors\.TimeoutException$|The consumer rebalance protocol \(KIP-848\))' "$err" >&2 || true
+  rm -f "$err"
+  return "$rc"
 }
 
 # start/stop/restart of one work dir never overlap (e.g. parallel test suites both calling start).
@@ -432,17 +447,22 @@ lock() {
   flock -w 180 9 || die "another ci/kafka.sh holds $home/.lock"
 }
 
+need_broker() { # The client helpers fail fast rather than wait out the client's timeouts.
+  port_open "$port" || die "no broker at $bootstrap (start one with ci/kafka.sh start, or pass --port)"
+}
+
 case "$cmd" in
   start) lock; cmd_start ;;
   stop) lock; cmd_stop ;;
   status) cmd_status ;;
   restart) lock; cmd_stop; cmd_start ;;
-  topics) cmd_topics ;;
-  produce) cmd_produce ;;
-  consume) cmd_consume ;;
+  topics) need_broker; cmd_topics ;;
+  produce) need_broker; cmd_produce ;;
+  consume) need_broker; cmd_consume ;;
   tool)
     [ ${#args[@]} -ge 1 ] || die "usage: tool CLASS [ARGS...]" 2
     run_tool "${args[@]}" ;;
   fetch) mkdir -p "$home"; ensure_jars; say "jars ready in $libs" ;;
-  *) usage >&2; die "unknown command '$cmd'" 2 ;;
+  bootstrap) echo "$bootstrap" ;;
+  *) die "unknown command '$cmd' (ci/kafka.sh help lists them)" 2 ;;
 esac

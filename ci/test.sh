@@ -17,6 +17,12 @@ cargo test --release --locked --manifest-path rust/Cargo.toml
 echo "== C header: rust/core/include/sluice.h matches what cbindgen generates"
 cargo run --quiet --release --locked --manifest-path rust/header-check/Cargo.toml -- check
 
+echo "== Kafka: a real single-node broker for the Kafka tests (ci/kafka.sh)"
+bash ci/kafka.sh start --fresh
+trap 'bash ci/kafka.sh stop' EXIT
+SLUICE_KAFKA_BOOTSTRAP=$(bash ci/kafka.sh bootstrap)
+export SLUICE_KAFKA_BOOTSTRAP
+
 echo "== Java: mvn verify (builds the native core into the JAR, runs the JUnit suites)"
 mvn -B -ntp verify
 

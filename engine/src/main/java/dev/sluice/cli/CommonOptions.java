@@ -3,6 +3,10 @@ package dev.sluice.cli;
 import dev.sluice.bridge.NativeCore;
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.PipelineLoader;
+import dev.sluice.config.PipelineSpec;
+import dev.sluice.runtime.PositionStore;
+import dev.sluice.state.StateDirectories;
+import dev.sluice.state.StatePositionStore;
 import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.StageTypes;
 import java.io.PrintStream;
@@ -29,11 +33,27 @@ final class CommonOptions {
      * prints the report and returns null, which the caller turns into {@link Main#EXIT_CONFIG}.
      */
     Pipeline assemble(Path file, PrintStream err) {
+        return assemble(file, err, false, null);
+    }
+
+    /**
+     * As {@link #assemble(Path, PrintStream)}; with {@code withState}, sources resume from and
+     * checkpoint into the pipeline's state DB: {@code stateDir}, or {@code .sluice/state/NAME}
+     * when it is null.
+     */
+    Pipeline assemble(Path file, PrintStream err, boolean withState, Path stateDir) {
+        PositionStore positions = PositionStore.NONE;
         try {
-            return Pipeline.assemble(PipelineLoader.load(file), StageTypes.builtIn());
+            PipelineSpec spec = PipelineLoader.load(file);
+            if (withState) {
+                positions = StatePositionStore.open(StateDirectories.forPipeline(spec.name(), stateDir), spec.name());
+            }
+            return Pipeline.assemble(spec, StageTypes.builtIn(), positions);
         } catch (ConfigException e) {
+            positions.close();
             report(err, e);
         } catch (RuntimeException e) {
+            positions.close();
             report(err, "error: " + file + ": ", e);
         }
         return null;

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "A lightweight streaming SQL engine: YAML pipelines of sources, SQL transforms and sinks.",
-        subcommands = {RunCommand.class, ValidateCommand.class, ConfigDocsCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {RunCommand.class, ValidateCommand.class, StateCommand.class, ConfigDocsCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
     /** Exit code for a pipeline file, SQL or setting that is wrong (nothing ran). */

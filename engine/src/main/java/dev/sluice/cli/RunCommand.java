@@ -25,10 +25,14 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     CommonOptions options;
 
+    @picocli.CommandLine.Option(names = "--state-dir", paramLabel = "DIR",
+            description = "The pipeline's state DB (checkpointed positions). Default: .sluice/state/NAME.")
+    Path stateDir;
+
     @Override
     public Integer call() {
         options.apply();
-        Pipeline pipeline = options.assemble(file, System.err);
+        Pipeline pipeline = options.assemble(file, System.err, true, stateDir);
         if (pipeline == null) {
             return Main.EXIT_CONFIG;
         }

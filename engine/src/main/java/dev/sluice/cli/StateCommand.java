@@ -36,19 +36,24 @@ import picocli.CommandLine.Parameters;
         description = {
             "Inspect and patch a pipeline's state (checkpoint positions, plugin state) with SQL.",
             "The state is one table, 'state': namespace, key, data (JSON text), created_at (timestamp, UTC).",
-            "PIPELINE is the pipeline's .yaml file or its name; the state lives in --state-dir, by default",
-            ".sluice/state/<NAME> under the working directory."},
+            "PIPELINE is the pipeline's .yaml file or its name. The state lives in --state-dir DIR, by default "
+                + "in .sluice/state/<NAME> under the working directory."},
         subcommands = {StateCommand.Query.class, StateCommand.ListRows.class, StateCommand.Set.class,
             StateCommand.Delete.class},
         footer = {"", "Examples:",
-            "  sluice state query orders.yaml \"SELECT namespace, count(*) AS n FROM state GROUP BY namespace\"",
-            "  sluice state query orders \"SELECT key, json_get_int(data, 'offset') AS o FROM state ORDER BY key\"",
-            "  sluice state set orders.yaml orders source/in/orders/0 '{\"offset\": 42, \"epoch\": 7}'",
-            "  sluice state delete orders.yaml orders source/in/orders/0"})
+            "  sluice state query p.yaml \"SELECT namespace, count(*) FROM state GROUP BY 1\"",
+            "  sluice state query p \"SELECT key, json_get_int(data, 'offset') FROM state\"",
+            "  sluice state set p.yaml p source/in/orders/0 '{\"offset\": 42, \"epoch\": 7}'",
+            "  sluice state delete p.yaml p source/in/orders/0"})
 final class StateCommand implements Callable<Integer> {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    // Inherited, so that every subcommand answers --help.
+    @Option(names = {"-h", "--help"}, usageHelp = true, scope = CommandLine.ScopeType.INHERIT,
+            description = "Show this help message and exit.")
+    boolean help;
 
     /** {@code sluice state} alone: a subcommand is missing, which is bad input. */
     @Override
@@ -64,7 +69,7 @@ final class StateCommand implements Callable<Integer> {
         String pipeline;
 
         @Option(names = "--state-dir", paramLabel = "DIR",
-                description = "The pipeline's state directory (default: .sluice/state/<NAME> in the working directory).")
+                description = "State directory (default .sluice/state/<NAME>, under the working directory).")
         Path stateDir;
 
         String name;
@@ -91,6 +96,8 @@ final class StateCommand implements Callable<Integer> {
             try {
                 target.resolve();
                 return run();
+            } catch (CommandLine.ParameterException e) {
+                throw e; // picocli prints it with the usage and exits 2
             } catch (ConfigException e) {
                 options.report(System.err, e);
                 return Main.EXIT_CONFIG;
@@ -136,9 +143,9 @@ final class StateCommand implements Callable<Integer> {
     }
 
     @Command(name = "query", description = {
-        "Run SQL over the state as table 'state' and print the result; (N rows) goes to stderr.",
-        "Read-only: works while the pipeline runs. Any bounded SQL works, including aggregations,",
-        "ORDER BY and JSON functions such as json_get_int(data, 'offset')."})
+        "Run SQL over the state as table 'state' and print the result to stdout; (N rows) goes to stderr.",
+        "Read-only: works while the pipeline runs. Any bounded SQL works, including aggregations, ORDER BY "
+            + "and JSON functions such as json_get_int(data, 'offset')."})
     static final class Query extends Action {
 
         @Parameters(index = "1", paramLabel = "SQL", description = "The query, e.g. \"SELECT * FROM state ORDER BY key\".")
@@ -189,9 +196,8 @@ final class StateCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "set", description = {
-        "Write JSON under NAMESPACE and KEY, replacing the row there (created_at = now).",
-        "Needs the pipeline stopped: exit 1 while it runs."})
+    @Command(name = "set", description = "Write JSON under NAMESPACE and KEY, replacing the row there "
+            + "(created_at = now). Needs the pipeline stopped: exit 1 while it runs.")
     static final class Set extends Action {
 
         @Parameters(index = "1", paramLabel = "NAMESPACE", description = "The row's namespace, e.g. the pipeline name.")
@@ -217,9 +223,9 @@ final class StateCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "delete", description = {
-        "Delete the row under NAMESPACE and KEY, or with --namespace-prefix every row under that prefix.",
-        "Exit 1 if nothing was deleted. Needs the pipeline stopped: exit 1 while it runs."})
+    @Command(name = "delete", description = "Delete the row under NAMESPACE and KEY, or with --namespace-prefix "
+            + "every row under that prefix. Exit 1 if nothing was deleted. Needs the pipeline stopped: exit 1 "
+            + "while it runs.")
     static final class Delete extends Action {
 
         @CommandLine.Spec

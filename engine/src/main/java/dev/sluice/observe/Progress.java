@@ -44,6 +44,10 @@ public final class Progress {
         if (stats.rejected() > 0) {
             line += String.format(Locale.ROOT, " | rejected %,d", stats.rejected());
         }
+        CheckpointStats checkpoints = stats.checkpoints();
+        if (checkpoints.completed() > 0) {
+            line += String.format(Locale.ROOT, " | epoch %d (%d ms)", checkpoints.lastEpoch(), checkpoints.lastMillis());
+        }
         if (terminal) {
             err.print("\r\033[K" + line);
             printedLive = true;
@@ -62,6 +66,9 @@ public final class Progress {
         long in = stats.recordsIn();
         err.printf(Locale.ROOT, "[%s] %s: in %,d | out %,d | %,.0f rec/s | %s%n", pipeline, outcome, in,
                 stats.recordsOut(), seconds > 0 ? in / seconds : 0.0, elapsed(seconds));
+        CheckpointStats checkpoints = stats.checkpoints();
+        err.printf(Locale.ROOT, "  checkpoints: %d completed (last epoch %d took %d ms), %d failed%n", checkpoints.completed(),
+                checkpoints.lastEpoch(), checkpoints.lastMillis(), checkpoints.failed());
         for (NodeStats n : stats.nodes()) {
             err.printf(Locale.ROOT, "  %-24s in %,14d  out %,14d%s%n", n.node(), n.rowsIn(), n.rowsOut(),
                     n.rejected() > 0 ? String.format(Locale.ROOT, "  rejected %,d", n.rejected()) : "");

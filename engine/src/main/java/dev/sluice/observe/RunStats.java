@@ -12,6 +12,7 @@ public final class RunStats {
     private final List<String> sources;
     private final List<String> sinks;
     private final long startNanos = System.nanoTime();
+    private final CheckpointStats checkpoints = new CheckpointStats();
 
     public RunStats(List<String> allNodes, List<String> sources, List<String> sinks) {
         for (String n : allNodes) {
@@ -41,6 +42,10 @@ public final class RunStats {
     /** Rows written by all sinks. */
     public long recordsOut() {
         return sinks.stream().mapToLong(n -> node(n).rowsIn()).sum();
+    }
+
+    public CheckpointStats checkpoints() {
+        return checkpoints;
     }
 
     public long rejected() {

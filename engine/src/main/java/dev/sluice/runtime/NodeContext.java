@@ -7,6 +7,7 @@ import dev.sluice.plugin.StageContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
@@ -20,9 +21,11 @@ final class NodeContext implements StageContext {
     private final NodeStats stats;
     private final ErrorPolicy policy;
     private final DeadLetterFile deadLetter;
+    private final Map<String, String> restored;
+    private Runnable checkpointRequester = () -> {};
 
     NodeContext(String node, String pipeline, Path directory, BufferAllocator allocator, NodeStats stats,
-            ErrorPolicy policy, DeadLetterFile deadLetter) {
+            ErrorPolicy policy, DeadLetterFile deadLetter, Map<String, String> restored) {
         this.node = node;
         this.pipeline = pipeline;
         this.directory = directory;
@@ -30,6 +33,21 @@ final class NodeContext implements StageContext {
         this.stats = stats;
         this.policy = policy;
         this.deadLetter = deadLetter;
+        this.restored = Map.copyOf(restored);
+    }
+
+    @Override
+    public Map<String, String> restoredPositions() {
+        return restored;
+    }
+
+    @Override
+    public void requestCheckpoint() {
+        checkpointRequester.run();
+    }
+
+    void onCheckpointRequest(Runnable requester) {
+        this.checkpointRequester = requester;
     }
 
     @Override

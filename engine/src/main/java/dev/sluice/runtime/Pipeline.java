@@ -37,14 +37,18 @@ public final class Pipeline implements AutoCloseable {
     private final RunStats stats;
     private final BufferAllocator allocator;
     private final List<DeadLetterFile> deadLetters;
+    private final CheckpointSettings checkpoint;
+    private final PositionStore positions;
 
     private Pipeline(PipelineSpec spec, List<PipelineNode> order, RunStats stats, BufferAllocator allocator,
-            List<DeadLetterFile> deadLetters) {
+            List<DeadLetterFile> deadLetters, CheckpointSettings checkpoint, PositionStore positions) {
         this.spec = spec;
         this.order = order;
         this.stats = stats;
         this.allocator = allocator;
         this.deadLetters = deadLetters;
+        this.checkpoint = checkpoint;
+        this.positions = positions;
     }
 
     /**
@@ -53,13 +57,24 @@ public final class Pipeline implements AutoCloseable {
      * @throws ConfigException naming file, line, node and reason for every problem found
      */
     public static Pipeline assemble(PipelineSpec spec, StageTypes types) {
+        return assemble(spec, types, PositionStore.NONE);
+    }
+
+    /**
+     * Validates and opens a pipeline whose sources resume from, and checkpoint into,
+     * {@code positions} (the state DB). The pipeline closes the store.
+     *
+     * @throws ConfigException naming file, line, node and reason for every problem found
+     */
+    public static Pipeline assemble(PipelineSpec spec, StageTypes types, PositionStore positions) {
+        CheckpointSettings checkpoint = CheckpointSettings.of(spec);
         Map<String, PipelineNode> nodes = configure(spec, types);
         List<PipelineNode> order = link(spec, nodes);
         List<String> names = order.stream().map(PipelineNode::name).toList();
         RunStats stats = new RunStats(names, namesOf(order, NodeKind.SOURCE), namesOf(order, NodeKind.SINK));
         BufferAllocator allocator = ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
         List<DeadLetterFile> deadLetters = new ArrayList<>();
-        Pipeline pipeline = new Pipeline(spec, order, stats, allocator, deadLetters);
+        Pipeline pipeline = new Pipeline(spec, order, stats, allocator, deadLetters, checkpoint, positions);
         try {
             pipeline.open(defaultDeadLetterDirectory(spec, order));
         } catch (RuntimeException e) {
@@ -83,6 +98,14 @@ public final class Pipeline implements AutoCloseable {
 
     public RunStats stats() {
         return stats;
+    }
+
+    public CheckpointSettings checkpointSettings() {
+        return checkpoint;
+    }
+
+    PositionStore positions() {
+        return positions;
     }
 
     List<PipelineNode> nodes() {
@@ -218,7 +241,8 @@ public final class Pipeline implements AutoCloseable {
                 deadLetters.add(deadLetter);
             }
             node.stats = stats.node(node.name());
-            node.context = new NodeContext(node.name(), spec.name(), directory(spec), allocator, node.stats, policy, deadLetter);
+            node.context = new NodeContext(node.name(), spec.name(), directory(spec), allocator, node.stats, policy, deadLetter,
+                    node.kind() == NodeKind.SOURCE ? positions.load(node.name()) : Map.of());
             try {
                 node.stage = node.type.create(config);
                 node.schema = switch (node.kind()) {
@@ -326,6 +350,11 @@ public final class Pipeline implements AutoCloseable {
             } catch (IOException e) {
                 failure = chain(failure, new IllegalStateException("closing " + deadLetter.path() + ": " + e.getMessage(), e));
             }
+        }
+        try {
+            positions.close();
+        } catch (RuntimeException e) {
+            failure = chain(failure, e);
         }
         try {
             allocator.close();

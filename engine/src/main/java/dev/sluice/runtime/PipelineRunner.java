@@ -31,18 +31,36 @@ public final class PipelineRunner {
 
     private final Pipeline pipeline;
     private final Progress progress;
+    private final long intervalNanos;
     private long epoch;
+    private long nextCheckpointNanos;
+    private boolean checkpointing;
 
     public PipelineRunner(Pipeline pipeline, Progress progress) {
         this.pipeline = pipeline;
         this.progress = progress;
+        this.intervalNanos = pipeline.checkpointSettings().interval().toNanos();
+        this.nextCheckpointNanos = System.nanoTime() + intervalNanos;
         for (PipelineNode node : pipeline.nodes()) {
             node.emitter = batch -> deliver(node, batch);
+            node.context.onCheckpointRequest(() -> checkpoint(false));
         }
     }
 
     /** Runs until every source ends or {@code stop} is set. */
     public Outcome run(AtomicBoolean stop) {
+        try {
+            return drive(stop);
+        } finally {
+            // Stages closing later (a consumer leaving its group) must not start a checkpoint
+            // through stages that are already closed.
+            for (PipelineNode node : pipeline.nodes()) {
+                node.context.onCheckpointRequest(() -> {});
+            }
+        }
+    }
+
+    private Outcome drive(AtomicBoolean stop) {
         List<PipelineNode> active = new ArrayList<>();
         for (PipelineNode node : pipeline.nodes()) {
             if (node.kind() == NodeKind.SOURCE) {
@@ -60,6 +78,9 @@ public final class PipelineRunner {
                     emitted = true;
                 }
             }
+            if (System.nanoTime() >= nextCheckpointNanos) {
+                checkpoint(false);
+            }
             if (progress != null) {
                 progress.tick();
             }
@@ -67,8 +88,53 @@ public final class PipelineRunner {
                 LockSupport.parkNanos(IDLE_PARK_NANOS);
             }
         }
-        barrier(true);
+        checkpoint(true);
         return active.isEmpty() ? Outcome.COMPLETED : Outcome.STOPPED;
+    }
+
+    /**
+     * Takes a checkpoint now: a barrier through every node (sinks make everything before it
+     * durable), then the sources' positions go to the state DB and are committed. Called on
+     * the lane only (the interval, a rebalance, the end); a request during a checkpoint is a
+     * no-op, so only one epoch is ever in flight.
+     */
+    public void checkpoint(boolean last) {
+        if (checkpointing) {
+            return;
+        }
+        checkpointing = true;
+        long start = System.nanoTime();
+        try {
+            long current = barrier(last);
+            finalizeEpoch(current);
+            pipeline.stats().checkpoints().completed(current, (System.nanoTime() - start) / 1_000_000);
+        } catch (RuntimeException e) {
+            pipeline.stats().checkpoints().recordFailure();
+            throw e;
+        } finally {
+            checkpointing = false;
+            nextCheckpointNanos = System.nanoTime() + intervalNanos;
+        }
+    }
+
+    /** Every sink acknowledged {@code epoch}: persist the positions, then let sources commit. */
+    private void finalizeEpoch(long epoch) {
+        java.util.Map<String, java.util.Map<String, String>> positions = new java.util.LinkedHashMap<>();
+        for (PipelineNode node : pipeline.nodes()) {
+            if (node.kind() == NodeKind.SOURCE) {
+                positions.put(node.name(), node.source().positions(epoch));
+            }
+        }
+        pipeline.positions().save(epoch, positions);
+        for (PipelineNode node : pipeline.nodes()) {
+            if (node.kind() == NodeKind.SOURCE) {
+                try {
+                    node.source().onCheckpointComplete(epoch);
+                } catch (Exception e) {
+                    throw new StageFailure(node.name(), e);
+                }
+            }
+        }
     }
 
     private Source.Poll poll(PipelineNode source) {
@@ -85,7 +151,7 @@ public final class PipelineRunner {
      * Sends a barrier through every node in topological order; because delivery is
      * synchronous, everything emitted before it has already arrived everywhere.
      */
-    public void barrier(boolean last) {
+    private long barrier(boolean last) {
         Barrier barrier = new Barrier(++epoch, last);
         for (PipelineNode node : pipeline.nodes()) {
             try {
@@ -105,6 +171,7 @@ public final class PipelineRunner {
                 throw new StageFailure(node.name(), e);
             }
         }
+        return barrier.epoch();
     }
 
     /** Hands {@code batch} (owned by the runtime from here) to every downstream node, then frees it. */

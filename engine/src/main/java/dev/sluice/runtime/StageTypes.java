@@ -7,6 +7,8 @@ import dev.sluice.connector.blackhole.BlackholeSink;
 import dev.sluice.connector.file.FileSink;
 import dev.sluice.connector.file.FileSource;
 import dev.sluice.connector.generator.GeneratorSource;
+import dev.sluice.connector.kafka.KafkaSink;
+import dev.sluice.connector.kafka.KafkaSource;
 import dev.sluice.connector.stdout.StdoutSink;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,9 +26,11 @@ public final class StageTypes {
         StageTypes types = new StageTypes();
         types.register(GeneratorSource.TYPE);
         types.register(FileSource.TYPE);
+        types.register(KafkaSource.TYPE);
         types.register(SqlTransform.TYPE);
         types.register(StdoutSink.TYPE);
         types.register(FileSink.TYPE);
+        types.register(KafkaSink.TYPE);
         types.register(BlackholeSink.TYPE);
         return types;
     }

@@ -76,7 +76,7 @@ public final class ResultPrinter {
             }
         }
         String[] header = columns.stream().map(FieldVector::getName).toArray(String[]::new);
-        out.println(line(header, widths, new boolean[columns.size()]));
+        out.println(line(header, widths, numeric));
         StringBuilder rule = new StringBuilder();
         for (int c = 0; c < widths.length; c++) {
             rule.append(c == 0 ? "" : "-+-").append("-".repeat(widths[c]));
@@ -135,12 +135,19 @@ public final class ResultPrinter {
             case MICROSECOND -> Instant.ofEpochSecond(Math.floorDiv(raw, 1_000_000L), Math.floorMod(raw, 1_000_000L) * 1_000L);
             case NANOSECOND -> Instant.ofEpochSecond(Math.floorDiv(raw, 1_000_000_000L), Math.floorMod(raw, 1_000_000_000L));
         };
+        // As many fraction digits as the unit has, always: a column's values line up.
+        int digits = switch (type.getUnit()) {
+            case SECOND -> 0;
+            case MILLISECOND -> 3;
+            case MICROSECOND -> 6;
+            case NANOSECOND -> 9;
+        };
+        String pattern = "uuuu-MM-dd'T'HH:mm:ss" + (digits == 0 ? "" : "." + "S".repeat(digits));
         String zone = type.getTimezone();
-        // The ISO formatters always print seconds (toString() drops ":00"), so columns line up.
         if (zone == null || zone.isEmpty()) {
-            return DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+            return DateTimeFormatter.ofPattern(pattern).format(LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
         }
-        return DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(instant.atZone(ZoneId.of(zone)));
+        return DateTimeFormatter.ofPattern(pattern + "XXX").format(instant.atZone(ZoneId.of(zone)));
     }
 
     private static Object plain(Object value) {

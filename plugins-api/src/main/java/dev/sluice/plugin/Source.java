@@ -27,6 +27,15 @@ public interface Source extends AutoCloseable {
      */
     default void onBarrier(Barrier barrier) throws Exception {}
 
+    /**
+     * The positions recorded at the barrier of {@code epoch}, as key → JSON, for the state DB
+     * (e.g. {@code "topic/3" → {"offset": 42}}). On restart they come back through
+     * {@link StageContext#restoredPositions()}. Default: none.
+     */
+    default java.util.Map<String, String> positions(long epoch) {
+        return java.util.Map.of();
+    }
+
     /** Epoch {@code epoch} is durable in every sink: the positions recorded for it may be committed. */
     default void onCheckpointComplete(long epoch) throws Exception {}
 

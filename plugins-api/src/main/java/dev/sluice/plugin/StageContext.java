@@ -27,6 +27,20 @@ public interface StageContext {
     Batch batchOf(VectorSchemaRoot root);
 
     /**
+     * The positions this node reported for the last finalized checkpoint of a previous run
+     * (key → JSON, as returned by {@link Source#positions}); empty on a first run.
+     */
+    default java.util.Map<String, String> restoredPositions() {
+        return java.util.Map.of();
+    }
+
+    /**
+     * Asks the runtime for a checkpoint now, taken before this call returns when called on
+     * the stage's lane (e.g. from a Kafka rebalance callback, before partitions are released).
+     */
+    default void requestCheckpoint() {}
+
+    /**
      * Records a row that could not be processed, with why. Depending on the node's
      * {@code on_error} it is written to the dead letter, skipped or fails the run.
      *

@@ -1,0 +1,282 @@
+package dev.sluice.connector.kafka;
+
+import dev.sluice.bridge.NativeBatch;
+import dev.sluice.bridge.NativeDecoder;
+import dev.sluice.config.ConfigDef;
+import dev.sluice.config.ConfigType;
+import dev.sluice.config.NodeKind;
+import dev.sluice.config.ParsedConfig;
+import dev.sluice.plugin.Barrier;
+import dev.sluice.plugin.Emitter;
+import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.Source;
+import dev.sluice.plugin.StageContext;
+import dev.sluice.runtime.ColumnTypes;
+import dev.sluice.runtime.SourceSettings;
+import dev.sluice.runtime.StageType;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * The {@code kafka} source. Polled record values are copied once into an off-heap slab and
+ * decoded to Arrow in the core; metadata columns ({@code _partition}, {@code _offset},
+ * {@code _timestamp}, {@code _key}) are appended when asked for. Positions are recorded at
+ * each barrier and committed to Kafka when the checkpoint completes (at-least-once).
+ */
+public final class KafkaSource implements Source {
+
+    public static final StageType TYPE = StageType.of(NodeKind.SOURCE, "kafka",
+            "Reads one or more Kafka topics in a consumer group; run more instances with the same group to "
+                    + "share the partitions. Offsets are committed only when a checkpoint is durable in every sink.",
+            SourceSettings.errorHandling(SourceSettings.batching(KafkaSettings.client(new ConfigDef()
+                    .define("topic", ConfigType.LIST, null, true, "The topic, or a list of topics.")
+                    .define("group_id", ConfigType.STRING, null, false, "Consumer group. Default: sluice-<pipeline name>.")
+                    .defineEnum("starting_offsets", List.of("committed", "earliest", "latest"), "committed", false,
+                            "Where to start without a checkpoint: the group's committed offsets (else earliest), "
+                                    + "or earliest/latest regardless of them.")
+                    .defineEnum("format", List.of("json", "csv", "raw"), "json", false,
+                            "json (one object per record), csv (one line per record) or raw (the bytes as column `value`).")
+                    .define("schema", ConfigType.MAP, null, false,
+                            "Columns and types of json/csv records, e.g. {id: bigint, name: string}. Required for json and csv.")
+                    .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter.")
+                    .define("metadata", ConfigType.LIST, List.of(), false,
+                            "Metadata columns to add: _partition, _offset, _timestamp, _key.")
+                    .define("dead_letter_topic", ConfigType.STRING, null, false,
+                            "Topic for records that do not decode (with the error and origin in headers), when on_error "
+                                    + "is dead_letter. Default: the dead_letter file.")))),
+            KafkaSource::new);
+
+    private static final List<String> METADATA = List.of("_partition", "_offset", "_timestamp", "_key");
+
+    private final ParsedConfig config;
+    private final List<String> topics;
+    private final String format;
+    private final List<String> metadata;
+    private final int batchSize;
+    private final long flushNanos;
+    private StageContext context;
+    private KafkaConsumer<byte[], byte[]> consumer;
+    private NativeDecoder decoder;
+    private RecordSlab slab;
+    private VectorSchemaRoot meta;
+    private DeadLetterProducer deadLetters;
+    /** Next offset per partition of what has been emitted (what a checkpoint would commit). */
+    private final Map<TopicPartition, Long> emitted = new HashMap<>();
+    /** Positions recorded at each barrier, until that epoch completes. */
+    private final TreeMap<Long, Map<TopicPartition, Long>> pending = new TreeMap<>();
+    private long firstBufferedNanos;
+
+    KafkaSource(ParsedConfig config) {
+        this.config = config;
+        this.topics = config.getList("topic");
+        this.format = config.getString("format");
+        this.metadata = config.getList("metadata");
+        this.batchSize = config.getInt(SourceSettings.BATCH_SIZE);
+        this.flushNanos = config.getDuration(SourceSettings.BATCH_FLUSH_INTERVAL).toNanos();
+        for (String column : metadata) {
+            if (!METADATA.contains(column)) {
+                throw new InvalidSettingException("metadata", "unknown metadata column '" + column + "'; use " + METADATA);
+            }
+        }
+    }
+
+    @Override
+    public Schema open(StageContext context) {
+        this.context = context;
+        Schema declared = null;
+        if (!format.equals("raw")) {
+            if (!config.has("schema")) {
+                throw new InvalidSettingException("schema", format + " records need a declared `schema:`");
+            }
+            try {
+                declared = ColumnTypes.schema(config.getMap("schema"));
+            } catch (IllegalArgumentException e) {
+                throw new InvalidSettingException("schema", e.getMessage());
+            }
+        }
+        Properties props = KafkaSettings.clientProperties(config);
+        props.put(ConsumerConfig.GROUP_ID_CONFIG,
+                config.has("group_id") ? config.getString("group_id") : "sluice-" + context.pipelineName());
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(batchSize));
+        props.putIfAbsent(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "65536");
+        props.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "20");
+        String starting = config.getString("starting_offsets");
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, starting.equals("latest") ? "latest" : "earliest");
+        KafkaSettings.checkReachable(props, topics);
+        consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        consumer.subscribe(topics, new Rebalance(starting));
+        decoder = NativeDecoder.create(context.allocator(), format, config.getString("delimiter"), declared);
+        slab = new RecordSlab(batchSize);
+        meta = metadata.isEmpty() ? null : MetadataColumns.root(metadata, context.allocator());
+        if (config.has("dead_letter_topic")) {
+            deadLetters = new DeadLetterProducer(KafkaSettings.clientProperties(config), config.getString("dead_letter_topic"));
+        }
+        Schema values = format.equals("raw") ? MetadataColumns.RAW_SCHEMA : declared;
+        return MetadataColumns.append(values, meta);
+    }
+
+    @Override
+    public Poll poll(Emitter out) {
+        Duration wait = Duration.ofNanos(Math.max(1_000_000, Math.min(flushNanos, 100_000_000)));
+        ConsumerRecords<byte[], byte[]> records = consumer.poll(slab.count() == 0 ? wait : Duration.ZERO);
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            if (slab.count() == 0) {
+                firstBufferedNanos = System.nanoTime();
+            }
+            slab.add(record);
+        }
+        boolean due = slab.count() >= batchSize || (slab.count() > 0 && System.nanoTime() - firstBufferedNanos >= flushNanos);
+        if (!due) {
+            return Poll.IDLE;
+        }
+        flush(out);
+        return Poll.EMITTED;
+    }
+
+    /** Decodes the buffered records into one batch and emits it. */
+    private void flush(Emitter out) {
+        if (meta != null) {
+            MetadataColumns.fill(meta, slab);
+        }
+        NativeDecoder.Decoded decoded = decoder.decode(slab.data(), slab.offsets(), slab.count(), meta);
+        try (NativeBatch errors = decoded.errors()) {
+            if (errors != null) {
+                reject(errors);
+            }
+        } catch (RuntimeException e) {
+            decoded.batch().close();
+            throw e;
+        }
+        slab.positionsInto(emitted);
+        slab.clear();
+        if (decoded.batch().rowCount() == 0) {
+            decoded.batch().close();
+        } else {
+            out.emit(decoded.batch());
+        }
+    }
+
+    private void reject(NativeBatch errors) {
+        try (VectorSchemaRoot root = errors.toVectors(context.allocator())) {
+            BigIntVector index = (BigIntVector) root.getVector("index");
+            VarBinaryVector record = (VarBinaryVector) root.getVector("record");
+            VarCharVector error = (VarCharVector) root.getVector("error");
+            for (int i = 0; i < root.getRowCount(); i++) {
+                int at = (int) index.get(i);
+                String message = new String(error.get(i), StandardCharsets.UTF_8);
+                String origin = slab.topic(at) + "/" + slab.partition(at) + "@" + slab.offset(at);
+                if (deadLetters != null) {
+                    deadLetters.send(record.get(i), slab.key(at), message, slab.topic(at), slab.partition(at), slab.offset(at));
+                } else {
+                    context.reject(slab.offset(at), record.get(i), origin + ": " + message);
+                }
+            }
+        }
+        if (deadLetters != null) {
+            deadLetters.flush();
+        }
+    }
+
+    @Override
+    public void onBarrier(Barrier barrier) {
+        pending.put(barrier.epoch(), Map.copyOf(emitted));
+    }
+
+    @Override
+    public Map<String, String> positions(long epoch) {
+        Map<TopicPartition, Long> at = pending.getOrDefault(epoch, Map.of());
+        Map<String, String> out = new TreeMap<>();
+        at.forEach((tp, offset) -> out.put(tp.topic() + "/" + tp.partition(),
+                "{\"offset\":" + offset + ",\"epoch\":" + epoch + "}"));
+        return out;
+    }
+
+    @Override
+    public void onCheckpointComplete(long epoch) {
+        Map<TopicPartition, Long> at = pending.get(epoch);
+        pending.headMap(epoch, true).clear();
+        if (at == null || at.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
+        at.forEach((tp, offset) -> commit.put(tp, new OffsetAndMetadata(offset)));
+        consumer.commitSync(commit);
+    }
+
+    @Override
+    public void close() {
+        if (consumer != null) {
+            consumer.close(Duration.ofSeconds(5));
+        }
+        if (deadLetters != null) {
+            deadLetters.close();
+        }
+        if (meta != null) {
+            meta.close();
+        }
+        if (slab != null) {
+            slab.close();
+        }
+        if (decoder != null) {
+            decoder.close();
+        }
+    }
+
+    /**
+     * Seeks newly assigned partitions to the positions of the last finalized checkpoint (they
+     * win over the group's committed offsets), and forgets positions of revoked partitions.
+     */
+    private final class Rebalance implements ConsumerRebalanceListener {
+        private final String starting;
+
+        Rebalance(String starting) {
+            this.starting = starting;
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            // Rows already emitted have reached every sink (delivery is synchronous), so the
+            // runtime's checkpoint on revocation commits them before the partitions go.
+            context.requestCheckpoint();
+            partitions.forEach(emitted::remove);
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            Map<String, String> restored = context.restoredPositions();
+            List<TopicPartition> toBeginning = new ArrayList<>();
+            for (TopicPartition tp : partitions) {
+                String saved = restored.get(tp.topic() + "/" + tp.partition());
+                if (saved != null) {
+                    consumer.seek(tp, KafkaSettings.offsetOf(saved));
+                } else if (starting.equals("earliest")) {
+                    toBeginning.add(tp);
+                }
+            }
+            if (!toBeginning.isEmpty()) {
+                consumer.seekToBeginning(toBeginning);
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package dev.sluice.connector.kafka;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.TimeStampMilliTZVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * Kafka metadata as Arrow columns appended to the decoded rows: {@code _partition} (int),
+ * {@code _offset} (bigint), {@code _timestamp} (timestamp ms UTC), {@code _key} (binary).
+ * Filled from primitives; the core keeps only the rows of records that decoded.
+ */
+final class MetadataColumns {
+
+    /** The schema of raw records (the core's decoder produces it). */
+    static final Schema RAW_SCHEMA = new Schema(List.of(new Field("value", FieldType.notNullable(ArrowType.Binary.INSTANCE), null)));
+
+    private MetadataColumns() {}
+
+    static VectorSchemaRoot root(List<String> columns, BufferAllocator allocator) {
+        List<FieldVector> vectors = new ArrayList<>();
+        for (String column : columns) {
+            vectors.add(switch (column) {
+                case "_partition" -> new IntVector(new Field(column, FieldType.notNullable(new ArrowType.Int(32, true)), null), allocator);
+                case "_offset" -> new BigIntVector(new Field(column, FieldType.notNullable(new ArrowType.Int(64, true)), null), allocator);
+                case "_timestamp" -> new TimeStampMilliTZVector(new Field(column,
+                        FieldType.notNullable(new ArrowType.Timestamp(org.apache.arrow.vector.types.TimeUnit.MILLISECOND, "UTC")), null), allocator);
+                case "_key" -> new VarBinaryVector(new Field(column, FieldType.nullable(ArrowType.Binary.INSTANCE), null), allocator);
+                default -> throw new IllegalArgumentException("unknown metadata column " + column);
+            });
+        }
+        return new VectorSchemaRoot(vectors);
+    }
+
+    /** Refills {@code root} (new buffers each time: the previous batch may still share the old ones). */
+    static void fill(VectorSchemaRoot root, RecordSlab slab) {
+        int n = slab.count();
+        root.allocateNew();
+        for (FieldVector vector : root.getFieldVectors()) {
+            switch (vector) {
+                case IntVector v -> {
+                    for (int i = 0; i < n; i++) {
+                        v.setSafe(i, slab.partition(i));
+                    }
+                }
+                case BigIntVector v -> {
+                    for (int i = 0; i < n; i++) {
+                        v.setSafe(i, slab.offset(i));
+                    }
+                }
+                case TimeStampMilliTZVector v -> {
+                    for (int i = 0; i < n; i++) {
+                        v.setSafe(i, slab.timestamp(i));
+                    }
+                }
+                case VarBinaryVector v -> {
+                    for (int i = 0; i < n; i++) {
+                        byte[] key = slab.key(i);
+                        if (key == null) {
+                            v.setNull(i);
+                        } else {
+                            v.setSafe(i, key);
+                        }
+                    }
+                }
+                default -> throw new IllegalStateException("unexpected metadata vector " + vector.getField());
+            }
+        }
+        root.setRowCount(n);
+    }
+
+    /** {@code values}'s fields followed by the metadata fields, if any. */
+    static Schema append(Schema values, VectorSchemaRoot meta) {
+        if (meta == null) {
+            return values;
+        }
+        List<Field> fields = new ArrayList<>(values.getFields());
+        fields.addAll(meta.getSchema().getFields());
+        return new Schema(fields);
+    }
+}

@@ -1,0 +1,59 @@
+package dev.sluice.state;
+
+import dev.sluice.runtime.PositionStore;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Source positions in the state DB: namespace = the pipeline's name, key =
+ * {@code source/<node>/<position key>}, data = the position as JSON (e.g. {@code
+ * {"offset": 42, "epoch": 7}}). All positions of an epoch are written in one synced batch, so
+ * a crash leaves either the previous epoch or this one.
+ */
+public final class StatePositionStore implements PositionStore {
+
+    private static final String PREFIX = "source/";
+
+    private final StateStore store;
+    private final String pipeline;
+
+    private StatePositionStore(StateStore store, String pipeline) {
+        this.store = store;
+        this.pipeline = pipeline;
+    }
+
+    /** Opens (creating) the state DB in {@code dir} for pipeline {@code pipeline}; fails if another run holds it. */
+    public static StatePositionStore open(Path dir, String pipeline) {
+        return new StatePositionStore(StateStore.open(dir), pipeline);
+    }
+
+    @Override
+    public Map<String, String> load(String node) {
+        String prefix = PREFIX + node + "/";
+        Map<String, String> positions = new HashMap<>();
+        for (StateRow row : store.scan(pipeline)) {
+            if (row.namespace().equals(pipeline) && row.key().startsWith(prefix)) {
+                positions.put(row.key().substring(prefix.length()), row.data());
+            }
+        }
+        return positions;
+    }
+
+    @Override
+    public void save(long epoch, Map<String, Map<String, String>> positionsByNode) {
+        List<StateRow> rows = new ArrayList<>();
+        positionsByNode.forEach((node, positions) ->
+                positions.forEach((key, json) -> rows.add(StateRow.of(pipeline, PREFIX + node + "/" + key, json))));
+        if (!rows.isEmpty()) {
+            store.putAll(rows);
+        }
+    }
+
+    @Override
+    public void close() {
+        store.close();
+    }
+}

@@ -1,0 +1,141 @@
+package dev.sluice.connector.kafka;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * Talks to the real broker that ci/test.sh starts (ci/kafka.sh); its address comes from
+ * SLUICE_KAFKA_BOOTSTRAP. Runs pipelines as separate processes, so they can be killed.
+ */
+final class KafkaTestSupport {
+
+    private KafkaTestSupport() {}
+
+    static String bootstrap() {
+        String servers = System.getenv("SLUICE_KAFKA_BOOTSTRAP");
+        Assumptions.assumeTrue(servers != null && !servers.isBlank(),
+                "SLUICE_KAFKA_BOOTSTRAP is not set: start a broker with ci/kafka.sh start (ci/test.sh does)");
+        return servers;
+    }
+
+    static String uniqueTopic(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    static void createTopics(String servers, int partitions, String... topics) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
+            List<NewTopic> newTopics = new ArrayList<>();
+            for (String topic : topics) {
+                newTopics.add(new NewTopic(topic, partitions, (short) 1));
+            }
+            admin.createTopics(newTopics).all().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    static void produce(String servers, String topic, List<String[]> keyValues) {
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (String[] kv : keyValues) {
+                producer.send(new ProducerRecord<>(topic, kv[0] == null ? null : kv[0].getBytes(StandardCharsets.UTF_8),
+                        kv[1].getBytes(StandardCharsets.UTF_8)));
+            }
+            producer.flush();
+        }
+    }
+
+    /** Reads a topic from the beginning until {@code expected} records arrived or the time is up. */
+    static List<ConsumerRecord<byte[], byte[]>> consumeAll(String servers, String topic, int expected, Duration within) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, "verify-" + UUID.randomUUID());
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        long deadline = System.nanoTime() + within.toNanos();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            while (out.size() < expected && System.nanoTime() < deadline) {
+                consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+            // Anything still in flight (duplicates) within a short grace period.
+            long grace = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+            while (System.nanoTime() < grace) {
+                consumer.poll(Duration.ofMillis(100)).forEach(out::add);
+            }
+        }
+        return out;
+    }
+
+    /** Counts a topic's records in the background, to time actions by the pipeline's progress. */
+    static final class OutputCounter implements AutoCloseable {
+        private final java.util.concurrent.atomic.AtomicLong count = new java.util.concurrent.atomic.AtomicLong();
+        private final Thread thread;
+        private volatile boolean running = true;
+
+        OutputCounter(String servers, String topic) {
+            Properties props = new Properties();
+            props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
+            props.put(ConsumerConfig.GROUP_ID_CONFIG, "count-" + UUID.randomUUID());
+            props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            thread = Thread.ofPlatform().daemon().start(() -> {
+                try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                    consumer.subscribe(List.of(topic));
+                    while (running) {
+                        count.addAndGet(consumer.poll(Duration.ofMillis(100)).count());
+                    }
+                }
+            });
+        }
+
+        long count() {
+            return count.get();
+        }
+
+        void awaitMoreThan(long seen, Duration within) throws InterruptedException {
+            long deadline = System.nanoTime() + within.toNanos();
+            while (count.get() <= seen && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            running = false;
+            thread.join(5_000);
+        }
+    }
+
+    /** Starts {@code sluice run} in a child JVM with the test class path. */
+    static Process startPipeline(Path pipeline, Path stateDir, Path log) throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
+                "--add-opens=java.base/java.nio=ALL-UNNAMED", "-Xmx512m", "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
+        if (Runtime.version().feature() >= 23) {
+            command.add("--sun-misc-unsafe-memory-access=allow");
+        }
+        command.addAll(List.of("dev.sluice.cli.Main", "run", pipeline.toString(), "--state-dir", stateDir.toString()));
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .directory(new File(System.getProperty("user.dir"))).start();
+    }
+}
