@@ -18,7 +18,7 @@ echo "== C header: rust/core/include/sluice.h matches what cbindgen generates"
 cargo run --quiet --release --locked --manifest-path rust/header-check/Cargo.toml -- check
 
 echo "== Kafka: a real single-node broker for the Kafka tests (ci/kafka.sh)"
-bash ci/kafka.sh start --fresh
+bash ci/kafka.sh restart --fresh
 trap 'bash ci/kafka.sh stop' EXIT
 SLUICE_KAFKA_BOOTSTRAP=$(bash ci/kafka.sh bootstrap)
 export SLUICE_KAFKA_BOOTSTRAP

@@ -185,6 +185,83 @@ class KafkaPipelineTest {
                 results.size(), ids.size(), duplicates, committedAtKills);
     }
 
+    @Test
+    void aSecondInstanceTakesOverThePartitionsOfAKilledOne() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        KafkaTestSupport.createTopics(servers, 4, in, out);
+        int n = 40_000;
+        Thread producer = streamInput(servers, in, n);
+        Path file = pipeline(servers, in, out, "g-" + in, "");
+        Process first = KafkaTestSupport.startPipeline(file, dir.resolve("state-a"), dir.resolve("run.log"));
+        Process second = KafkaTestSupport.startPipeline(file, dir.resolve("state-b"), dir.resolve("run.log"));
+        List<ConsumerRecord<byte[], byte[]>> results;
+        try (KafkaTestSupport.OutputCounter progress = new KafkaTestSupport.OutputCounter(servers, out)) {
+            progress.awaitMoreThan(5_000, Duration.ofSeconds(60));
+            first.destroyForcibly(); // its partitions move to the second instance after the session timeout
+            first.waitFor(10, TimeUnit.SECONDS);
+            producer.join();
+            results = KafkaTestSupport.consumeAll(servers, out, n / 2, Duration.ofSeconds(120));
+        } finally {
+            first.destroyForcibly();
+            second.destroy();
+            second.waitFor(30, TimeUnit.SECONDS);
+        }
+        assertEquals(n / 2, distinctIds(results), "every expected key arrived although one instance died\n" + log());
+    }
+
+    @Test
+    void thePipelineRidesOutABrokerRestart() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        KafkaTestSupport.createTopics(servers, 2, in, out);
+        int n = 40_000;
+        KafkaTestSupport.produce(servers, in, records(n / 2));
+        Path file = pipeline(servers, in, out, "g-" + in, "");
+        Process process = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+        List<ConsumerRecord<byte[], byte[]>> results;
+        try (KafkaTestSupport.OutputCounter progress = new KafkaTestSupport.OutputCounter(servers, out)) {
+            progress.awaitMoreThan(1_000, Duration.ofSeconds(60));
+            Path repo = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize();
+            Process restart = new ProcessBuilder("bash", repo.resolve("ci/kafka.sh").toString(), "restart")
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("broker.log").toFile())).start();
+            assertTrue(restart.waitFor(120, TimeUnit.SECONDS) && restart.exitValue() == 0, "broker restarted");
+            assertTrue(process.isAlive(), "the pipeline survived the broker restart\n" + log());
+            KafkaTestSupport.produce(servers, in, records(n).subList(n / 2, n));
+            results = KafkaTestSupport.consumeAll(servers, out, n / 2, Duration.ofSeconds(120));
+        } finally {
+            process.destroy();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+        assertEquals(n / 2, distinctIds(results), "nothing lost across the broker restart\n" + log());
+    }
+
+    /** Produces {@code n} records in 8 slices a second apart, in the background. */
+    private static Thread streamInput(String servers, String topic, int n) {
+        return Thread.ofPlatform().start(() -> {
+            List<String[]> all = records(n);
+            int slice = n / 8;
+            for (int i = 0; i < n; i += slice) {
+                KafkaTestSupport.produce(servers, topic, all.subList(i, Math.min(n, i + slice)));
+                try {
+                    Thread.sleep(1_000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+    }
+
+    private static long distinctIds(List<ConsumerRecord<byte[], byte[]>> results) throws IOException {
+        Set<Long> ids = new HashSet<>();
+        for (ConsumerRecord<byte[], byte[]> r : results) {
+            ids.add(JSON.readTree(r.value()).get("id").asLong());
+        }
+        return ids.size();
+    }
+
     private static Map<TopicPartition, Long> committed(String servers, String group) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
             Map<TopicPartition, OffsetAndMetadata> offsets =
