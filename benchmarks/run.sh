@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmark suites and writes their raw results under benchmarks/results/.
 #   benchmarks/run.sh jmh [JMH args...]   JMH suites (default: all; e.g. TransformPushBenchmark -p rows=1024)
+#   benchmarks/run.sh kafka [EVENTS]      Kafka JSON -> SQL (q0, q1, q2, q22) -> Kafka vs a plain
+#                                         consume->produce loop (default 1 000 000 events)
 # Results: benchmarks/results/jmh-<UTC time>.json (raw JMH) and a Markdown table on stdout
 # (also benchmarks/results/jmh-<UTC time>.md), with the JVM and CPU it ran on.
 set -euo pipefail
@@ -23,12 +25,22 @@ case "$mode" in
       python3 benchmarks/jmh_table.py "$json"
     } | tee "benchmarks/results/jmh-$stamp.md"
     ;;
+  kafka)
+    mvn -q -B -ntp -DskipTests package -pl benchmarks -am
+    bash ci/kafka.sh start
+    export SLUICE_JVM_FLAGS
+    {
+      echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
+      echo
+      python3 benchmarks/kafka_bench.py "$@"
+    }
+    ;;
   nexmark)
     echo "benchmarks/run.sh nexmark: the side-by-side Nexmark runs come with the benchmark-suite issue; not built yet" >&2
     exit 2
     ;;
   *)
-    echo "usage: benchmarks/run.sh jmh [JMH args...]" >&2
+    echo "usage: benchmarks/run.sh jmh [JMH args...] | kafka [EVENTS]" >&2
     exit 2
     ;;
 esac

@@ -29,6 +29,28 @@ final class RunCommand implements Callable<Integer> {
             description = "The pipeline's state DB (checkpointed positions). Default: .sluice/state/NAME.")
     Path stateDir;
 
+    /**
+     * With {@code SLUICE_SUMMARY_JSON=FILE}, writes the run's totals as JSON for scripts (the
+     * benchmarks): records in and out, wall seconds and this process's CPU seconds.
+     */
+    private static void writeSummaryJson(Pipeline pipeline) {
+        String target = System.getenv("SLUICE_SUMMARY_JSON");
+        if (target == null || target.isBlank()) {
+            return;
+        }
+        var os = (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        var stats = pipeline.stats();
+        String json = String.format(java.util.Locale.ROOT,
+                "{\"records_in\": %d, \"records_out\": %d, \"seconds\": %.3f, \"cpu_seconds\": %.3f, \"checkpoints\": %d}%n",
+                stats.recordsIn(), stats.recordsOut(), stats.elapsedSeconds(), os.getProcessCpuTime() / 1e9,
+                stats.checkpoints().completed());
+        try {
+            java.nio.file.Files.writeString(Path.of(target), json);
+        } catch (java.io.IOException e) {
+            System.err.println("cannot write " + target + ": " + e.getMessage());
+        }
+    }
+
     @Override
     public Integer call() {
         options.apply();
@@ -52,6 +74,7 @@ final class RunCommand implements Callable<Integer> {
         try (pipeline) {
             PipelineRunner.Outcome outcome = new PipelineRunner(pipeline, progress).run(stop);
             progress.summary(outcome == PipelineRunner.Outcome.COMPLETED ? "completed" : "stopped");
+            writeSummaryJson(pipeline);
             pipeline.deadLetterReport().forEach(line -> System.err.println("  " + line));
             return 0;
         } catch (RuntimeException e) {

@@ -61,6 +61,9 @@ public final class KafkaSource implements Source {
                     .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter.")
                     .define("metadata", ConfigType.LIST, List.of(), false,
                             "Metadata columns to add: _partition, _offset, _timestamp, _key.")
+                    .define("bounded", ConfigType.BOOLEAN, false, false,
+                            "Stop at the end offsets the partitions had when they were assigned (a backfill, "
+                                    + "a benchmark) instead of waiting for new records.")
                     .define("dead_letter_topic", ConfigType.STRING, null, false,
                             "Topic for records that do not decode (with the error and origin in headers), when on_error "
                                     + "is dead_letter. Default: the dead_letter file.")))),
@@ -74,6 +77,9 @@ public final class KafkaSource implements Source {
     private final List<String> metadata;
     private final int batchSize;
     private final long flushNanos;
+    private final boolean bounded;
+    /** With {@code bounded}: the end offsets of the assigned partitions when they were assigned. */
+    private final Map<TopicPartition, Long> endOffsets = new HashMap<>();
     private StageContext context;
     private KafkaConsumer<byte[], byte[]> consumer;
     private NativeDecoder decoder;
@@ -93,6 +99,7 @@ public final class KafkaSource implements Source {
         this.metadata = config.getList("metadata");
         this.batchSize = config.getInt(SourceSettings.BATCH_SIZE);
         this.flushNanos = config.getDuration(SourceSettings.BATCH_FLUSH_INTERVAL).toNanos();
+        this.bounded = config.getBoolean("bounded");
         for (String column : metadata) {
             if (!METADATA.contains(column)) {
                 throw new InvalidSettingException("metadata", "unknown metadata column '" + column + "'; use " + METADATA);
@@ -148,7 +155,7 @@ public final class KafkaSource implements Source {
         }
         boolean due = slab.count() >= batchSize || (slab.count() > 0 && System.nanoTime() - firstBufferedNanos >= flushNanos);
         if (!due) {
-            return Poll.IDLE;
+            return bounded && records.isEmpty() && slab.count() == 0 && reachedEnd() ? Poll.END : Poll.IDLE;
         }
         flush(out);
         return Poll.EMITTED;
@@ -175,6 +182,19 @@ public final class KafkaSource implements Source {
         } else {
             out.emit(decoded.batch());
         }
+    }
+
+    /** True once partitions are assigned and every one is read up to its end offset. */
+    private boolean reachedEnd() {
+        if (endOffsets.isEmpty()) {
+            return false;
+        }
+        for (Map.Entry<TopicPartition, Long> end : endOffsets.entrySet()) {
+            if (consumer.position(end.getKey()) < end.getValue()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void reject(NativeBatch errors) {
@@ -260,6 +280,7 @@ public final class KafkaSource implements Source {
             // runtime's checkpoint on revocation commits them before the partitions go.
             context.requestCheckpoint();
             partitions.forEach(emitted::remove);
+            partitions.forEach(endOffsets::remove);
         }
 
         @Override
@@ -276,6 +297,9 @@ public final class KafkaSource implements Source {
             }
             if (!toBeginning.isEmpty()) {
                 consumer.seekToBeginning(toBeginning);
+            }
+            if (bounded) {
+                endOffsets.putAll(consumer.endOffsets(partitions));
             }
         }
     }

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Kafka JSON -> SQL -> Kafka on one machine, side by side with the I/O ceiling.
+
+Called by `benchmarks/run.sh kafka [EVENTS]` after the broker is up and the JARs are built.
+Loads EVENTS Nexmark bids (JSON, from Sluice's own generator) into a topic once, then for each
+query runs (a) a plain kafka-clients consume->produce loop of the same records with the same
+client settings and (b) `sluice run` of kafka source -> SQL -> kafka sink, bounded to the
+topic's end. Reports events/s, MB/s, process CPU seconds, events per CPU-second, the broker's
+CPU, and Sluice/baseline ratios from the same run. Writes JSON and Markdown to
+benchmarks/results/.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES = {
+    "q0": "SELECT auction, bidder, price, dateTime, extra FROM bid",
+    "q1": "SELECT auction, bidder, 0.908 * price AS price, dateTime, extra FROM bid",
+    "q2": "SELECT auction, price FROM bid WHERE auction % 123 = 0",
+    "q22": "SELECT auction, bidder, price, channel, split_part(url, '/', 4) AS dir1, "
+           "split_part(url, '/', 5) AS dir2, split_part(url, '/', 6) AS dir3 FROM bid",
+}
+BID_SCHEMA = ("{auction: bigint, bidder: bigint, price: bigint, channel: string, url: string, "
+              "dateTime: timestamp(ms), extra: string}")
+
+
+def sh(*args, env=None, capture=True):
+    result = subprocess.run(args, cwd=ROOT, env=env, text=True, capture_output=capture)
+    if result.returncode != 0:
+        sys.stderr.write(result.stdout or "")
+        sys.stderr.write(result.stderr or "")
+        raise SystemExit(f"failed: {' '.join(args)}")
+    return result.stdout
+
+
+def broker_cpu_seconds():
+    pid = (ROOT / "target/kafka/broker.pid").read_text().strip()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+
+def sluice(pipeline_yaml, workdir):
+    summary = workdir / "summary.json"
+    env = dict(os.environ, SLUICE_SUMMARY_JSON=str(summary))
+    state = workdir / "state"
+    sh("./sluice", "run", str(pipeline_yaml), "--state-dir", str(state), env=env)
+    return json.loads(summary.read_text())
+
+
+def main():
+    events = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    servers = sh("bash", "ci/kafka.sh", "bootstrap").strip()
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+    flags = os.environ.get("SLUICE_JVM_FLAGS", "").split()
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    work = Path(tempfile.mkdtemp(prefix="sluice-kafka-bench-"))
+    topic = f"bench-bids-{stamp.lower()}"
+    sh("bash", "ci/kafka.sh", "topics", "create", topic, "--partitions", "1")
+
+    # Load: EVENTS bids from the Nexmark generator (46 of every 50 events are bids).
+    load = work / "load.yaml"
+    load.write_text(f"""name: bench-load
+sources:
+  bid: {{type: generator, entity: bid, count: {(events * 50 + 45) // 46}, seed: 1}}
+transforms:
+  bids: {{type: sql, sql: "SELECT * FROM bid"}}
+sinks:
+  out: {{type: kafka, from: bids, topic: {topic}, bootstrap_servers: "{servers}"}}
+""")
+    loaded = sluice(load, work)
+    n = loaded["records_out"]
+    print(f"loaded {n:,} bid events into {topic} in {loaded['seconds']:.1f} s", file=sys.stderr)
+
+    rows = []
+    for name, sql in QUERIES.items():
+        base_out = f"{topic}-{name}-baseline"
+        sluice_out = f"{topic}-{name}-sluice"
+        sh("bash", "ci/kafka.sh", "topics", "create", base_out, "--partitions", "1")
+        sh("bash", "ci/kafka.sh", "topics", "create", sluice_out, "--partitions", "1")
+
+        before = broker_cpu_seconds()
+        out = sh(java, *flags, "-cp", "benchmarks/target/benchmarks.jar", "dev.sluice.benchmarks.KafkaCopyBaseline",
+                 servers, topic, base_out, str(n))
+        base = json.loads(out.strip().splitlines()[-1])
+        base["broker_cpu_seconds"] = broker_cpu_seconds() - before
+        total_bytes = base["bytes"]
+
+        pipeline = work / f"{name}.yaml"
+        pipeline.write_text(f"""name: bench-{name}
+sources:
+  bid:
+    type: kafka
+    topic: {topic}
+    group_id: bench-{name}-{stamp}
+    bootstrap_servers: "{servers}"
+    schema: {BID_SCHEMA}
+    bounded: true
+transforms:
+  result: {{type: sql, sql: "{sql}"}}
+sinks:
+  out: {{type: kafka, from: result, topic: {sluice_out}, bootstrap_servers: "{servers}"}}
+""")
+        before = broker_cpu_seconds()
+        run = sluice(pipeline, work)
+        run["broker_cpu_seconds"] = broker_cpu_seconds() - before
+        if run["records_in"] != n:
+            raise SystemExit(f"{name}: sluice read {run['records_in']} of {n} events")
+
+        for engine, r, count in (("kafka-clients copy (ceiling)", base, base["events"]), ("Sluice FFM", run, run["records_in"])):
+            rows.append({
+                "query": name, "engine": engine, "events": count, "seconds": r["seconds"],
+                "events_per_s": count / r["seconds"], "mb_per_s": total_bytes / r["seconds"] / 1e6,
+                "cpu_seconds": r["cpu_seconds"], "events_per_cpu_s": count / r["cpu_seconds"],
+                "broker_cpu_seconds": r["broker_cpu_seconds"],
+            })
+        ratio_rate = rows[-1]["events_per_s"] / rows[-2]["events_per_s"]
+        ratio_cpu = rows[-1]["events_per_cpu_s"] / rows[-2]["events_per_cpu_s"]
+        rows[-1]["ratio_events_per_s"] = ratio_rate
+        rows[-1]["ratio_events_per_cpu_s"] = ratio_cpu
+        print(f"{name}: sluice {rows[-1]['events_per_s']:,.0f} ev/s vs ceiling {rows[-2]['events_per_s']:,.0f} "
+              f"({ratio_rate:.2f}x); per CPU-second {ratio_cpu:.2f}x", file=sys.stderr)
+
+    results = ROOT / "benchmarks" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    (results / f"kafka-{stamp}.json").write_text(json.dumps({"events": n, "topic_bytes": total_bytes, "rows": rows}, indent=2))
+    lines = [f"Kafka JSON -> SQL -> Kafka, {n:,} Nexmark bid events ({total_bytes / 1e6:,.0f} MB of JSON), "
+             f"1 partition, 1 lane; {stamp}", "",
+             "| query | engine | events/s | MB/s | process CPU s | events per CPU-s | broker CPU s | ratio events/s | ratio per CPU-s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['query']} | {r['engine']} | {r['events_per_s']:,.0f} | {r['mb_per_s']:,.1f} | "
+                     f"{r['cpu_seconds']:.1f} | {r['events_per_cpu_s']:,.0f} | {r['broker_cpu_seconds']:.1f} | "
+                     f"{r.get('ratio_events_per_s', 1.0):.2f} | {r.get('ratio_events_per_cpu_s', 1.0):.2f} |")
+    table = "\n".join(lines) + "\n"
+    (results / f"kafka-{stamp}.md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
