@@ -66,6 +66,9 @@ public final class Progress {
         long in = stats.recordsIn();
         err.printf(Locale.ROOT, "[%s] %s: in %,d | out %,d | %,.0f rec/s | %s%n", pipeline, outcome, in,
                 stats.recordsOut(), seconds > 0 ? in / seconds : 0.0, elapsed(seconds));
+        if (stats.firstRecordAfterJvmStartMillis() >= 0) {
+            err.printf(Locale.ROOT, "  first record %,d ms after the JVM started%n", stats.firstRecordAfterJvmStartMillis());
+        }
         CheckpointStats checkpoints = stats.checkpoints();
         err.printf(Locale.ROOT, "  checkpoints: %d completed (last epoch %d took %d ms), %d failed%n", checkpoints.completed(),
                 checkpoints.lastEpoch(), checkpoints.lastMillis(), checkpoints.failed());

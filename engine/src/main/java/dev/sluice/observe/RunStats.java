@@ -13,6 +13,7 @@ public final class RunStats {
     private final List<String> sinks;
     private final long startNanos = System.nanoTime();
     private final CheckpointStats checkpoints = new CheckpointStats();
+    private volatile long firstRecordMillis;
 
     public RunStats(List<String> allNodes, List<String> sources, List<String> sinks) {
         for (String n : allNodes) {
@@ -42,6 +43,19 @@ public final class RunStats {
     /** Rows written by all sinks. */
     public long recordsOut() {
         return sinks.stream().mapToLong(n -> node(n).rowsIn()).sum();
+    }
+
+    /** Notes the wall-clock time of the first record a source emitted (kept once). */
+    public void firstRecord() {
+        if (firstRecordMillis == 0) {
+            firstRecordMillis = System.currentTimeMillis();
+        }
+    }
+
+    /** Milliseconds from JVM start to the first emitted record, or -1 if none yet. */
+    public long firstRecordAfterJvmStartMillis() {
+        long first = firstRecordMillis;
+        return first == 0 ? -1 : first - java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
     }
 
     public CheckpointStats checkpoints() {

@@ -178,6 +178,9 @@ public final class PipelineRunner {
     private void deliver(PipelineNode from, Batch batch) {
         try {
             long rows = batch.rowCount();
+            if (from.kind() == NodeKind.SOURCE && rows > 0) {
+                pipeline.stats().firstRecord();
+            }
             from.stats.addOut(rows);
             for (PipelineNode.Edge edge : from.downstream) {
                 PipelineNode to = edge.to();
