@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmark suites and writes their raw results under benchmarks/results/.
 #   benchmarks/run.sh jmh [JMH args...]   JMH suites (default: all; e.g. TransformPushBenchmark -p rows=1024)
-#   benchmarks/run.sh kafka [EVENTS]      Kafka JSON -> SQL (q0, q1, q2, q22) -> Kafka vs a plain
-#                                         consume->produce loop (default 1 000 000 events)
+#   benchmarks/run.sh kafka [EVENTS [QUERIES]]  Kafka JSON -> SQL (q0,q1,q2,q22) -> Kafka vs a plain
+#                                         consume->produce loop (default 1 000 000 events, all queries)
 # Results: benchmarks/results/jmh-<UTC time>.json (raw JMH) and a Markdown table on stdout
 # (also benchmarks/results/jmh-<UTC time>.md), with the JVM and CPU it ran on.
 set -euo pipefail

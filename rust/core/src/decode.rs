@@ -100,8 +100,18 @@ impl RecordDecoder {
     fn decode_all(&self, records: &[&[u8]]) -> Result<RecordBatch> {
         // One more row than records, so a record holding two values shows as a count mismatch.
         let mut decoder = self.new_decoder(records.len() + 1)?;
-        for record in records {
-            decoder.feed(record)?;
+        match (&mut decoder, contiguous(records)) {
+            // JSON values need no separator: one call over the whole slab is the fast path.
+            (FormatDecoder::Json(d), Some(all)) => {
+                if d.decode(all)? != all.len() {
+                    return Err(CoreError::data("JSON records were not fully consumed"));
+                }
+            }
+            _ => {
+                for record in records {
+                    decoder.feed(record)?;
+                }
+            }
         }
         decoder.finish()
     }
@@ -261,6 +271,21 @@ pub fn error_schema(position_name: &str) -> SchemaRef {
     }
 }
 
+/// The records as one slice when they lie back to back in memory (as split from one slab).
+fn contiguous<'a>(records: &[&'a [u8]]) -> Option<&'a [u8]> {
+    let first = records.first()?;
+    let mut end = first.as_ptr_range().end;
+    for record in &records[1..] {
+        if record.as_ptr() != end {
+            return None;
+        }
+        end = record.as_ptr_range().end;
+    }
+    let len = end as usize - first.as_ptr() as usize;
+    // SAFETY: the records are adjacent slices of one allocation, so the span is one slice of it.
+    Some(unsafe { std::slice::from_raw_parts(first.as_ptr(), len) })
+}
+
 /// Splits a slab + Arrow-style offsets (`n + 1` of them) into record slices.
 pub fn split_records<'a>(data: &'a [u8], offsets: &[i64]) -> Result<Vec<&'a [u8]>> {
     let mut records = Vec::with_capacity(offsets.len().saturating_sub(1));
@@ -331,6 +356,23 @@ mod tests {
         let decoder = RecordDecoder::new(&options, raw_schema()).unwrap();
         let decoded = decoder.decode(&[b"a", b"", b"\xff"]).unwrap();
         assert_eq!(decoded.batch.num_rows(), 3);
+    }
+
+    #[test]
+    fn back_to_back_json_in_one_slab_decodes_in_one_pass() {
+        let options = DecoderOptions { format: Format::Json, delimiter: ",".into() };
+        let decoder = RecordDecoder::new(&options, schema()).unwrap();
+        let slab = br#"{"id":1}{"id":2,"name":"b"}{"id":3}"#;
+        let records = split_records(slab, &[0, 8, 27, 35]).unwrap();
+        assert!(contiguous(&records).is_some());
+        let decoded = decoder.decode(&records).unwrap();
+        assert!(decoded.errors.is_none());
+        assert_eq!(decoded.batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec(), vec![1, 2, 3]);
+        // A record holding two values still shows up as a count mismatch and is isolated.
+        let records = split_records(slab, &[0, 27, 35]).unwrap();
+        let decoded = decoder.decode(&records).unwrap();
+        assert_eq!(decoded.batch.num_rows(), 1);
+        assert_eq!(decoded.errors.unwrap().num_rows(), 1);
     }
 
     #[test]

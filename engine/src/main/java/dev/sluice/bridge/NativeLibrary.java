@@ -5,16 +5,17 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import java.net.JarURLConnection;
+import java.net.URL;
+import java.net.URLConnection;
 import java.util.Locale;
+import java.util.jar.JarEntry;
 
 /**
  * Finds and loads {@code libsluice_core}: from {@code -Dsluice.native.path} (the file, or a
  * directory holding it) when set, else from inside the JAR, extracted once into a private
- * cache directory named by the library's hash (so an unchanged library is reused and a new
- * build never overwrites one that another process has loaded).
+ * cache directory named by the library's size and CRC (so an unchanged library is reused
+ * without reading it, and a new build never overwrites one another process has loaded).
  */
 public final class NativeLibrary {
 
@@ -69,31 +70,47 @@ public final class NativeLibrary {
 
     private static Path extractFromJar() {
         String resource = "/native/" + platform() + "/" + FILE_NAME;
-        byte[] bytes;
-        try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new IllegalStateException("this build has no native core for " + platform() + " (" + resource
-                        + " is not on the class path); build it with `mvn package` on this platform or set -D"
-                        + PATH_PROPERTY);
-            }
-            bytes = in.readAllBytes();
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + resource + ": " + e.getMessage(), e);
+        URL url = NativeLibrary.class.getResource(resource);
+        if (url == null) {
+            throw new IllegalStateException("this build has no native core for " + platform() + " (" + resource
+                    + " is not on the class path); build it with `mvn package` on this platform or set -D" + PATH_PROPERTY);
         }
-        Path dir = cacheRoot().resolve(sha256(bytes).substring(0, 16));
+        // Name the cache entry by the library's identity without reading it: a 150 MB library
+        // would otherwise be inflated and hashed at every start (seconds of CPU).
+        Path dir = cacheRoot().resolve(identity(url));
         Path target = dir.resolve(FILE_NAME);
-        try {
-            if (!Files.isRegularFile(target) || Files.size(target) != bytes.length) {
-                Files.createDirectories(dir);
-                Path temp = Files.createTempFile(dir, FILE_NAME, ".tmp");
-                Files.write(temp, bytes);
-                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            }
+        if (Files.isRegularFile(target)) {
+            return target;
+        }
+        try (InputStream in = url.openStream()) {
+            Files.createDirectories(dir);
+            Path temp = Files.createTempFile(dir, FILE_NAME, ".tmp");
+            Files.copy(in, temp, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
             throw new IllegalStateException("cannot extract the native core to " + target + ": " + e.getMessage()
                     + " (set -D" + CACHE_PROPERTY + " to a writable directory)", e);
         }
         return target;
+    }
+
+    /**
+     * Size and CRC-32 of the library's JAR entry (both in the JAR's directory, so free to read);
+     * for a library in a class directory (tests), its size and modification time.
+     */
+    private static String identity(URL url) {
+        try {
+            URLConnection connection = url.openConnection();
+            if (connection instanceof JarURLConnection jar) {
+                jar.setUseCaches(false);
+                JarEntry entry = jar.getJarEntry();
+                return Long.toHexString(entry.getSize()) + "-" + Long.toHexString(entry.getCrc());
+            }
+            Path file = Path.of(url.toURI());
+            return Long.toHexString(Files.size(file)) + "-" + Long.toHexString(Files.getLastModifiedTime(file).toMillis());
+        } catch (IOException | java.net.URISyntaxException e) {
+            throw new IllegalStateException("cannot read " + url + ": " + e.getMessage(), e);
+        }
     }
 
     private static Path cacheRoot() {
@@ -104,13 +121,5 @@ public final class NativeLibrary {
         String xdg = System.getenv("XDG_CACHE_HOME");
         Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
         return base.resolve("sluice").resolve("native");
-    }
-
-    private static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -96,18 +96,26 @@ public final class KafkaSink implements Sink {
 
     private void send(NativeEncoder.Records records) {
         MemorySegment data = records.data();
+        boolean keyed = records.hasKeys();
         for (int i = 0; i < records.count(); i++) {
-            byte[] value = data.asSlice(records.start(i), records.length(i)).toArray(JAVA_BYTE);
-            byte[] messageKey = records.hasKeys()
-                    ? records.keys().asSlice(records.keyStart(i), records.keyLength(i)).toArray(JAVA_BYTE)
-                    : null;
-            producer.send(new ProducerRecord<>(topic, messageKey, value), (metadata, e) -> {
-                if (e != null) {
-                    failure.compareAndSet(null, e);
-                }
-            });
+            // The producer needs a byte[] per message: one copy straight out of the native slab.
+            byte[] value = new byte[(int) records.length(i)];
+            MemorySegment.copy(data, JAVA_BYTE, records.start(i), value, 0, value.length);
+            byte[] messageKey = null;
+            if (keyed) {
+                messageKey = new byte[(int) records.keyLength(i)];
+                MemorySegment.copy(records.keys(), JAVA_BYTE, records.keyStart(i), messageKey, 0, messageKey.length);
+            }
+            producer.send(new ProducerRecord<>(topic, messageKey, value), onSent);
         }
     }
+
+    /** One callback for every send: remembers the first failure for the next write or barrier. */
+    private final org.apache.kafka.clients.producer.Callback onSent = (metadata, e) -> {
+        if (e != null) {
+            failure.compareAndSet(null, e);
+        }
+    };
 
     @Override
     public void onBarrier(Barrier barrier) {

@@ -238,6 +238,27 @@ class KafkaPipelineTest {
         assertEquals(n / 2, distinctIds(results), "nothing lost across the broker restart\n" + log());
     }
 
+    @Test
+    void aMissingTopicIsAClearErrorAtStart() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String out = KafkaTestSupport.uniqueTopic("out");
+        KafkaTestSupport.createTopics(servers, 1, out);
+        Path file = pipeline(servers, "no-such-topic-" + out, out, "g-" + out, "");
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream original = System.err;
+        System.setErr(new java.io.PrintStream(err, true, StandardCharsets.UTF_8));
+        int code;
+        try {
+            code = dev.sluice.cli.Main.execute("validate", file.toString());
+        } finally {
+            System.setErr(original);
+        }
+        String message = err.toString(StandardCharsets.UTF_8);
+        assertEquals(2, code, message);
+        assertTrue(message.contains("kafka.yaml:6:") && message.contains("topic 'no-such-topic-" + out + "' does not exist on " + servers),
+                message);
+    }
+
     /** Produces {@code n} records in 8 slices a second apart, in the background. */
     private static Thread streamInput(String servers, String topic, int n) {
         return Thread.ofPlatform().start(() -> {
