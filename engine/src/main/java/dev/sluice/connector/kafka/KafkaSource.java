@@ -91,6 +91,8 @@ public final class KafkaSource implements Source {
     /** Positions recorded at each barrier, until that epoch completes. */
     private final TreeMap<Long, Map<TopicPartition, Long>> pending = new TreeMap<>();
     private long firstBufferedNanos;
+    /** The emitter of the poll in progress: a rebalance inside poll flushes the slab through it. */
+    private Emitter currentOut;
 
     KafkaSource(ParsedConfig config) {
         this.config = config;
@@ -145,6 +147,7 @@ public final class KafkaSource implements Source {
 
     @Override
     public Poll poll(Emitter out) {
+        currentOut = out;
         Duration wait = Duration.ofNanos(Math.max(1_000_000, Math.min(flushNanos, 100_000_000)));
         ConsumerRecords<byte[], byte[]> records = consumer.poll(slab.count() == 0 ? wait : Duration.ZERO);
         for (ConsumerRecord<byte[], byte[]> record : records) {
@@ -246,6 +249,7 @@ public final class KafkaSource implements Source {
 
     @Override
     public void close() {
+        currentOut = null; // leaving the group revokes partitions: nothing is emitted any more
         if (consumer != null) {
             consumer.close(Duration.ofSeconds(5));
         }
@@ -276,8 +280,11 @@ public final class KafkaSource implements Source {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            // Rows already emitted have reached every sink (delivery is synchronous), so the
-            // runtime's checkpoint on revocation commits them before the partitions go.
+            // Emit what is buffered, then checkpoint: delivery is synchronous, so everything
+            // read from these partitions is in the sinks and committed before they go.
+            if (slab.count() > 0 && currentOut != null) {
+                flush(currentOut);
+            }
             context.requestCheckpoint();
             partitions.forEach(emitted::remove);
             partitions.forEach(endOffsets::remove);
