@@ -2,7 +2,9 @@ package dev.sluice.cli;
 
 import dev.sluice.observe.Progress;
 import dev.sluice.runtime.Pipeline;
+import dev.sluice.runtime.Lanes;
 import dev.sluice.runtime.PipelineRunner;
+import dev.sluice.runtime.StageTypes;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -72,11 +74,22 @@ final class RunCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         boolean terminal = System.console() != null && System.console().isTerminal();
         Progress progress = new Progress(pipeline.name(), pipeline.stats(), System.err, terminal);
-        try (pipeline) {
-            PipelineRunner.Outcome outcome = new PipelineRunner(pipeline, progress).run(stop);
+        Lanes lanes;
+        try {
+            lanes = Lanes.of(pipeline, StageTypes.builtIn());
+        } catch (RuntimeException e) {
+            pipeline.close();
+            options.report(System.err, "error: " + file + ": ", e);
+            return Main.EXIT_CONFIG;
+        }
+        try (lanes) {
+            if (lanes.count() > 1) {
+                System.err.printf("[%s] running %d lanes%n", pipeline.name(), lanes.count());
+            }
+            PipelineRunner.Outcome outcome = lanes.run(stop, progress);
             progress.summary(outcome == PipelineRunner.Outcome.COMPLETED ? "completed" : "stopped");
             writeSummaryJson(pipeline);
-            pipeline.deadLetterReport().forEach(line -> System.err.println("  " + line));
+            lanes.deadLetterReport().forEach(line -> System.err.println("  " + line));
             return 0;
         } catch (RuntimeException e) {
             progress.summary("failed");

@@ -67,16 +67,25 @@ public final class Pipeline implements AutoCloseable {
      * @throws ConfigException naming file, line, node and reason for every problem found
      */
     public static Pipeline assemble(PipelineSpec spec, StageTypes types, PositionStore positions) {
+        return assemble(spec, types, positions, null, 0);
+    }
+
+    /**
+     * Assembles one lane of a pipeline: lanes after the first pass the first lane's
+     * {@link #stats()}, so the counters cover the whole run.
+     */
+    static Pipeline assemble(PipelineSpec spec, StageTypes types, PositionStore positions, RunStats shared, int lane) {
         CheckpointSettings checkpoint = CheckpointSettings.of(spec);
         Map<String, PipelineNode> nodes = configure(spec, types);
         List<PipelineNode> order = link(spec, nodes);
+        checkLanes(order);
         List<String> names = order.stream().map(PipelineNode::name).toList();
-        RunStats stats = new RunStats(names, namesOf(order, NodeKind.SOURCE), namesOf(order, NodeKind.SINK));
+        RunStats stats = shared != null ? shared : new RunStats(names, namesOf(order, NodeKind.SOURCE), namesOf(order, NodeKind.SINK));
         BufferAllocator allocator = ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
         List<DeadLetterFile> deadLetters = new ArrayList<>();
         Pipeline pipeline = new Pipeline(spec, order, stats, allocator, deadLetters, checkpoint, positions);
         try {
-            pipeline.open(defaultDeadLetterDirectory(spec, order));
+            pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
         } catch (RuntimeException e) {
             try {
                 pipeline.close();
@@ -114,6 +123,49 @@ public final class Pipeline implements AutoCloseable {
 
     List<DeadLetterFile> deadLetters() {
         return deadLetters;
+    }
+
+    /** The {@code parallelism} key that asks for lanes. */
+    public static final String PARALLELISM = "parallelism";
+
+    /**
+     * How many lanes the run wants: the largest {@code parallelism} of its sources. Each lane is
+     * a full copy of the pipeline on its own thread, with its own consumer in the group.
+     */
+    public int lanes() {
+        return lanesOf(order);
+    }
+
+    private static int lanesOf(List<PipelineNode> order) {
+        int lanes = 1;
+        for (PipelineNode node : order) {
+            if (node.kind() == NodeKind.SOURCE && definesKey(node, PARALLELISM)) {
+                lanes = Math.max(lanes, node.config.getInt(PARALLELISM));
+            }
+        }
+        return lanes;
+    }
+
+    /** Lanes copy every node: only sources that share work by group and sinks that can be shared qualify. */
+    private static void checkLanes(List<PipelineNode> order) {
+        if (lanesOf(order) == 1) {
+            return;
+        }
+        List<ConfigException> problems = new ArrayList<>();
+        for (PipelineNode node : order) {
+            boolean shareable = switch (node.kind()) {
+                case SOURCE -> definesKey(node, PARALLELISM);
+                case TRANSFORM -> true;
+                case SINK -> !node.type.name().equals("file");
+            };
+            if (!shareable) {
+                problems.add(new ConfigException(node.spec.location(), node.name(), "parallelism > 1 runs a copy of every node per "
+                        + "lane, which a " + node.type.name() + " " + node.kind().word() + " cannot be"));
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw ConfigException.of(problems);
+        }
     }
 
     /** One line per dead-letter file that received records: how many and where. */
@@ -226,7 +278,7 @@ public final class Pipeline implements AutoCloseable {
     }
 
     /** Opens every stage in topological order; a failure names the node and the setting. */
-    private void open(Path defaultDeadLetterDir) {
+    private void open(Path defaultDeadLetterDir, int lane) {
         Map<String, PipelineNode> byName = new HashMap<>();
         for (PipelineNode node : order) {
             byName.put(node.name(), node);
@@ -237,6 +289,10 @@ public final class Pipeline implements AutoCloseable {
                 Path path = definesKey(node, "dead_letter") && config.has("dead_letter")
                         ? config.getPath("dead_letter")
                         : defaultDeadLetterDir.resolve(node.name() + ".dead-letter.jsonl");
+                if (lane > 0) {
+                    // Each lane writes its own file: two writers must not share one.
+                    path = path.resolveSibling(path.getFileName().toString().replaceFirst("(\\.[^.]*)?$", ".lane" + lane + "$1"));
+                }
                 deadLetter = new DeadLetterFile(path);
                 deadLetters.add(deadLetter);
             }

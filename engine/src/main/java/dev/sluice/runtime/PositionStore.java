@@ -14,6 +14,9 @@ public interface PositionStore extends AutoCloseable {
     /** Saves, durably and atomically, the positions of all sources at {@code epoch}. */
     void save(long epoch, Map<String, Map<String, String>> positionsByNode);
 
+    /** The same store for another lane of this run; closing that view leaves this one open. */
+    PositionStore forAnotherLane();
+
     /** A store that keeps nothing: a run without a state directory. */
     PositionStore NONE = new PositionStore() {
         @Override
@@ -23,6 +26,11 @@ public interface PositionStore extends AutoCloseable {
 
         @Override
         public void save(long epoch, Map<String, Map<String, String>> positionsByNode) {}
+
+        @Override
+        public PositionStore forAnotherLane() {
+            return this;
+        }
 
         @Override
         public void close() {}

@@ -19,15 +19,23 @@ public final class StatePositionStore implements PositionStore {
 
     private final StateStore store;
     private final String pipeline;
+    private final boolean owner;
 
-    private StatePositionStore(StateStore store, String pipeline) {
+    private StatePositionStore(StateStore store, String pipeline, boolean owner) {
         this.store = store;
         this.pipeline = pipeline;
+        this.owner = owner;
+    }
+
+    /** A view for another lane of the same run, over the same DB; closing it leaves the DB open. */
+    @Override
+    public StatePositionStore forAnotherLane() {
+        return new StatePositionStore(store, pipeline, false);
     }
 
     /** Opens (creating) the state DB in {@code dir} for pipeline {@code pipeline}; fails if another run holds it. */
     public static StatePositionStore open(Path dir, String pipeline) {
-        return new StatePositionStore(StateStore.open(dir), pipeline);
+        return new StatePositionStore(StateStore.open(dir), pipeline, true);
     }
 
     @Override
@@ -54,6 +62,8 @@ public final class StatePositionStore implements PositionStore {
 
     @Override
     public void close() {
-        store.close();
+        if (owner) {
+            store.close();
+        }
     }
 }

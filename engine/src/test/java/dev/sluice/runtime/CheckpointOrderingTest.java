@@ -61,6 +61,11 @@ class CheckpointOrderingTest {
         }
 
         @Override
+        public PositionStore forAnotherLane() {
+            return this;
+        }
+
+        @Override
         public void close() {}
     }
 

@@ -61,6 +61,10 @@ public final class KafkaSource implements Source {
                     .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter.")
                     .define("metadata", ConfigType.LIST, List.of(), false,
                             "Metadata columns to add: _partition, _offset, _timestamp, _key.")
+                    .define(dev.sluice.runtime.Pipeline.PARALLELISM, ConfigType.INT, 1, false,
+                            "Lanes: copies of the pipeline on their own threads, each with a consumer in the group, "
+                                    + "sharing the partitions (use at most one per partition).",
+                            dev.sluice.config.Validator.positive())
                     .define("bounded", ConfigType.BOOLEAN, false, false,
                             "Stop at the end offsets the partitions had when they were assigned (a backfill, "
                                     + "a benchmark) instead of waiting for new records.")

@@ -239,6 +239,31 @@ class KafkaPipelineTest {
     }
 
     @Test
+    void parallelismRunsLanesThatShareThePartitions() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        KafkaTestSupport.createTopics(servers, 4, in, out);
+        int n = 20_000;
+        KafkaTestSupport.produce(servers, in, records(n));
+        Path file = pipeline(servers, in, out, "g-" + in, "parallelism: 2\nbounded: true");
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream original = System.err;
+        System.setErr(new java.io.PrintStream(err, true, StandardCharsets.UTF_8));
+        int code;
+        try {
+            code = dev.sluice.cli.Main.execute("run", file.toString(), "--state-dir", dir.resolve("state").toString());
+        } finally {
+            System.setErr(original);
+        }
+        String stderr = err.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, stderr);
+        assertTrue(stderr.contains("running 2 lanes") && stderr.contains("completed: in 20,000"), stderr);
+        List<ConsumerRecord<byte[], byte[]>> results = KafkaTestSupport.consumeAll(servers, out, n / 2, Duration.ofSeconds(60));
+        assertEquals(n / 2, distinctIds(results));
+    }
+
+    @Test
     void aMissingTopicIsAClearErrorAtStart() throws Exception {
         String servers = KafkaTestSupport.bootstrap();
         String out = KafkaTestSupport.uniqueTopic("out");
