@@ -224,8 +224,9 @@ int32_t sluice_transform_drain(struct SluiceTransform *transform, struct SluiceB
 int32_t sluice_transform_free(struct SluiceTransform *transform);
 
 /*
- A decoder for `{"format": "json"|"csv"|"raw", "delimiter": ","}` records of `schema`
- (moved in; for raw, NULL: the schema is one Binary column `value`).
+ A decoder for `{"format": "json"|"csv"|"raw"|"debezium", "delimiter": ","}` records of
+ `schema` (moved in; for raw, NULL: the schema is one Binary column `value`; for debezium,
+ the row's columns — the output adds `_op`).
  */
 int32_t sluice_decoder_create(const char *options_json,
                               struct ArrowSchema *schema,

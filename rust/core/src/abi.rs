@@ -419,8 +419,9 @@ pub unsafe extern "C" fn sluice_transform_free(transform: *mut SluiceTransform) 
 // ---------------------------------------------------------------------------------------------
 // Codecs
 
-/// A decoder for `{"format": "json"|"csv"|"raw", "delimiter": ","}` records of `schema`
-/// (moved in; for raw, NULL: the schema is one Binary column `value`).
+/// A decoder for `{"format": "json"|"csv"|"raw"|"debezium", "delimiter": ","}` records of
+/// `schema` (moved in; for raw, NULL: the schema is one Binary column `value`; for debezium,
+/// the row's columns — the output adds `_op`).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_decoder_create(
     options_json: *const c_char,

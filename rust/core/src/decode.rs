@@ -19,6 +19,9 @@ pub enum Format {
     Csv,
     /// No decoding: each record becomes one `value` Binary row.
     Raw,
+    /// Debezium's JSON change envelope (with or without the `schema`/`payload` wrapper): the
+    /// row (`after`, or `before` for deletes) plus an `_op` column: i, u or d.
+    Debezium,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -70,6 +73,9 @@ impl RecordDecoder {
         if self.format == Format::Raw {
             return Ok(Decoded { batch: raw_batch(&self.schema, records)?, errors: None, good: None });
         }
+        if self.format == Format::Debezium {
+            return self.decode_debezium(records);
+        }
         match self.decode_all(records) {
             Ok(batch) if batch.num_rows() == records.len() => Ok(Decoded { batch, errors: None, good: None }),
             _ => self.decode_isolating(records),
@@ -116,6 +122,56 @@ impl RecordDecoder {
         decoder.finish()
     }
 
+    /// Unwraps every envelope to its row, decodes the rows as JSON and appends `_op`.
+    /// Tombstones (empty records) are skipped; bad envelopes and bad rows become errors.
+    fn decode_debezium(&self, records: &[&[u8]]) -> Result<Decoded> {
+        let mut rows = Vec::with_capacity(records.len());
+        let mut ops = Vec::with_capacity(records.len());
+        let mut origin = Vec::with_capacity(records.len());
+        let mut errors = ErrorRows::default();
+        let mut skipped = false;
+        for (index, record) in records.iter().enumerate() {
+            if record.iter().all(u8::is_ascii_whitespace) {
+                skipped = true;
+                continue;
+            }
+            match unwrap_envelope(record) {
+                Ok((row, op)) => {
+                    rows.push(row);
+                    ops.push(op);
+                    origin.push(index as u32);
+                }
+                Err(message) => errors.push(index, record, &message),
+            }
+        }
+        let json = RecordDecoder { format: Format::Json, schema: self.schema.clone(), delimiter: b',' };
+        let slices: Vec<&[u8]> = rows.iter().map(Vec::as_slice).collect();
+        let inner = json.decode(&slices)?;
+        let kept: Vec<usize> = match &inner.good {
+            Some(good) => good.iter().map(|&g| g as usize).collect(),
+            None => (0..rows.len()).collect(),
+        };
+        if let Some(inner_errors) = &inner.errors {
+            use arrow::array::AsArray;
+            let at = inner_errors.column(0).as_primitive::<arrow::datatypes::Int64Type>();
+            let why = inner_errors.column(2).as_string::<i32>();
+            for i in 0..inner_errors.num_rows() {
+                let index = origin[at.value(i) as usize] as usize;
+                errors.push(index, records[index], why.value(i));
+            }
+        }
+        let op_column = arrow::array::StringArray::from_iter_values(kept.iter().map(|&k| ops[k]));
+        let mut fields: Vec<arrow::datatypes::FieldRef> = inner.batch.schema().fields().iter().cloned().collect();
+        fields.push(Arc::new(Field::new("_op", DataType::Utf8, false)));
+        let mut columns = inner.batch.columns().to_vec();
+        columns.push(Arc::new(op_column));
+        let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(kept.len()));
+        let batch = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)?;
+        let all_good = errors.is_empty() && !skipped;
+        let good = (!all_good).then(|| kept.iter().map(|&k| origin[k]).collect());
+        Ok(Decoded { batch, errors: errors.finish("index")?, good })
+    }
+
     fn decode_isolating(&self, records: &[&[u8]]) -> Result<Decoded> {
         let mut good = Vec::with_capacity(records.len());
         let mut positions = Vec::with_capacity(records.len());
@@ -137,7 +193,7 @@ impl RecordDecoder {
     fn new_decoder(&self, batch_size: usize) -> Result<FormatDecoder> {
         Ok(match self.format {
             Format::Json => FormatDecoder::Json(arrow::json::ReaderBuilder::new(self.schema.clone()).with_batch_size(batch_size).build_decoder()?),
-            Format::Raw => return Err(CoreError::invalid("raw records need no decoder")),
+            Format::Raw | Format::Debezium => return Err(CoreError::invalid("raw and debezium records use no format decoder")),
             Format::Csv => FormatDecoder::Csv(
                 arrow::csv::ReaderBuilder::new(self.schema.clone())
                     .with_header(false)
@@ -185,6 +241,25 @@ impl FormatDecoder {
         };
         batch.ok_or_else(|| CoreError::data("no record decoded"))
     }
+}
+
+/// The row and operation of one Debezium change event: c and r (snapshot reads) are inserts,
+/// u updates with the new row, d deletes with the old one.
+fn unwrap_envelope(record: &[u8]) -> std::result::Result<(Vec<u8>, &'static str), String> {
+    let value: serde_json::Value = serde_json::from_slice(record).map_err(|e| format!("not a JSON change event: {e}"))?;
+    let payload = match value.get("payload") {
+        Some(payload) if payload.is_object() => payload,
+        _ => &value,
+    };
+    let op = payload.get("op").and_then(|op| op.as_str()).ok_or("no \"op\" in the Debezium envelope")?;
+    let (row, op) = match op {
+        "c" | "r" => (payload.get("after"), "i"),
+        "u" => (payload.get("after"), "u"),
+        "d" => (payload.get("before"), "d"),
+        other => return Err(format!("unknown Debezium op {other:?}")),
+    };
+    let row = row.filter(|row| row.is_object()).ok_or_else(|| format!("a Debezium {op} event without its row"))?;
+    Ok((serde_json::to_vec(row).map_err(|e| e.to_string())?, op))
 }
 
 /// The schema of raw records: the bytes of each record as one Binary column.
@@ -373,6 +448,32 @@ mod tests {
         let decoded = decoder.decode(&records).unwrap();
         assert_eq!(decoded.batch.num_rows(), 1);
         assert_eq!(decoded.errors.unwrap().num_rows(), 1);
+    }
+
+    #[test]
+    fn debezium_envelopes_become_rows_with_op() {
+        let options = DecoderOptions { format: Format::Debezium, delimiter: ",".into() };
+        let decoder = RecordDecoder::new(&options, schema()).unwrap();
+        let records: Vec<&[u8]> = vec![
+            br#"{"payload": {"op": "c", "after": {"id": 1, "name": "a"}, "before": null}}"#,
+            br#"{"op": "u", "before": {"id": 1}, "after": {"id": 1, "name": "b"}}"#,
+            b"",
+            br#"{"op": "d", "before": {"id": 1, "name": "b"}, "after": null}"#,
+            br#"{"op": "x"}"#,
+            br#"{"op": "c", "after": {"id": "bad"}}"#,
+        ];
+        let extra_schema = Arc::new(Schema::new(vec![Field::new("_offset", DataType::Int64, false)]));
+        let extra = RecordBatch::try_new(extra_schema, vec![Arc::new(Int64Array::from(vec![10, 11, 12, 13, 14, 15]))]).unwrap();
+        let decoded = decoder.decode_with(&records, Some(extra)).unwrap();
+        let batch = &decoded.batch;
+        assert_eq!(batch.schema().field(2).name(), "_op");
+        let ops = batch.column(2).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!((0..3).map(|i| ops.value(i)).collect::<Vec<_>>(), vec!["i", "u", "d"]);
+        let offsets = batch.column(3).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(offsets.values().to_vec(), vec![10, 11, 13]);
+        let errors = decoded.errors.unwrap();
+        let index = errors.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(index.values().to_vec(), vec![4, 5]);
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub struct EncodeOptions {
     /// integer column, else a JSON object.
     #[serde(default)]
     pub key_columns: Vec<String>,
+    /// Columns left out of the encoded records (e.g. `_op`, which a Kafka sink sends as a header).
+    #[serde(default)]
+    pub exclude_columns: Vec<String>,
 }
 
 /// Encoded rows: one slab, and optionally per-row offsets and keys.
@@ -48,7 +51,13 @@ pub struct Encoded {
 
 /// Encodes a batch with record offsets and keys as `options` asks.
 pub fn encode_records(batch: &RecordBatch, options: &EncodeOptions) -> Result<Encoded> {
-    let bytes = encode(batch, options)?;
+    let bytes = if options.exclude_columns.is_empty() {
+        encode(batch, options)?
+    } else {
+        let schema = batch.schema();
+        let kept: Vec<usize> = (0..schema.fields().len()).filter(|&i| !options.exclude_columns.contains(schema.field(i).name())).collect();
+        encode(&batch.project(&kept)?, options)?
+    };
     let offsets = if options.record_offsets { line_offsets(&bytes, batch.num_rows(), options.format == EncodeFormat::Csv && options.header)? } else { Vec::new() };
     let (keys, key_offsets) = if options.key_columns.is_empty() { (Vec::new(), Vec::new()) } else { encode_keys(batch, &options.key_columns)? };
     Ok(Encoded { bytes, offsets, keys, key_offsets })
@@ -157,13 +166,27 @@ mod tests {
             vec![Arc::new(Int64Array::from(vec![7, 8])), Arc::new(StringArray::from(vec![Some("x\ny"), None]))],
         )
         .unwrap();
-        let options = EncodeOptions { format: EncodeFormat::Csv, header: true, record_offsets: true, key_columns: vec!["id".into()] };
+        let options = EncodeOptions {
+            format: EncodeFormat::Csv,
+            header: true,
+            record_offsets: true,
+            key_columns: vec!["id".into()],
+            exclude_columns: vec![],
+        };
         let out = encode_records(&batch, &options).unwrap();
         let record = |i: usize| &out.bytes[out.offsets[i] as usize..out.offsets[i + 1] as usize - 1];
         assert_eq!(record(0), b"7,\"x\ny\"");
         assert_eq!(record(1), b"8,");
         let key = |i: usize| &out.keys[out.key_offsets[i] as usize..out.key_offsets[i + 1] as usize - 1];
         assert_eq!((key(0), key(1)), (&b"7"[..], &b"8"[..]));
+    }
+
+    #[test]
+    fn excluded_columns_stay_out_of_the_records() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("_op", DataType::Utf8, false)]));
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![7])), Arc::new(StringArray::from(vec!["d"]))]).unwrap();
+        let options = EncodeOptions { record_offsets: true, exclude_columns: vec!["_op".into()], ..EncodeOptions::default() };
+        assert_eq!(encode_records(&batch, &options).unwrap().bytes, b"{\"id\":7}\n");
     }
 
     #[test]

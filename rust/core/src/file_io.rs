@@ -136,7 +136,7 @@ impl LineReader {
             None => {
                 let inferred = match format {
                     Format::Json => infer_json_schema(&mut reader, options.infer_rows),
-                    Format::Raw => unreachable!("files are read as json or csv"),
+                    Format::Raw | Format::Debezium => unreachable!("files are read as json or csv"),
                     Format::Csv => arrow::csv::reader::Format::default()
                         .with_header(options.header)
                         .with_delimiter(delimiter)

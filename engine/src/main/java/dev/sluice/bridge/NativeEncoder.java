@@ -48,8 +48,13 @@ public final class NativeEncoder {
 
     /** With {@code recordOffsets}, rows can be read one by one; {@code keyColumns} also encodes keys. */
     public NativeEncoder(String format, boolean header, boolean recordOffsets, List<String> keyColumns) {
+        this(format, header, recordOffsets, keyColumns, List.of());
+    }
+
+    /** As above, leaving {@code excludeColumns} out of the encoded records. */
+    public NativeEncoder(String format, boolean header, boolean recordOffsets, List<String> keyColumns, List<String> excludeColumns) {
         this.optionsJson = Json.object(Map.of("format", format, "header", header, "record_offsets", recordOffsets,
-                "key_columns", keyColumns));
+                "key_columns", keyColumns, "exclude_columns", excludeColumns));
     }
 
     /**

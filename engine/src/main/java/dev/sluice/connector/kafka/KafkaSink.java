@@ -15,9 +15,11 @@ import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
 import dev.sluice.runtime.StageType;
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -34,7 +36,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class KafkaSink implements Sink {
 
     public static final StageType TYPE = StageType.of(NodeKind.SINK, "kafka",
-            "Writes one message per row to a topic.",
+            "Writes one message per row to a topic. Rows with an `_op` column (a change stream, e.g. from a "
+                    + "debezium source) carry it as the `op` header (i, u, d) instead of in the value.",
             KafkaSettings.client(new ConfigDef()
                     .define("topic", ConfigType.STRING, null, true, "The topic to write.")
                     .defineEnum("format", List.of("json", "csv"), "json", false, "json (an object per message) or csv (a line).")
@@ -47,8 +50,10 @@ public final class KafkaSink implements Sink {
 
     private final ParsedConfig config;
     private final String topic;
-    private final NativeEncoder encoder;
+    private NativeEncoder encoder;
     private final List<String> key;
+    /** Whether rows carry {@code _op}: it then travels as the {@code op} header, not in the value. */
+    private boolean changeStream;
     private KafkaProducer<byte[], byte[]> producer;
     private StageContext context;
     private final AtomicReference<Exception> failure = new AtomicReference<>();
@@ -57,13 +62,15 @@ public final class KafkaSink implements Sink {
         this.config = config;
         this.topic = config.getString("topic");
         this.key = config.getList("key");
-        this.encoder = new NativeEncoder(config.getString("format"), false, true, key);
     }
 
     @Override
     public void open(StageContext context, Schema schema) {
         this.context = context;
         List<String> columns = schema.getFields().stream().map(Field::getName).toList();
+        changeStream = columns.contains(MetadataColumns.OP);
+        encoder = new NativeEncoder(config.getString("format"), false, true, key,
+                changeStream ? List.of(MetadataColumns.OP) : List.of());
         for (String k : key) {
             if (!columns.contains(k)) {
                 throw new InvalidSettingException("key", "key column '" + k + "' is not in the input " + columns);
@@ -85,16 +92,41 @@ public final class KafkaSink implements Sink {
     public void write(Batch batch) {
         throwIfFailed();
         if (batch instanceof NativeBatch nativeBatch) {
-            encoder.encodeRecords(nativeBatch, this::send);
+            write(nativeBatch);
         } else {
             try (VectorSchemaRoot root = batch.toVectors(context.allocator());
                     NativeBatch copy = NativeBatch.fromVectors(context.allocator(), root)) {
-                encoder.encodeRecords(copy, this::send);
+                write(copy);
             }
         }
     }
 
-    private void send(NativeEncoder.Records records) {
+    private void write(NativeBatch batch) {
+        if (!changeStream) {
+            encoder.encodeRecords(batch, records -> send(records, null));
+            return;
+        }
+        // The columns are imported zero-copy, only to read each row's operation.
+        try (VectorSchemaRoot columns = batch.toVectors(context.allocator())) {
+            VarCharVector ops = (VarCharVector) columns.getVector(MetadataColumns.OP);
+            encoder.encodeRecords(batch, records -> send(records, ops));
+        }
+    }
+
+    private static final byte[][] OPS = {"i".getBytes(StandardCharsets.UTF_8), "u".getBytes(StandardCharsets.UTF_8),
+        "d".getBytes(StandardCharsets.UTF_8)};
+
+    private static byte[] opHeader(VarCharVector ops, int row) {
+        byte[] op = ops.get(row);
+        return switch (op.length == 1 ? op[0] : 0) {
+            case 'i' -> OPS[0];
+            case 'u' -> OPS[1];
+            case 'd' -> OPS[2];
+            default -> op;
+        };
+    }
+
+    private void send(NativeEncoder.Records records, VarCharVector ops) {
         MemorySegment data = records.data();
         boolean keyed = records.hasKeys();
         for (int i = 0; i < records.count(); i++) {
@@ -106,7 +138,11 @@ public final class KafkaSink implements Sink {
                 messageKey = new byte[(int) records.keyLength(i)];
                 MemorySegment.copy(records.keys(), JAVA_BYTE, records.keyStart(i), messageKey, 0, messageKey.length);
             }
-            producer.send(new ProducerRecord<>(topic, messageKey, value), onSent);
+            ProducerRecord<byte[], byte[]> message = new ProducerRecord<>(topic, messageKey, value);
+            if (ops != null) {
+                message.headers().add("op", opHeader(ops, i));
+            }
+            producer.send(message, onSent);
         }
     }
 

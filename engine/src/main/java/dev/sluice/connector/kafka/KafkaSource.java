@@ -54,8 +54,10 @@ public final class KafkaSource implements Source {
                     .defineEnum("starting_offsets", List.of("committed", "earliest", "latest"), "committed", false,
                             "Where to start without a checkpoint: the group's committed offsets (else earliest), "
                                     + "or earliest/latest regardless of them.")
-                    .defineEnum("format", List.of("json", "csv", "raw"), "json", false,
-                            "json (one object per record), csv (one line per record) or raw (the bytes as column `value`).")
+                    .defineEnum("format", List.of("json", "csv", "raw", "debezium"), "json", false,
+                            "json (one object per record), csv (one line per record), raw (the bytes as column `value`), "
+                                    + "or debezium (a Debezium JSON change event: the row of `after`, or `before` for deletes, "
+                                    + "plus column `_op` = i, u or d; tombstones are skipped).")
                     .define("schema", ConfigType.MAP, null, false,
                             "Columns and types of json/csv records, e.g. {id: bigint, name: string}. Required for json and csv.")
                     .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter.")
@@ -119,7 +121,7 @@ public final class KafkaSource implements Source {
         Schema declared = null;
         if (!format.equals("raw")) {
             if (!config.has("schema")) {
-                throw new InvalidSettingException("schema", format + " records need a declared `schema:`");
+                throw new InvalidSettingException("schema", format + " records need a declared `schema:` (of the row)");
             }
             try {
                 declared = ColumnTypes.schema(config.getMap("schema"));
@@ -145,7 +147,11 @@ public final class KafkaSource implements Source {
         if (config.has("dead_letter_topic")) {
             deadLetters = new DeadLetterProducer(KafkaSettings.clientProperties(config), config.getString("dead_letter_topic"));
         }
-        Schema values = format.equals("raw") ? MetadataColumns.RAW_SCHEMA : declared;
+        Schema values = switch (format) {
+            case "raw" -> MetadataColumns.RAW_SCHEMA;
+            case "debezium" -> MetadataColumns.withOp(declared);
+            default -> declared;
+        };
         return MetadataColumns.append(values, meta);
     }
 

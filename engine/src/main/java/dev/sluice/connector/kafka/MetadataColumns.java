@@ -78,6 +78,16 @@ final class MetadataColumns {
         root.setRowCount(n);
     }
 
+    /** The row schema of a change stream plus its {@code _op} column (i, u, d). */
+    static Schema withOp(Schema row) {
+        List<Field> fields = new ArrayList<>(row.getFields());
+        fields.add(new Field(OP, FieldType.notNullable(ArrowType.Utf8.INSTANCE), null));
+        return new Schema(fields);
+    }
+
+    /** The change-operation column of CDC rows, sent by the Kafka sink as the {@code op} header. */
+    static final String OP = "_op";
+
     /** {@code values}'s fields followed by the metadata fields, if any. */
     static Schema append(Schema values, VectorSchemaRoot meta) {
         if (meta == null) {

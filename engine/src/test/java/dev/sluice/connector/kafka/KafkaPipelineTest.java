@@ -264,6 +264,41 @@ class KafkaPipelineTest {
     }
 
     @Test
+    void debeziumChangeEventsKeepTheirOperationAsAHeader() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("cdc");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        KafkaTestSupport.createTopics(servers, 1, in, out);
+        KafkaTestSupport.produce(servers, in, List.of(
+                new String[] {"1", "{\"payload\": {\"op\": \"c\", \"before\": null, \"after\": {\"id\": 1, \"name\": \"ada\"}}}"},
+                new String[] {"1", "{\"payload\": {\"op\": \"u\", \"before\": {\"id\": 1, \"name\": \"ada\"}, \"after\": {\"id\": 1, \"name\": \"Ada\"}}}"},
+                new String[] {"2", "{\"op\": \"r\", \"after\": {\"id\": 2, \"name\": \"alan\"}}"},
+                new String[] {"1", "{\"op\": \"d\", \"before\": {\"id\": 1, \"name\": \"Ada\"}, \"after\": null}"}));
+        Path file = dir.resolve("cdc.yaml");
+        Files.writeString(file, """
+                sources:
+                  people:
+                    type: kafka
+                    topic: %s
+                    bootstrap_servers: %s
+                    format: debezium
+                    schema: {id: bigint, name: string}
+                    bounded: true
+                transforms:
+                  upper:
+                    type: sql
+                    sql: SELECT id, upper(name) AS name, _op FROM people
+                sinks:
+                  out: {type: kafka, from: upper, topic: %s, key: [id], bootstrap_servers: %s}
+                """.formatted(in, servers, out, servers));
+        assertEquals(0, dev.sluice.cli.Main.execute("run", file.toString(), "--state-dir", dir.resolve("state").toString()));
+        List<ConsumerRecord<byte[], byte[]>> results = KafkaTestSupport.consumeAll(servers, out, 4, Duration.ofSeconds(30));
+        assertEquals(List.of("i", "u", "i", "d"), results.stream().map(r -> header(r, "op")).toList());
+        assertEquals("{\"id\":1,\"name\":\"ADA\"}", new String(results.get(1).value(), StandardCharsets.UTF_8));
+        assertEquals("1", new String(results.get(3).key(), StandardCharsets.UTF_8));
+    }
+
+    @Test
     void aMissingTopicIsAClearErrorAtStart() throws Exception {
         String servers = KafkaTestSupport.bootstrap();
         String out = KafkaTestSupport.uniqueTopic("out");
