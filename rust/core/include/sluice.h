@@ -248,6 +248,15 @@ int32_t sluice_decoder_decode(struct SluiceDecoder *decoder,
                               struct SluiceBatch **out_batch,
                               struct SluiceBatch **out_errors);
 
+/*
+ Infers the schema of JSON records (`data` + `n_records + 1` offsets; records that are not
+ JSON objects are left out) and writes it to `out_schema`.
+ */
+int32_t sluice_infer_json_schema(const uint8_t *data,
+                                 const int64_t *offsets,
+                                 size_t n_records,
+                                 struct ArrowSchema *out_schema);
+
 int32_t sluice_decoder_free(struct SluiceDecoder *decoder);
 
 /*

@@ -477,6 +477,27 @@ pub unsafe extern "C" fn sluice_decoder_decode(
     })
 }
 
+/// Infers the schema of JSON records (`data` + `n_records + 1` offsets; records that are not
+/// JSON objects are left out) and writes it to `out_schema`.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_infer_json_schema(
+    data: *const u8,
+    offsets: *const i64,
+    n_records: usize,
+    out_schema: *mut FFI_ArrowSchema,
+) -> i32 {
+    guard(|| {
+        if offsets.is_null() {
+            return Err(CoreError::invalid("offsets pointer is NULL"));
+        }
+        let offsets = std::slice::from_raw_parts(offsets, n_records + 1);
+        let len = offsets.last().copied().unwrap_or(0).max(0) as usize;
+        let data = if len == 0 { &[][..] } else { std::slice::from_raw_parts(data, len) };
+        let schema = crate::decode::infer_json_schema(&split_records(data, offsets)?)?;
+        export_schema(&schema, out_schema)
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn sluice_decoder_free(decoder: *mut SluiceDecoder) -> i32 {
     guard(|| {

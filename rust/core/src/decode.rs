@@ -243,6 +243,23 @@ impl FormatDecoder {
     }
 }
 
+/// Infers a schema from the records that are JSON objects (others are left out: they are
+/// reported when the data is read). Strings stay strings: declare timestamps to get them.
+pub fn infer_json_schema(records: &[&[u8]]) -> Result<Schema> {
+    let mut sample = Vec::new();
+    for record in records {
+        if matches!(serde_json::from_slice::<serde_json::Value>(record), Ok(serde_json::Value::Object(_))) {
+            sample.extend_from_slice(record);
+            sample.push(b'\n');
+        }
+    }
+    if sample.is_empty() {
+        return Err(CoreError::data("no record in the sample is a JSON object; declare the schema"));
+    }
+    let (schema, _) = arrow::json::reader::infer_json_schema_from_seekable(std::io::Cursor::new(sample), None)?;
+    Ok(schema)
+}
+
 /// The row and operation of one Debezium change event: c and r (snapshot reads) are inserts,
 /// u updates with the new row, d deletes with the old one.
 fn unwrap_envelope(record: &[u8]) -> std::result::Result<(Vec<u8>, &'static str), String> {
@@ -474,6 +491,15 @@ mod tests {
         let errors = decoded.errors.unwrap();
         let index = errors.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
         assert_eq!(index.values().to_vec(), vec![4, 5]);
+    }
+
+    #[test]
+    fn json_schemas_are_inferred_from_the_good_records() {
+        let schema = infer_json_schema(&[br#"{"id": 1, "name": "a"}"#, b"oops", br#"{"id": 2, "score": 1.5}"#]).unwrap();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, vec!["id", "name", "score"]);
+        assert_eq!(schema.field(0).data_type(), &DataType::Int64);
+        assert!(infer_json_schema(&[b"nope"]).is_err());
     }
 
     #[test]

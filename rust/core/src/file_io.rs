@@ -213,26 +213,19 @@ impl LineReader {
 /// Infers a schema from the first `rows` lines that are JSON objects; malformed lines are
 /// left out here (they are reported when the file is read).
 fn infer_json_schema(reader: &mut BufReader<File>, rows: usize) -> std::result::Result<arrow::datatypes::Schema, arrow::error::ArrowError> {
-    let mut sample = Vec::new();
+    let mut lines = Vec::new();
     let mut line = Vec::new();
-    let mut taken = 0;
-    while taken < rows {
+    while lines.len() < rows {
         line.clear();
         if reader.read_until(b'\n', &mut line)? == 0 {
             break;
         }
-        if matches!(serde_json::from_slice::<serde_json::Value>(&line), Ok(serde_json::Value::Object(_))) {
-            sample.extend_from_slice(&line);
-            if !line.ends_with(b"\n") {
-                sample.push(b'\n');
-            }
-            taken += 1;
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            lines.push(line.clone());
         }
     }
-    if taken == 0 {
-        return Err(arrow::error::ArrowError::JsonError("no line is a JSON object".into()));
-    }
-    arrow::json::reader::infer_json_schema_from_seekable(std::io::Cursor::new(sample), None).map(|(schema, _)| schema)
+    let records: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+    crate::decode::infer_json_schema(&records).map_err(|e| arrow::error::ArrowError::JsonError(e.message))
 }
 
 /// Turns the decoder's record indexes into file line numbers.

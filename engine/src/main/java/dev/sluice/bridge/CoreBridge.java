@@ -71,6 +71,9 @@ public interface CoreBridge {
 
     void decoderFree(long decoder);
 
+    /** Infers the schema of JSON records ({@code data} + {@code records + 1} offsets) into a C schema. */
+    void inferJsonSchema(long data, long offsets, long records, long arrowSchema);
+
     /** Encodes a batch; returns a buffer handle. */
     long encode(long batch, String optionsJson);
 

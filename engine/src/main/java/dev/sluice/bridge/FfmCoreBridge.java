@@ -199,6 +199,11 @@ public final class FfmCoreBridge implements CoreBridge {
     }
 
     @Override
+    public void inferJsonSchema(long data, long offsets, long records, long arrowSchema) {
+        check(sluice_h.sluice_infer_json_schema(at(data), at(offsets), records, at(arrowSchema)));
+    }
+
+    @Override
     public void decoderFree(long decoder) {
         check(sluice_h.sluice_decoder_free(at(decoder)));
     }

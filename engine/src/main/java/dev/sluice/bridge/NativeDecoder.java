@@ -55,6 +55,14 @@ public final class NativeDecoder extends NativeHandle {
         return new Decoded(new NativeBatch(out[0]), NativeBatch.ofNullable(out[1]));
     }
 
+    /**
+     * Infers the schema of {@code count} JSON records laid out as for {@link #decode}; records
+     * that are not JSON objects are left out.
+     */
+    public static Schema inferJsonSchema(BufferAllocator allocator, MemorySegment data, MemorySegment offsets, int count) {
+        return ArrowC.importSchema(allocator, struct -> core().inferJsonSchema(data.address(), offsets.address(), count, struct));
+    }
+
     @Override
     protected void free(long address) {
         core().decoderFree(address);

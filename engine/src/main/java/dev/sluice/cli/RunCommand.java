@@ -61,6 +61,14 @@ final class RunCommand implements Callable<Integer> {
         if (pipeline == null) {
             return Main.EXIT_CONFIG;
         }
+        Lanes lanes;
+        try {
+            lanes = Lanes.of(pipeline, StageTypes.builtIn());
+        } catch (RuntimeException e) {
+            pipeline.close();
+            options.report(System.err, "error: " + file + ": ", e);
+            return Main.EXIT_CONFIG;
+        }
         AtomicBoolean stop = new AtomicBoolean();
         CountDownLatch finished = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
@@ -74,14 +82,6 @@ final class RunCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         boolean terminal = System.console() != null && System.console().isTerminal();
         Progress progress = new Progress(pipeline.name(), pipeline.stats(), System.err, terminal);
-        Lanes lanes;
-        try {
-            lanes = Lanes.of(pipeline, StageTypes.builtIn());
-        } catch (RuntimeException e) {
-            pipeline.close();
-            options.report(System.err, "error: " + file + ": ", e);
-            return Main.EXIT_CONFIG;
-        }
         try (lanes) {
             if (lanes.count() > 1) {
                 System.err.printf("[%s] running %d lanes%n", pipeline.name(), lanes.count());

@@ -1475,6 +1475,71 @@ public class sluice_h {
         }
     }
 
+    private static final FunctionDescriptor sluice_infer_json_schema$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_LONG,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_infer_json_schema {
+        public static final FunctionDescriptor DESC = sluice_infer_json_schema$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_infer_json_schema");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_infer_json_schema(const uint8_t *data, const int64_t *offsets, size_t n_records, struct ArrowSchema *out_schema)
+     * }
+     */
+    public static FunctionDescriptor sluice_infer_json_schema$descriptor() {
+        return sluice_infer_json_schema$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_infer_json_schema(const uint8_t *data, const int64_t *offsets, size_t n_records, struct ArrowSchema *out_schema)
+     * }
+     */
+    public static MethodHandle sluice_infer_json_schema$handle() {
+        return sluice_infer_json_schema.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_infer_json_schema(const uint8_t *data, const int64_t *offsets, size_t n_records, struct ArrowSchema *out_schema)
+     * }
+     */
+    public static MemorySegment sluice_infer_json_schema$address() {
+        return sluice_infer_json_schema.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_infer_json_schema(const uint8_t *data, const int64_t *offsets, size_t n_records, struct ArrowSchema *out_schema)
+     * }
+     */
+    public static int sluice_infer_json_schema(MemorySegment data, MemorySegment offsets, long n_records, MemorySegment out_schema) {
+        var mh$ = sluice_infer_json_schema.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_infer_json_schema", data, offsets, n_records, out_schema);
+            }
+            return (int)mh$.invokeExact(data, offsets, n_records, out_schema);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static final FunctionDescriptor sluice_decoder_free$DESC = FunctionDescriptor.of(
         sluice_h.C_INT,
         sluice_h.C_POINTER

@@ -59,7 +59,11 @@ public final class KafkaSource implements Source {
                                     + "or debezium (a Debezium JSON change event: the row of `after`, or `before` for deletes, "
                                     + "plus column `_op` = i, u or d; tombstones are skipped).")
                     .define("schema", ConfigType.MAP, null, false,
-                            "Columns and types of json/csv records, e.g. {id: bigint, name: string}. Required for json and csv.")
+                            "Columns and types of the records (for debezium: of the row), e.g. {id: bigint, name: string}. "
+                                    + "Required for csv and debezium; for json, absent means inferred from the first "
+                                    + "infer_rows records of the topic (strings stay strings: declare timestamps).")
+                    .define("infer_rows", ConfigType.INT, 1000, false, "JSON without a schema: records sampled to infer it.",
+                            dev.sluice.config.Validator.positive())
                     .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter.")
                     .define("metadata", ConfigType.LIST, List.of(), false,
                             "Metadata columns to add: _partition, _offset, _timestamp, _key.")
@@ -118,8 +122,12 @@ public final class KafkaSource implements Source {
     @Override
     public Schema open(StageContext context) {
         this.context = context;
+        Properties props = KafkaSettings.clientProperties(config);
+        KafkaSettings.checkReachable(props, topics);
         Schema declared = null;
-        if (!format.equals("raw")) {
+        if (format.equals("json") && !config.has("schema")) {
+            declared = SchemaSampler.inferJson(props, topics, config.getInt("infer_rows"), context.allocator());
+        } else if (!format.equals("raw")) {
             if (!config.has("schema")) {
                 throw new InvalidSettingException("schema", format + " records need a declared `schema:` (of the row)");
             }
@@ -129,7 +137,6 @@ public final class KafkaSource implements Source {
                 throw new InvalidSettingException("schema", e.getMessage());
             }
         }
-        Properties props = KafkaSettings.clientProperties(config);
         props.put(ConsumerConfig.GROUP_ID_CONFIG,
                 config.has("group_id") ? config.getString("group_id") : "sluice-" + context.pipelineName());
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -138,7 +145,6 @@ public final class KafkaSource implements Source {
         props.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "20");
         String starting = config.getString("starting_offsets");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, starting.equals("latest") ? "latest" : "earliest");
-        KafkaSettings.checkReachable(props, topics);
         consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         consumer.subscribe(topics, new Rebalance(starting));
         decoder = NativeDecoder.create(context.allocator(), format, config.getString("delimiter"), declared);

@@ -299,6 +299,29 @@ class KafkaPipelineTest {
     }
 
     @Test
+    void aJsonSchemaIsInferredFromTheTopicWhenNoneIsDeclared() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        KafkaTestSupport.createTopics(servers, 1, in, out);
+        KafkaTestSupport.produce(servers, in, List.of(new String[] {null, "{\"id\": 1, \"name\": \"a\"}"},
+                new String[] {null, "{\"id\": 2, \"name\": \"b\", \"score\": 0.5}"}));
+        Path file = dir.resolve("infer.yaml");
+        Files.writeString(file, """
+                sources:
+                  events: {type: kafka, topic: %s, bootstrap_servers: %s, bounded: true}
+                transforms:
+                  t: {type: sql, sql: "SELECT id * 10 AS x, name, score FROM events"}
+                sinks:
+                  out: {type: kafka, from: t, topic: %s, bootstrap_servers: %s}
+                """.formatted(in, servers, out, servers));
+        assertEquals(0, dev.sluice.cli.Main.execute("run", file.toString(), "--state-dir", dir.resolve("state").toString()));
+        List<ConsumerRecord<byte[], byte[]>> results = KafkaTestSupport.consumeAll(servers, out, 2, Duration.ofSeconds(30));
+        assertEquals(List.of("{\"x\":10,\"name\":\"a\",\"score\":null}", "{\"x\":20,\"name\":\"b\",\"score\":0.5}"),
+                results.stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList());
+    }
+
+    @Test
     void aMissingTopicIsAClearErrorAtStart() throws Exception {
         String servers = KafkaTestSupport.bootstrap();
         String out = KafkaTestSupport.uniqueTopic("out");
