@@ -66,7 +66,7 @@ public final class KafkaSource implements Source {
                             dev.sluice.config.Validator.positive())
                     .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter.")
                     .define("metadata", ConfigType.LIST, List.of(), false,
-                            "Metadata columns to add: _partition, _offset, _timestamp, _key.")
+                            "Metadata columns to add: _partition, _offset, _timestamp, _key, _headers (a JSON object).")
                     .define(dev.sluice.runtime.Pipeline.PARALLELISM, ConfigType.INT, 1, false,
                             "Lanes: copies of the pipeline on their own threads, each with a consumer in the group, "
                                     + "sharing the partitions (use at most one per partition).",
@@ -79,7 +79,7 @@ public final class KafkaSource implements Source {
                                     + "is dead_letter. Default: the dead_letter file.")))),
             KafkaSource::new);
 
-    private static final List<String> METADATA = List.of("_partition", "_offset", "_timestamp", "_key");
+    private static final List<String> METADATA = List.of("_partition", "_offset", "_timestamp", "_key", "_headers");
 
     private final ParsedConfig config;
     private final List<String> topics;

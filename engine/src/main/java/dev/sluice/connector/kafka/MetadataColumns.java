@@ -8,6 +8,7 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.TimeStampMilliTZVector;
 import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -16,7 +17,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * Kafka metadata as Arrow columns appended to the decoded rows: {@code _partition} (int),
- * {@code _offset} (bigint), {@code _timestamp} (timestamp ms UTC), {@code _key} (binary).
+ * {@code _offset} (bigint), {@code _timestamp} (timestamp ms UTC), {@code _key} (binary),
+ * {@code _headers} (a JSON object of the headers, values as UTF-8 text).
  * Filled from primitives; the core keeps only the rows of records that decoded.
  */
 final class MetadataColumns {
@@ -35,6 +37,7 @@ final class MetadataColumns {
                 case "_timestamp" -> new TimeStampMilliTZVector(new Field(column,
                         FieldType.notNullable(new ArrowType.Timestamp(org.apache.arrow.vector.types.TimeUnit.MILLISECOND, "UTC")), null), allocator);
                 case "_key" -> new VarBinaryVector(new Field(column, FieldType.nullable(ArrowType.Binary.INSTANCE), null), allocator);
+                case "_headers" -> new VarCharVector(new Field(column, FieldType.notNullable(ArrowType.Utf8.INSTANCE), null), allocator);
                 default -> throw new IllegalArgumentException("unknown metadata column " + column);
             });
         }
@@ -72,10 +75,32 @@ final class MetadataColumns {
                         }
                     }
                 }
+                case VarCharVector v -> {
+                    for (int i = 0; i < n; i++) {
+                        v.setSafe(i, headersJson(slab.headers(i)));
+                    }
+                }
                 default -> throw new IllegalStateException("unexpected metadata vector " + vector.getField());
             }
         }
         root.setRowCount(n);
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    /** The record's headers as a JSON object; a repeated key keeps its last value. */
+    private static byte[] headersJson(org.apache.kafka.common.header.Headers headers) {
+        var object = JSON.createObjectNode();
+        if (headers != null) {
+            for (org.apache.kafka.common.header.Header header : headers) {
+                object.put(header.key(), header.value() == null ? null : new String(header.value(), java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+        try {
+            return JSON.writeValueAsBytes(object);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The row schema of a change stream plus its {@code _op} column (i, u, d). */

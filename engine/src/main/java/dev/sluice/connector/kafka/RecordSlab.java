@@ -28,6 +28,7 @@ final class RecordSlab implements AutoCloseable {
     private long[] recordOffsets;
     private long[] timestamps;
     private byte[][] keys;
+    private org.apache.kafka.common.header.Headers[] headers;
 
     RecordSlab(int expectedRecords) {
         int capacity = Math.max(16, expectedRecords);
@@ -38,6 +39,7 @@ final class RecordSlab implements AutoCloseable {
         recordOffsets = new long[capacity];
         timestamps = new long[capacity];
         keys = new byte[capacity][];
+        headers = new org.apache.kafka.common.header.Headers[capacity];
     }
 
     void add(ConsumerRecord<byte[], byte[]> record) {
@@ -51,6 +53,7 @@ final class RecordSlab implements AutoCloseable {
         recordOffsets[count] = record.offset();
         timestamps[count] = record.timestamp();
         keys[count] = record.key();
+        headers[count] = record.headers();
         count++;
         offsets.setAtIndex(JAVA_LONG, count, used);
     }
@@ -66,6 +69,7 @@ final class RecordSlab implements AutoCloseable {
             recordOffsets = Arrays.copyOf(recordOffsets, capacity);
             timestamps = Arrays.copyOf(timestamps, capacity);
             keys = Arrays.copyOf(keys, capacity);
+            headers = Arrays.copyOf(headers, capacity);
         }
         if (used + bytes > data.byteSize()) {
             MemorySegment grown = arena.allocate(Math.max(data.byteSize() * 2, used + bytes), 8);
@@ -106,6 +110,10 @@ final class RecordSlab implements AutoCloseable {
         return keys[i];
     }
 
+    org.apache.kafka.common.header.Headers headers(int i) {
+        return headers[i];
+    }
+
     /** Records, per partition, the offset after the last buffered record. */
     void positionsInto(Map<TopicPartition, Long> positions) {
         for (int i = 0; i < count; i++) {
@@ -121,6 +129,7 @@ final class RecordSlab implements AutoCloseable {
         used = 0;
         count = 0;
         Arrays.fill(keys, null);
+        Arrays.fill(headers, null);
     }
 
     @Override

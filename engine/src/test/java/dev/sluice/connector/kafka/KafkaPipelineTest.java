@@ -114,6 +114,19 @@ class KafkaPipelineTest {
         assertTrue(log().contains("[kafka-test] stopped") && log().contains("checkpoints:"), log());
         // Every record was handled, so the final checkpoint committed the end of the topic.
         assertEquals(2002L, committed(servers, group).get(new TopicPartition(in, 0)), log());
+        // The dead letters read back raw, with their headers as a metadata column.
+        Path readBack = dir.resolve("dlq.yaml");
+        Files.writeString(readBack, """
+                sources:
+                  dead: {type: kafka, topic: %s, bootstrap_servers: %s, format: raw, metadata: [_headers], bounded: true}
+                transforms:
+                  t: {type: sql, sql: "SELECT json_get_str(_headers, 'sluice.offset') AS offset, octet_length(CAST(value AS VARCHAR)) AS bytes FROM dead"}
+                sinks:
+                  out: {type: file, from: t, path: dlq.jsonl}
+                """.formatted(dlq, servers));
+        assertEquals(0, dev.sluice.cli.Main.execute("run", readBack.toString(), "--state-dir", dir.resolve("dlq-state").toString()));
+        assertEquals(List.of("{\"offset\":\"700\",\"bytes\":22}", "{\"offset\":\"1500\",\"bytes\":7}"),
+                Files.readAllLines(dir.resolve("dlq.jsonl")));
     }
 
     @Test
