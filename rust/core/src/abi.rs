@@ -187,6 +187,20 @@ impl OwnedArray {
     }
 }
 
+/// The records of a slab passed as `data` plus `n_records + 1` Arrow-style offsets.
+///
+/// # Safety
+/// `offsets` points to `n_records + 1` values and `data` to at least the last offset's bytes.
+unsafe fn records_of<'a>(data: *const u8, offsets: *const i64, n_records: usize) -> Result<Vec<&'a [u8]>> {
+    if offsets.is_null() {
+        return Err(CoreError::invalid("offsets pointer is NULL"));
+    }
+    let offsets = std::slice::from_raw_parts(offsets, n_records + 1);
+    let len = offsets.last().copied().unwrap_or(0).max(0) as usize;
+    let data = if len == 0 { &[][..] } else { std::slice::from_raw_parts(data, len) };
+    split_records(data, offsets)
+}
+
 fn batch_handle(batch: RecordBatch) -> *mut SluiceBatch {
     new_handle(SluiceBatch { batch })
 }
@@ -465,13 +479,7 @@ pub unsafe extern "C" fn sluice_decoder_decode(
             _ => return Err(CoreError::invalid("extra columns need both an array and a schema")),
         };
         let decoder = &borrow(decoder, "decoder")?.decoder;
-        if offsets.is_null() {
-            return Err(CoreError::invalid("offsets pointer is NULL"));
-        }
-        let offsets = std::slice::from_raw_parts(offsets, n_records + 1);
-        let len = offsets.last().copied().unwrap_or(0).max(0) as usize;
-        let data = if len == 0 { &[][..] } else { std::slice::from_raw_parts(data, len) };
-        let decoded = decoder.decode_with(&split_records(data, offsets)?, extra)?;
+        let decoded = decoder.decode_with(&records_of(data, offsets, n_records)?, extra)?;
         write_out(out_errors, decoded.errors.map_or(std::ptr::null_mut(), batch_handle))?;
         write_out(out_batch, batch_handle(decoded.batch))
     })
@@ -487,13 +495,7 @@ pub unsafe extern "C" fn sluice_infer_json_schema(
     out_schema: *mut FFI_ArrowSchema,
 ) -> i32 {
     guard(|| {
-        if offsets.is_null() {
-            return Err(CoreError::invalid("offsets pointer is NULL"));
-        }
-        let offsets = std::slice::from_raw_parts(offsets, n_records + 1);
-        let len = offsets.last().copied().unwrap_or(0).max(0) as usize;
-        let data = if len == 0 { &[][..] } else { std::slice::from_raw_parts(data, len) };
-        let schema = crate::decode::infer_json_schema(&split_records(data, offsets)?)?;
+        let schema = crate::decode::infer_json_schema(&records_of(data, offsets, n_records)?)?;
         export_schema(&schema, out_schema)
     })
 }

@@ -260,17 +260,9 @@ class KafkaPipelineTest {
         int n = 20_000;
         KafkaTestSupport.produce(servers, in, records(n));
         Path file = pipeline(servers, in, out, "g-" + in, "parallelism: 2\nbounded: true");
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        java.io.PrintStream original = System.err;
-        System.setErr(new java.io.PrintStream(err, true, StandardCharsets.UTF_8));
-        int code;
-        try {
-            code = dev.sluice.cli.Main.execute("run", file.toString(), "--state-dir", dir.resolve("state").toString());
-        } finally {
-            System.setErr(original);
-        }
-        String stderr = err.toString(StandardCharsets.UTF_8);
-        assertEquals(0, code, stderr);
+        CliResult run = sluice("run", file.toString(), "--state-dir", dir.resolve("state").toString());
+        String stderr = run.stderr();
+        assertEquals(0, run.code(), stderr);
         assertTrue(stderr.contains("running 2 lanes") && stderr.contains("completed: in 20,000"), stderr);
         List<ConsumerRecord<byte[], byte[]>> results = KafkaTestSupport.consumeAll(servers, out, n / 2, Duration.ofSeconds(60));
         assertEquals(n / 2, distinctIds(results));
@@ -340,17 +332,9 @@ class KafkaPipelineTest {
         String out = KafkaTestSupport.uniqueTopic("out");
         KafkaTestSupport.createTopics(servers, 1, out);
         Path file = pipeline(servers, "no-such-topic-" + out, out, "g-" + out, "");
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        java.io.PrintStream original = System.err;
-        System.setErr(new java.io.PrintStream(err, true, StandardCharsets.UTF_8));
-        int code;
-        try {
-            code = dev.sluice.cli.Main.execute("validate", file.toString());
-        } finally {
-            System.setErr(original);
-        }
-        String message = err.toString(StandardCharsets.UTF_8);
-        assertEquals(2, code, message);
+        CliResult validate = sluice("validate", file.toString());
+        String message = validate.stderr();
+        assertEquals(2, validate.code(), message);
         assertTrue(message.contains("kafka.yaml:6:") && message.contains("topic 'no-such-topic-" + out + "' does not exist on " + servers),
                 message);
     }
@@ -390,6 +374,21 @@ class KafkaPipelineTest {
                 }
             });
             return out;
+        }
+    }
+
+    private record CliResult(int code, String stderr) {}
+
+    /** Runs the CLI in this JVM, capturing what it prints on stderr. */
+    private static CliResult sluice(String... args) {
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream original = System.err;
+        System.setErr(new java.io.PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            int code = dev.sluice.cli.Main.execute(args);
+            return new CliResult(code, err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setErr(original);
         }
     }
 
