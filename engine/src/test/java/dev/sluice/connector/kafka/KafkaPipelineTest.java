@@ -137,17 +137,7 @@ class KafkaPipelineTest {
         KafkaTestSupport.createTopics(servers, 3, in, out);
         int n = 60_000;
         // The input arrives as a stream over ~12 s while the pipeline is killed three times.
-        Thread producer = Thread.ofPlatform().start(() -> {
-            List<String[]> all = records(n);
-            for (int i = 0; i < n; i += 5_000) {
-                KafkaTestSupport.produce(servers, in, all.subList(i, i + 5_000));
-                try {
-                    Thread.sleep(1_000);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        });
+        Thread producer = streamInput(servers, in, n, 5_000);
         String group = "g-" + in;
         Path file = pipeline(servers, in, out, group, "");
         Random random = new Random(7);
@@ -205,7 +195,7 @@ class KafkaPipelineTest {
         String out = KafkaTestSupport.uniqueTopic("out");
         KafkaTestSupport.createTopics(servers, 4, in, out);
         int n = 40_000;
-        Thread producer = streamInput(servers, in, n);
+        Thread producer = streamInput(servers, in, n, n / 8);
         Path file = pipeline(servers, in, out, "g-" + in, "");
         Process first = KafkaTestSupport.startPipeline(file, dir.resolve("state-a"), dir.resolve("run.log"));
         Process second = KafkaTestSupport.startPipeline(file, dir.resolve("state-b"), dir.resolve("run.log"));
@@ -339,11 +329,10 @@ class KafkaPipelineTest {
                 message);
     }
 
-    /** Produces {@code n} records in 8 slices a second apart, in the background. */
-    private static Thread streamInput(String servers, String topic, int n) {
+    /** Produces {@code n} records in slices of {@code slice}, a second apart, in the background. */
+    private static Thread streamInput(String servers, String topic, int n, int slice) {
         return Thread.ofPlatform().start(() -> {
             List<String[]> all = records(n);
-            int slice = n / 8;
             for (int i = 0; i < n; i += slice) {
                 KafkaTestSupport.produce(servers, topic, all.subList(i, Math.min(n, i + slice)));
                 try {
