@@ -158,7 +158,7 @@ class KafkaPipelineTest {
         Process last = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
         List<ConsumerRecord<byte[], byte[]>> results;
         try {
-            results = KafkaTestSupport.consumeAll(servers, out, n / 2, Duration.ofSeconds(120));
+            results = KafkaTestSupport.consumeUntil(servers, out, new AllIds(n / 2), Duration.ofSeconds(120));
         } finally {
             last.destroy();
             last.waitFor(30, TimeUnit.SECONDS);
@@ -205,7 +205,7 @@ class KafkaPipelineTest {
             first.destroyForcibly(); // its partitions move to the second instance after the session timeout
             first.waitFor(10, TimeUnit.SECONDS);
             producer.join();
-            results = KafkaTestSupport.consumeAll(servers, out, n / 2, Duration.ofSeconds(120));
+            results = KafkaTestSupport.consumeUntil(servers, out, new AllIds(n / 2), Duration.ofSeconds(120));
         } finally {
             first.destroyForcibly();
             second.destroy();
@@ -344,10 +344,40 @@ class KafkaPipelineTest {
         });
     }
 
-    private static long distinctIds(List<ConsumerRecord<byte[], byte[]>> results) throws IOException {
+    /**
+     * Done once {@code expected} distinct ids arrived. Output may hold duplicates (at-least-once),
+     * so a record count would stop too early; parses each record once.
+     */
+    private static final class AllIds implements java.util.function.Predicate<List<ConsumerRecord<byte[], byte[]>>> {
+        private final long expected;
+        private final Set<Long> ids = new HashSet<>();
+        private int parsed;
+
+        AllIds(long expected) {
+            this.expected = expected;
+        }
+
+        @Override
+        public boolean test(List<ConsumerRecord<byte[], byte[]>> records) {
+            for (; parsed < records.size(); parsed++) {
+                ids.add(idOf(records.get(parsed)));
+            }
+            return ids.size() >= expected;
+        }
+    }
+
+    private static long idOf(ConsumerRecord<byte[], byte[]> record) {
+        try {
+            return JSON.readTree(record.value()).get("id").asLong();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static long distinctIds(List<ConsumerRecord<byte[], byte[]>> results) {
         Set<Long> ids = new HashSet<>();
         for (ConsumerRecord<byte[], byte[]> r : results) {
-            ids.add(JSON.readTree(r.value()).get("id").asLong());
+            ids.add(idOf(r));
         }
         return ids.size();
     }

@@ -67,6 +67,15 @@ final class KafkaTestSupport {
 
     /** Reads a topic from the beginning until {@code expected} records arrived or the time is up. */
     static List<ConsumerRecord<byte[], byte[]>> consumeAll(String servers, String topic, int expected, Duration within) {
+        return consumeUntil(servers, topic, records -> records.size() >= expected, within);
+    }
+
+    /**
+     * Reads a topic from the beginning until {@code done} holds for what arrived (checked after
+     * every poll) or the time is up, then a short grace period for anything still in flight.
+     */
+    static List<ConsumerRecord<byte[], byte[]>> consumeUntil(String servers, String topic,
+            java.util.function.Predicate<List<ConsumerRecord<byte[], byte[]>>> done, Duration within) {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, "verify-" + UUID.randomUUID());
@@ -75,7 +84,7 @@ final class KafkaTestSupport {
         long deadline = System.nanoTime() + within.toNanos();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             consumer.subscribe(List.of(topic));
-            while (out.size() < expected && System.nanoTime() < deadline) {
+            while (!done.test(out) && System.nanoTime() < deadline) {
                 consumer.poll(Duration.ofMillis(200)).forEach(out::add);
             }
             // Anything still in flight (duplicates) within a short grace period.
