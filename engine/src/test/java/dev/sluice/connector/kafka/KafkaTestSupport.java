@@ -56,12 +56,20 @@ final class KafkaTestSupport {
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
+        java.util.concurrent.atomic.AtomicReference<Exception> failure = new java.util.concurrent.atomic.AtomicReference<>();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (String[] kv : keyValues) {
                 producer.send(new ProducerRecord<>(topic, kv[0] == null ? null : kv[0].getBytes(StandardCharsets.UTF_8),
-                        kv[1].getBytes(StandardCharsets.UTF_8)));
+                        kv[1].getBytes(StandardCharsets.UTF_8)), (metadata, e) -> {
+                            if (e != null) {
+                                failure.compareAndSet(null, e);
+                            }
+                        });
             }
             producer.flush();
+        }
+        if (failure.get() != null) {
+            throw new IllegalStateException("the test input could not be written to " + topic, failure.get());
         }
     }
 
