@@ -1,0 +1,119 @@
+//! "DataFusion alone": the plan Sluice runs for a Nexmark query, minus the JVM.
+//!
+//! Sluice's Nexmark generator makes bid batches, Sluice's SQL transform (the same planned,
+//! task-free DataFusion plan the engine builds through `sluice_transform_create`) runs the
+//! query over each batch, and the output is counted and dropped. Comparing this with the
+//! engine's generator -> sql -> blackhole pipeline shows what the JVM and the bridge cost.
+//!
+//! Prints one JSON line: {"engine":"datafusion-alone","events":N,"rows_in":..,"rows_out":..,"seconds":..}.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use sluice_core::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
+use sluice_core::transform::{table_references, SqlTransform};
+
+const USAGE: &str = "usage: nexmark-alone --query-sql SQL --events N [--batch-size B] [--seed S] [--side-input FILE.csv]";
+
+/// Sluice's generator source defaults (GeneratorSource / SourceSettings): seed 42, batch_size 8192.
+const DEFAULT_SEED: u64 = 42;
+const DEFAULT_BATCH_SIZE: usize = 8192;
+
+struct Args {
+    sql: String,
+    /// Events in the whole Nexmark sequence, as the generator source's `count` (bids are 46 of 50).
+    events: u64,
+    batch_size: usize,
+    seed: u64,
+    side_input: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("nexmark-alone: {message}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("nexmark-alone: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
+    let (mut sql, mut events, mut batch_size, mut seed, mut side_input) = (None, None, DEFAULT_BATCH_SIZE, DEFAULT_SEED, None);
+    while let Some(flag) = argv.next() {
+        let mut value = || argv.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--query-sql" => sql = Some(value()?),
+            "--events" => events = Some(number(&flag, &value()?)?),
+            "--batch-size" => batch_size = number(&flag, &value()?)?,
+            "--seed" => seed = number(&flag, &value()?)?,
+            "--side-input" => side_input = Some(value()?),
+            "-h" | "--help" => return Err("help".into()),
+            other => return Err(format!("unknown argument '{other}'")),
+        }
+    }
+    let sql = sql.ok_or("--query-sql is required")?;
+    let events = events.ok_or("--events is required")?;
+    if batch_size == 0 {
+        return Err("--batch-size must be positive".into());
+    }
+    Ok(Args { sql, events, batch_size, seed, side_input })
+}
+
+fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
+    text.replace('_', "").parse().map_err(|_| format!("{flag}: '{text}' is not a valid number"))
+}
+
+fn run(args: &Args) -> Result<String, String> {
+    if args.side_input.is_some() {
+        return Err("--side-input: side tables are not supported by sluice-core's SQL transform yet".into());
+    }
+    let started = Instant::now();
+    let bid_schema = NexmarkGenerator::schema(Entity::Bid);
+    let stream = stream_table(&args.sql)?;
+    let mut transform = SqlTransform::new(&args.sql, vec![(stream, bid_schema)]).map_err(|e| format!("SQL: {e}"))?;
+    let mut generator = NexmarkGenerator::new(GeneratorConfig {
+        seed: args.seed,
+        entity: Entity::Bid,
+        event_count: Some(args.events),
+        ..GeneratorConfig::default()
+    });
+
+    let (mut rows_in, mut rows_out) = (0u64, 0u64);
+    while let Some(batch) = generator.next_batch(args.batch_size) {
+        rows_in += batch.num_rows() as u64;
+        transform.push(0, batch).map_err(|e| format!("query failed: {e}"))?;
+        while let Some(output) = transform.next_output() {
+            rows_out += output.num_rows() as u64;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    Ok(serde_json::json!({
+        "engine": "datafusion-alone",
+        "events": args.events,
+        "rows_in": rows_in,
+        "rows_out": rows_out,
+        "batch_size": args.batch_size,
+        "seconds": seconds,
+    })
+    .to_string())
+}
+
+/// The one streaming table the query reads (the generator's bids, under whatever name the SQL uses).
+fn stream_table(sql: &str) -> Result<String, String> {
+    let mut names = table_references(sql).map_err(|e| format!("SQL: {e}"))?;
+    match names.len() {
+        1 => Ok(names.remove(0)),
+        _ => Err(format!("the query must read exactly one stream table (the bids), it reads {names:?}")),
+    }
+}
