@@ -1,0 +1,81 @@
+package dev.sluice.peers.flink;
+
+import java.util.Locale;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.CoreOptions;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.Table;
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.TableResult;
+
+/**
+ * Runs one Nexmark query with Flink SQL in a local MiniCluster (this JVM): reads the bid topic
+ * from its start to the end offsets it has at start, writes the result rows as JSON to the output
+ * topic, and prints one JSON line on stdout when the job has finished.
+ *
+ * <p>Checkpointing is off: the job is bounded and the result topic is compared, not recovered.
+ * (Sluice runs at-least-once with a checkpoint every 10 s; a checkpoint of these stateless jobs
+ * is only the sources' offsets, so leaving it out favours Flink by very little.)
+ */
+public final class FlinkNexmarkPeer {
+
+    private FlinkNexmarkPeer() {}
+
+    public static void main(String[] argv) {
+        PeerArgs args;
+        try {
+            args = PeerArgs.parse(argv);
+            if (!NexmarkQueries.known(args.query())) {
+                throw new PeerArgs.UsageException("unknown query " + args.query() + "; known: " + NexmarkQueries.names());
+            }
+            if (NexmarkQueries.NEED_SIDE_INPUT.contains(args.query()) && args.sideInput() == null) {
+                throw new PeerArgs.UsageException(args.query() + " needs --side-input FILE.csv");
+            }
+        } catch (PeerArgs.UsageException e) {
+            System.err.println("flink peer: " + e.getMessage());
+            System.err.println(PeerArgs.USAGE);
+            System.exit(2);
+            return;
+        }
+        try {
+            double seconds = run(args);
+            System.out.printf(Locale.ROOT, "{\"engine\":\"flink\",\"query\":\"%s\",\"parallelism\":%d,\"seconds\":%.3f}%n",
+                    args.query(), args.parallelism(), seconds);
+            System.out.flush();
+            // Client and connector threads may outlive the job; the run is over.
+            System.exit(0);
+        } catch (Exception e) {
+            System.err.println("flink peer: " + args.query() + " failed:");
+            e.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    /** Plans and runs the query; returns the wall seconds from job submission to its end. */
+    private static double run(PeerArgs args) throws Exception {
+        TableEnvironment tables = TableEnvironment.create(EnvironmentSettings.newInstance()
+                .inStreamingMode()
+                .withConfiguration(configuration(args.parallelism()))
+                .build());
+        tables.createTemporaryTable("bid", Tables.bidSource(args));
+        if (args.sideInput() != null) {
+            tables.createTemporaryTable("side_input", Tables.sideInput(args.sideInput()));
+        }
+        tables.createTemporarySystemFunction("count_char", CountChar.class);
+
+        Table result = tables.sqlQuery(NexmarkQueries.sql(args.query()));
+        long start = System.nanoTime();
+        TableResult job = result.insertInto(Tables.resultSink(args, result.getResolvedSchema())).execute();
+        job.await();
+        return (System.nanoTime() - start) / 1e9;
+    }
+
+    private static Configuration configuration(int parallelism) {
+        Configuration conf = new Configuration();
+        conf.set(CoreOptions.DEFAULT_PARALLELISM, parallelism);
+        // Records are not copied between chained operators (Flink's advice for throughput).
+        conf.set(PipelineOptions.OBJECT_REUSE, true);
+        return conf;
+    }
+}

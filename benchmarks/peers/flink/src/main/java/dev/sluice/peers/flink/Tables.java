@@ -1,0 +1,85 @@
+package dev.sluice.peers.flink;
+
+import java.nio.file.Path;
+import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.api.TableDescriptor;
+import org.apache.flink.table.catalog.ResolvedSchema;
+
+/**
+ * The tables of a run: the Kafka bid topic in, the Kafka result topic out, and q13's CSV side
+ * input. The Kafka client settings are Sluice's own (engine/.../connector/kafka/KafkaSource.java
+ * and KafkaSink.java), passed through the connector's {@code properties.*}, so both engines put
+ * the same load on the broker.
+ */
+final class Tables {
+
+    private Tables() {}
+
+    /** The bid records Sluice's Nexmark generator writes: one JSON object per record. */
+    static TableDescriptor bidSource(PeerArgs args) {
+        Schema schema = Schema.newBuilder()
+                .column("auction", DataTypes.BIGINT())
+                .column("bidder", DataTypes.BIGINT())
+                .column("price", DataTypes.BIGINT())
+                .column("channel", DataTypes.STRING())
+                .column("url", DataTypes.STRING())
+                // Sluice writes local ISO-8601 ("2023-11-14T22:13:20.543", no fraction at .000).
+                .column("dateTime", DataTypes.TIMESTAMP(3))
+                .column("extra", DataTypes.STRING())
+                .build();
+        return kafka(args.bootstrap(), args.input(), schema)
+                // From the start of the topic to the end offsets it has when the job starts: a
+                // bounded job, like Sluice's `bounded: true` source.
+                .option("scan.startup.mode", "earliest-offset")
+                .option("scan.bounded.mode", "latest-offset")
+                // Offsets are never committed (no checkpoints), so the group only names the run.
+                .option("properties.group.id", "flink-peer-" + args.query() + "-" + System.currentTimeMillis())
+                // Sluice's consumer: max.poll.records = its batch size (8192), 64 KiB minimum
+                // fetch, 20 ms maximum wait.
+                .option("properties.max.poll.records", "8192")
+                .option("properties.fetch.min.bytes", "65536")
+                .option("properties.fetch.max.wait.ms", "20")
+                .option("json.timestamp-format.standard", "ISO-8601")
+                .option("json.fail-on-missing-field", "true")
+                .build();
+    }
+
+    /** The result topic, with the columns of the query's result. */
+    static TableDescriptor resultSink(PeerArgs args, ResolvedSchema result) {
+        return kafka(args.bootstrap(), args.output(), Schema.newBuilder().fromResolvedSchema(result).build())
+                // Sluice's producer: acks=all, idempotence, lz4, 512 KiB batches, 20 ms linger.
+                .option("properties.acks", "all")
+                .option("properties.enable.idempotence", "true")
+                .option("properties.compression.type", "lz4")
+                .option("properties.batch.size", Integer.toString(512 * 1024))
+                .option("properties.linger.ms", "20")
+                // Without checkpoints the sink flushes when the input ends; at-least-once is
+                // what Sluice gives too.
+                .option("sink.delivery-guarantee", "at-least-once")
+                // Timestamps as ISO-8601 and decimals (0.908 * price) as plain JSON numbers.
+                .option("json.timestamp-format.standard", "ISO-8601")
+                .option("json.encode.decimal-as-plain-number", "true")
+                .build();
+    }
+
+    /** q13's side input: {@code key BIGINT, value STRING}, CSV without a header. */
+    static TableDescriptor sideInput(Path csv) {
+        return TableDescriptor.forConnector("filesystem")
+                .schema(Schema.newBuilder()
+                        .column("key", DataTypes.BIGINT())
+                        .column("value", DataTypes.STRING())
+                        .build())
+                .option("path", csv.toUri().toString())
+                .format("csv")
+                .build();
+    }
+
+    private static TableDescriptor.Builder kafka(String bootstrap, String topic, Schema schema) {
+        return TableDescriptor.forConnector("kafka")
+                .schema(schema)
+                .option("topic", topic)
+                .option("properties.bootstrap.servers", bootstrap)
+                .format("json");
+    }
+}
