@@ -8,7 +8,7 @@ import org.apache.flink.table.catalog.ResolvedSchema;
 
 /**
  * The tables of a run: the Kafka bid topic in, the Kafka result topic out, and q13's CSV side
- * input. The Kafka client settings are Sluice's own (engine/.../connector/kafka/KafkaSource.java
+ * input (a lookup table). The Kafka client settings are Sluice's own (engine/.../connector/kafka/KafkaSource.java
  * and KafkaSink.java), passed through the connector's {@code properties.*}, so both engines put
  * the same load on the broker.
  */
@@ -63,15 +63,17 @@ final class Tables {
                 .build();
     }
 
-    /** q13's side input: {@code key BIGINT, value STRING}, CSV without a header. */
+    /**
+     * q13's side input: {@code key BIGINT, value STRING}, CSV without a header, as a lookup
+     * table (see {@link SideInputTableFactory} for why not the filesystem connector).
+     */
     static TableDescriptor sideInput(Path csv) {
-        return TableDescriptor.forConnector("filesystem")
+        return TableDescriptor.forConnector(SideInputTableFactory.IDENTIFIER)
                 .schema(Schema.newBuilder()
                         .column("key", DataTypes.BIGINT())
                         .column("value", DataTypes.STRING())
                         .build())
-                .option("path", csv.toUri().toString())
-                .format("csv")
+                .option(SideInputTableFactory.PATH, csv.toString())
                 .build();
     }
 
