@@ -55,7 +55,18 @@ flink_java17_opts=(
   --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
 )
 heap=${FLINK_PEER_HEAP:-2g}
+
+# Flink unpacks jars (its RPC system, the planner) and the MiniCluster's working files into
+# java.io.tmpdir on every start and leaves some behind: give each run its own directory, named
+# by this process id (the JVM's after exec), and remove those of runs that have ended.
+tmp_root="$here/target/tmp"
+mkdir -p "$tmp_root"
+for dir in "$tmp_root"/*; do
+  if [ -d "$dir" ] && ! kill -0 "${dir##*/}" 2>/dev/null; then rm -rf "$dir"; fi
+done
+run_tmp="$tmp_root/$$"
+mkdir -p "$run_tmp"
 # exec: the orchestrator reads this process's CPU and RSS from /proc, so it must be the JVM.
 # shellcheck disable=SC2086
-exec "$java_home/bin/java" "${flink_java17_opts[@]}" -Xms"$heap" -Xmx"$heap" ${FLINK_PEER_JAVA_OPTS:-} \
+exec "$java_home/bin/java" "${flink_java17_opts[@]}" -Xms"$heap" -Xmx"$heap" -Djava.io.tmpdir="$run_tmp" ${FLINK_PEER_JAVA_OPTS:-} \
   -cp "$jar:$here/target/lib/*" dev.sluice.peers.flink.FlinkNexmarkPeer "$@"
