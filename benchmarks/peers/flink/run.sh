@@ -54,6 +54,8 @@ flink_java17_opts=(
   --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
   --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
 )
+# A fixed ceiling, not a fixed size: with -Xms equal to it, G1 touches the whole young
+# generation and the RSS the orchestrator reads would be the heap size, not what the job needs.
 heap=${FLINK_PEER_HEAP:-2g}
 
 # Flink unpacks jars (its RPC system, the planner) and the MiniCluster's working files into
@@ -68,5 +70,5 @@ run_tmp="$tmp_root/$$"
 mkdir -p "$run_tmp"
 # exec: the orchestrator reads this process's CPU and RSS from /proc, so it must be the JVM.
 # shellcheck disable=SC2086
-exec "$java_home/bin/java" "${flink_java17_opts[@]}" -Xms"$heap" -Xmx"$heap" -Djava.io.tmpdir="$run_tmp" ${FLINK_PEER_JAVA_OPTS:-} \
+exec "$java_home/bin/java" "${flink_java17_opts[@]}" -Xmx"$heap" -Djava.io.tmpdir="$run_tmp" ${FLINK_PEER_JAVA_OPTS:-} \
   -cp "$jar:$here/target/lib/*" dev.sluice.peers.flink.FlinkNexmarkPeer "$@"
