@@ -360,4 +360,29 @@ int32_t sluice_generator_position(const struct SluiceGenerator *generator, int64
 
 int32_t sluice_generator_free(struct SluiceGenerator *generator);
 
+/*
+ Benchmark only: does nothing, the cost of a downcall without arguments or result.
+ */
+void sluice_bench_noop(void);
+
+/*
+ Benchmark only: the shape of most ABI calls, two pointers in and a status out. Writes
+ `*input + 1` to `*output`.
+
+ # Safety
+ `input` and `output` are NULL or point to an `int64_t`.
+ */
+int32_t sluice_bench_two_pointers(const int64_t *input, int64_t *output);
+
+/*
+ Benchmark only: calls `callback(i)` for i in 0..times. `callback` is a `void (*)(int64_t)` (an FFM upcall
+ stub), typed `void *` because the bindings generator takes function pointers only as
+ struct fields.
+
+ # Safety
+ `callback` is NULL or a function of that type.
+ */
+int32_t sluice_bench_upcall(const void *callback,
+                            int64_t times);
+
 #endif  /* SLUICE_H */

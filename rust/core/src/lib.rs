@@ -4,10 +4,12 @@
 //! the Foreign Function & Memory API.
 
 pub mod abi;
+pub mod bench_abi;
 pub mod cdata;
 pub mod decode;
 pub mod encode;
 pub mod error;
 pub mod file_io;
+pub mod jni_bridge;
 pub mod nexmark;
 pub mod transform;
