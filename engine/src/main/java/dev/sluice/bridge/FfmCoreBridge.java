@@ -7,8 +7,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import dev.sluice.ffm.sluice_h;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -51,14 +49,8 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static NativeException failure(int status) {
         MemorySegment out = scratch();
-        String message = "(no message)";
-        if (sluice_h.sluice_last_error(out) == 0) {
-            MemorySegment text = out.get(ADDRESS, 0);
-            if (!text.equals(NULL)) {
-                message = text.reinterpret(Long.MAX_VALUE).getString(0, StandardCharsets.UTF_8);
-            }
-        }
-        return NativeException.of(status, message);
+        long message = sluice_h.sluice_last_error(out) == 0 ? out.get(ADDRESS, 0).address() : 0;
+        return BridgeSupport.failure(status, message);
     }
 
     private static long handleOut(int status) {
@@ -96,13 +88,7 @@ public final class FfmCoreBridge implements CoreBridge {
         try (Arena arena = Arena.ofConfined()) {
             buffer = handleOut(sluice_h.sluice_sql_table_references(arena.allocateFrom(sql), scratch()));
         }
-        try {
-            long[] data = bufferData(buffer);
-            String json = new String(at(data[0]).reinterpret(data[1]).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8);
-            return parseStringArray(json);
-        } finally {
-            bufferFree(buffer);
-        }
+        return BridgeSupport.tableList(this, buffer);
     }
 
     @Override
@@ -110,20 +96,6 @@ public final class FfmCoreBridge implements CoreBridge {
         try (Arena arena = Arena.ofConfined()) {
             return handleOut(sluice_h.sluice_sql_query(arena.allocateFrom(optionsJson), at(arrowArray), at(arrowSchema), scratch()));
         }
-    }
-
-    /** Parses the core's JSON array of strings (names only; escapes as serde_json writes them). */
-    static List<String> parseStringArray(String json) {
-        List<String> names = new ArrayList<>();
-        var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
-        try {
-            for (var node : mapper.readTree(json)) {
-                names.add(node.asText());
-            }
-        } catch (java.io.IOException e) {
-            throw new NativeArgumentException("bad table list from the core: " + json);
-        }
-        return names;
     }
 
     @Override

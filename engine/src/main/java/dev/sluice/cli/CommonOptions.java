@@ -11,7 +11,10 @@ import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.StageTypes;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /** Options every command that touches a pipeline shares, and how it reports errors. */
 final class CommonOptions {
@@ -19,12 +22,21 @@ final class CommonOptions {
     @Option(names = "--verbose", description = "Print stack traces with errors.")
     boolean verbose;
 
-    @Option(names = "--bridge", paramLabel = "ffm", description = "How Java calls the native core (default: ffm).")
+    @Option(names = "--bridge", paramLabel = "ffm|jni",
+            description = "How Java calls the native core: ffm (Foreign Function & Memory API, the default) or jni.")
     String bridge;
 
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
+
+    /** Applies the options; called first by every command, before anything touches the core. */
     void apply() {
         if (bridge != null) {
-            System.setProperty(NativeCore.BRIDGE_PROPERTY, bridge);
+            try {
+                NativeCore.select(bridge);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(command.commandLine(), e.getMessage());
+            }
         }
     }
 
