@@ -2,6 +2,7 @@ package dev.sluice.benchmarks;
 
 import dev.sluice.bridge.ArrowC;
 import dev.sluice.bridge.NativeBatch;
+import dev.sluice.bridge.NativeCore;
 import dev.sluice.bridge.NativeTransform;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -26,8 +27,8 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * Cost of one batch through a trivial SQL transform ({@code SELECT id, name FROM t}) over the
- * FFM bridge, at several batch sizes:
+ * Cost of one batch through a trivial SQL transform ({@code SELECT id, name FROM t}) over each
+ * bridge ({@code bridge}: ffm or jni, see {@code NativeCore}), at several batch sizes:
  * <ul>
  *   <li>{@code javaBatch}: an Arrow Java batch exported through the C Data Interface, pushed,
  *       and the output drained and freed — the path of a Java source or plugin;</li>
@@ -43,7 +44,10 @@ import org.openjdk.jmh.infra.Blackhole;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
 public class TransformPushBenchmark {
 
-    @Param({"1", "1024", "65536"})
+    @Param({"ffm", "jni"})
+    String bridge;
+
+    @Param({"1", "1024", "8192", "65536"})
     int rows;
 
     private BufferAllocator allocator;
@@ -53,6 +57,10 @@ public class TransformPushBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
+        NativeCore.select(bridge);
+        if (!NativeCore.bridge().name().equals(bridge)) {
+            throw new IllegalStateException("asked for the " + bridge + " bridge, got " + NativeCore.bridge().name());
+        }
         allocator = ArrowC.rootAllocator().newChildAllocator("bench", 0, Long.MAX_VALUE);
         BigIntVector id = new BigIntVector("id", allocator);
         VarCharVector name = new VarCharVector("name", allocator);

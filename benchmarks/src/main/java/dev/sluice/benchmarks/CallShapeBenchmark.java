@@ -1,0 +1,181 @@
+package dev.sluice.benchmarks;
+
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.sluice.bridge.NativeLibrary;
+import dev.sluice.ffm.sluice_h;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The cost of the call alone, FFM against JNI, with the benchmark-only native functions of
+ * {@code rust/core/src/bench_abi.rs} (they do nothing, so only the crossing is measured):
+ * <ul>
+ *   <li>{@code noop*}: a downcall without arguments or result — FFM through the generated
+ *       bindings, FFM with {@code Linker.Option.critical(false)} (no thread-state transition,
+ *       allowed because the callee neither blocks nor calls back), and a JNI static native;</li>
+ *   <li>{@code twoPointers*}: the shape of most ABI calls, two pointers in and a status out
+ *       (the callee reads one {@code long} and writes another), the same three ways;</li>
+ *   <li>{@code upcall*}: the core calls back into Java — an FFM upcall stub against JNI's
+ *       {@code CallStaticVoidMethodA}; {@code upcallOnce*} is one downcall plus one upcall,
+ *       {@code upcall16*} reports per upcall with 16 upcalls per downcall.</li>
+ * </ul>
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+public class CallShapeBenchmark {
+
+    /** The JNI side: natives implemented in bench_abi.rs, and the method it calls back. */
+    static final class Jni {
+        private Jni() {}
+
+        static native void noop();
+
+        static native int twoPointers(long input, long output);
+
+        /** Calls {@link #onCall} {@code times} times from native code. */
+        static native int upcall(long times);
+
+        static void onCall(long i) {
+            upcalls += i + 1;
+        }
+    }
+
+    /** What the callbacks add to, so neither can be optimised away. */
+    static long upcalls;
+
+    static void onCall(long i) {
+        upcalls += i + 1;
+    }
+
+    // Field order matters: the library must be loaded before the handles look up its symbols.
+    private static final java.nio.file.Path LIBRARY = NativeLibrary.load();
+
+    private static final MethodHandle NOOP_CRITICAL = Linker.nativeLinker().downcallHandle(
+            sluice_h.sluice_bench_noop$address(), sluice_h.sluice_bench_noop$descriptor(), Linker.Option.critical(false));
+
+    private static final MethodHandle TWO_POINTERS_CRITICAL = Linker.nativeLinker().downcallHandle(
+            sluice_h.sluice_bench_two_pointers$address(), sluice_h.sluice_bench_two_pointers$descriptor(),
+            Linker.Option.critical(false));
+
+    private static final MemorySegment ON_CALL_STUB = upcallStub();
+
+    private static MemorySegment upcallStub() {
+        try {
+            MethodHandle target = MethodHandles.lookup().findStatic(CallShapeBenchmark.class, "onCall",
+                    MethodType.methodType(void.class, long.class));
+            return Linker.nativeLinker().upcallStub(target, FunctionDescriptor.ofVoid(JAVA_LONG), Arena.global());
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private Arena arena;
+    private MemorySegment input;
+    private MemorySegment output;
+    private long inputAddress;
+    private long outputAddress;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        arena = Arena.ofConfined();
+        input = arena.allocate(JAVA_LONG);
+        output = arena.allocate(JAVA_LONG);
+        input.set(JAVA_LONG, 0, 41);
+        inputAddress = input.address();
+        outputAddress = output.address();
+        // Each way must really call the native function: check the results once.
+        long before = upcalls;
+        if (sluice_h.sluice_bench_two_pointers(input, output) != 0 || output.get(JAVA_LONG, 0) != 42
+                || Jni.twoPointers(inputAddress, outputAddress) != 0 || Jni.upcall(3) != 0
+                || sluice_h.sluice_bench_upcall(ON_CALL_STUB, 3) != 0 || upcalls - before != 12) {
+            throw new IllegalStateException("the benchmark functions of " + LIBRARY + " do not answer as expected");
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        arena.close();
+    }
+
+    // --- noop downcall
+
+    @Benchmark
+    public void noopFfm() {
+        sluice_h.sluice_bench_noop();
+    }
+
+    @Benchmark
+    public void noopFfmCritical() throws Throwable {
+        NOOP_CRITICAL.invokeExact();
+    }
+
+    @Benchmark
+    public void noopJni() {
+        Jni.noop();
+    }
+
+    // --- two pointers in, a status out
+
+    @Benchmark
+    public int twoPointersFfm() {
+        return sluice_h.sluice_bench_two_pointers(input, output);
+    }
+
+    @Benchmark
+    public int twoPointersFfmCritical() throws Throwable {
+        return (int) TWO_POINTERS_CRITICAL.invokeExact(input, output);
+    }
+
+    @Benchmark
+    public int twoPointersJni() {
+        return Jni.twoPointers(inputAddress, outputAddress);
+    }
+
+    // --- upcalls: native code calling back into Java
+
+    @Benchmark
+    public int upcallOnceFfm() {
+        return sluice_h.sluice_bench_upcall(ON_CALL_STUB, 1);
+    }
+
+    @Benchmark
+    public int upcallOnceJni() {
+        return Jni.upcall(1);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(16)
+    public int upcall16Ffm() {
+        return sluice_h.sluice_bench_upcall(ON_CALL_STUB, 16);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(16)
+    public int upcall16Jni() {
+        return Jni.upcall(16);
+    }
+}
