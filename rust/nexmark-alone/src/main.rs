@@ -5,10 +5,12 @@
 //! query over each batch, and the output is counted and dropped. Comparing this with the
 //! engine's generator -> sql -> blackhole pipeline shows what the JVM and the bridge cost.
 //!
-//! Prints one JSON line: {"engine":"datafusion-alone","events":N,"rows_in":..,"rows_out":..,"seconds":..}.
+//! Prints one JSON line: {"engine":"datafusion-alone","events":N,"rows_in":..,"rows_out":..,"seconds":..}
+//! where `seconds` is the wall time from planning to the last batch (process start excluded),
+//! split into `generate_seconds` and `sql_seconds` (push + drain).
 
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use sluice_core::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
 use sluice_core::transform::{table_references, SqlTransform};
@@ -90,12 +92,19 @@ fn run(args: &Args) -> Result<String, String> {
     });
 
     let (mut rows_in, mut rows_out) = (0u64, 0u64);
-    while let Some(batch) = generator.next_batch(args.batch_size) {
+    // Split of the wall time: making the bids vs running the plan (push + drain).
+    let (mut generate, mut sql) = (Duration::ZERO, Duration::ZERO);
+    loop {
+        let t0 = Instant::now();
+        let Some(batch) = generator.next_batch(args.batch_size) else { break };
+        let t1 = Instant::now();
         rows_in += batch.num_rows() as u64;
         transform.push(0, batch).map_err(|e| format!("query failed: {e}"))?;
         while let Some(output) = transform.next_output() {
             rows_out += output.num_rows() as u64;
         }
+        generate += t1 - t0;
+        sql += t1.elapsed();
     }
     let seconds = started.elapsed().as_secs_f64();
     Ok(serde_json::json!({
@@ -105,6 +114,8 @@ fn run(args: &Args) -> Result<String, String> {
         "rows_out": rows_out,
         "batch_size": args.batch_size,
         "seconds": seconds,
+        "generate_seconds": generate.as_secs_f64(),
+        "sql_seconds": sql.as_secs_f64(),
     })
     .to_string())
 }
