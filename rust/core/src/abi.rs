@@ -28,6 +28,7 @@ use crate::encode::{encode_records, parse_options, Encoded};
 use crate::error::{CoreError, ErrorKind, Result};
 use crate::file_io::{FileReader, FileWriter, ReaderOptions, WriterOptions};
 use crate::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
+use crate::side_tables::SideTable;
 use crate::transform::{plan_count, run_bounded_query, table_references, SqlTransform};
 
 /// Version of this ABI; the host refuses a library whose version differs.
@@ -359,6 +360,9 @@ struct TransformOptions {
     sql: String,
     /// Names of the inputs, in the order of `input_schemas`, as the SQL refers to them.
     inputs: Vec<String>,
+    /// Static side tables (`side_tables::SideTable`), optional, loaded once here.
+    #[serde(default)]
+    tables: Vec<SideTable>,
 }
 
 /// Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`;
@@ -382,7 +386,7 @@ pub unsafe extern "C" fn sluice_transform_create(
             return Err(CoreError::invalid(format!("{} input names but {n_inputs} schemas", options.inputs.len())));
         }
         let inputs = options.inputs.into_iter().zip(schemas).map(|(name, schema)| Ok((name, schema?))).collect::<Result<Vec<_>>>()?;
-        let transform = SqlTransform::new(&options.sql, inputs)?;
+        let transform = SqlTransform::with_side_tables(&options.sql, inputs, &options.tables)?;
         write_out(out_transform, new_handle(SluiceTransform { transform }))
     })
 }

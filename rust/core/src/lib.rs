@@ -10,6 +10,8 @@ pub mod decode;
 pub mod encode;
 pub mod error;
 pub mod file_io;
+pub mod functions;
 pub mod jni_bridge;
 pub mod nexmark;
+pub mod side_tables;
 pub mod transform;

@@ -6,6 +6,9 @@
 //! polls every output partition with a no-op waker until all of them are `Pending`; because the
 //! plan is single-partition, task-free and no operator holds rows back, that is everything the
 //! batch produced, so a checkpoint barrier may follow at once.
+//!
+//! Besides its streaming inputs, a transform may read static side tables (`side_tables`),
+//! loaded once at plan time; the stream may join them (a lookup), nothing else may be joined.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -18,6 +21,7 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::catalog::streaming::StreamingTable;
 use datafusion::catalog::MemorySchemaProvider;
+use datafusion::datasource::source_as_provider;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::TableReference;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
@@ -32,6 +36,8 @@ use futures::Stream;
 
 use crate::cdata::conform;
 use crate::error::{CoreError, ErrorKind, Result};
+use crate::functions::register_builtins;
+use crate::side_tables::{isolate_lookup_joins, SideTable};
 
 /// How many SQL plans this process has built; tests use it to prove "planned once".
 static PLAN_COUNT: AtomicI64 = AtomicI64::new(0);
@@ -54,6 +60,12 @@ impl SqlTransform {
     /// Plans `sql` once. `inputs` are the upstream node names (as the SQL refers to them) and
     /// the schema each one's batches will have.
     pub fn new(sql: &str, inputs: Vec<(String, SchemaRef)>) -> Result<SqlTransform> {
+        Self::with_side_tables(sql, inputs, &[])
+    }
+
+    /// Plans `sql` over the streaming `inputs` and the static `side_tables`, which are read
+    /// from their files now, once.
+    pub fn with_side_tables(sql: &str, inputs: Vec<(String, SchemaRef)>, side_tables: &[SideTable]) -> Result<SqlTransform> {
         let ctx = streaming_context()?;
         let mut hubs = Vec::with_capacity(inputs.len());
         for (name, schema) in inputs {
@@ -61,12 +73,19 @@ impl SqlTransform {
             register_input(&ctx, &hub)?;
             hubs.push(hub);
         }
+        for table in side_tables {
+            if hubs.iter().any(|hub| hub.name == table.name) || side_tables.iter().filter(|t| t.name == table.name).count() > 1 {
+                return Err(CoreError::config(format!("side table '{}' has the name of another input or side table", table.name)));
+            }
+            table.register(&ctx)?;
+        }
         let state = ctx.state();
         let logical = block_on(state.create_logical_plan(sql))?;
         reject_stateful(&logical)?;
         let physical = block_on(state.create_physical_plan(&logical)).map_err(explain_planning_error)?;
         let plan = pass_batches_through(physical)?;
         reject_task_spawning(&plan)?;
+        let plan = isolate_lookup_joins(plan)?;
         let task_ctx = ctx.task_ctx();
         let mut transform = SqlTransform { inputs: hubs, plan, task_ctx, streams: Vec::new(), ready: VecDeque::new() };
         transform.start_streams()?;
@@ -112,31 +131,22 @@ impl SqlTransform {
         for partition in 0..partitions {
             self.streams.push(self.plan.execute(partition, Arc::clone(&self.task_ctx))?);
         }
+        // Some operators open their inputs only when first polled (a scalar subquery runs
+        // before its input is executed): poll once now, so every scan has subscribed to its
+        // input before the first batch is published — or that batch would reach no one.
+        for stream in &mut self.streams {
+            poll_until_pending(stream, &mut self.ready)?;
+        }
         Ok(())
     }
 
     fn poll_outputs(&mut self) -> Result<()> {
-        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
         for index in 0..self.streams.len() {
-            loop {
-                match self.streams[index].as_mut().poll_next(&mut cx) {
-                    Poll::Ready(Some(Ok(batch))) => {
-                        if batch.num_rows() > 0 {
-                            self.ready.push_back(batch);
-                        }
-                    }
-                    Poll::Ready(Some(Err(e))) => {
-                        // The failed batch is dropped whole; fresh streams of the same plan
-                        // take the next one. The caller applies its on_error policy.
-                        self.start_streams()?;
-                        return Err(CoreError::from(e));
-                    }
-                    Poll::Ready(None) => {
-                        self.start_streams()?;
-                        return Err(CoreError::new(ErrorKind::Execution, "the SQL plan ended although its inputs are unbounded"));
-                    }
-                    Poll::Pending => break,
-                }
+            if let Err(e) = poll_until_pending(&mut self.streams[index], &mut self.ready) {
+                // The failed batch is dropped whole; fresh streams of the same plan take the
+                // next one. The caller applies its on_error policy.
+                self.start_streams()?;
+                return Err(e);
             }
         }
         // Every output is Pending: if an input still holds a batch, some operator is waiting
@@ -145,6 +155,25 @@ impl SqlTransform {
             return Err(CoreError::new(ErrorKind::Execution, "the SQL plan held rows back (an operator waits for more input)"));
         }
         Ok(())
+    }
+}
+
+/// Polls one output (with a no-op waker) until it would block, keeping the batches it emits.
+fn poll_until_pending(stream: &mut SendableRecordBatchStream, ready: &mut VecDeque<RecordBatch>) -> Result<()> {
+    let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+    loop {
+        match stream.as_mut().poll_next(&mut cx) {
+            Poll::Ready(Some(Ok(batch))) => {
+                if batch.num_rows() > 0 {
+                    ready.push_back(batch);
+                }
+            }
+            Poll::Ready(Some(Err(e))) => return Err(CoreError::from(e)),
+            Poll::Ready(None) => {
+                return Err(CoreError::new(ErrorKind::Execution, "the SQL plan ended although its inputs are unbounded"));
+            }
+            Poll::Pending => return Ok(()),
+        }
     }
 }
 
@@ -242,6 +271,9 @@ pub fn streaming_context() -> Result<SessionContext> {
         options.optimizer.repartition_file_scans = false;
         options.optimizer.prefer_existing_union = true;
         options.optimizer.allow_symmetric_joins_without_pruning = false;
+        // Lookup joins run once per probe batch (side_tables.rs); a dynamic filter would wait
+        // for build-side reports from every execution and cannot filter a stream scan anyway.
+        options.optimizer.enable_join_dynamic_filter_pushdown = false;
         options.execution.coalesce_batches = false;
         // Identifiers keep their case, so Nexmark's camelCase columns (dateTime, itemName)
         // work unquoted, as in Flink SQL.
@@ -249,6 +281,7 @@ pub fn streaming_context() -> Result<SessionContext> {
     }
     let mut ctx = SessionContext::new_with_config(config);
     datafusion_functions_json::register_all(&mut ctx)?;
+    register_builtins(&ctx);
     Ok(ctx)
 }
 
@@ -334,7 +367,7 @@ fn reject_stateful(plan: &LogicalPlan) -> Result<()> {
             LogicalPlan::Window(_) if reads_stream(node) => Some("window functions (OVER …) keep state across batches"),
             LogicalPlan::Sort(_) if reads_stream(node) => Some("ORDER BY over a stream can never emit: the stream does not end"),
             LogicalPlan::Limit(_) if reads_stream(node) => Some("LIMIT/OFFSET over a stream counts rows across batches"),
-            LogicalPlan::Join(join) if join.left.exists(|n| Ok(is_scan(n)))? && join.right.exists(|n| Ok(is_scan(n)))? => {
+            LogicalPlan::Join(join) if reads_stream(&join.left) && reads_stream(&join.right) => {
                 Some(JOIN_OF_STREAMS)
             }
             _ if reads_stream(node) && subquery_reads_stream(node)? => Some(JOIN_OF_STREAMS),
@@ -351,7 +384,8 @@ fn reject_stateful(plan: &LogicalPlan) -> Result<()> {
     match problem {
         Some(why) => Err(CoreError::plan(format!(
             "stateful SQL is not supported in a streaming transform: {why}. Sluice transforms are stateless: \
-             WHERE, projections and computed columns, CAST, CASE, scalar functions, UNION ALL, UNNEST"
+             WHERE, projections and computed columns, CAST, CASE, scalar functions, UNION ALL, UNNEST, \
+             joins with static side tables"
         ))),
         None => Ok(()),
     }
@@ -370,11 +404,18 @@ fn subquery_reads_stream(node: &LogicalPlan) -> datafusion::error::Result<bool> 
 }
 
 fn reads_stream(node: &LogicalPlan) -> bool {
-    node.exists(|n| Ok(is_scan(n))).unwrap_or(true)
+    node.exists(|n| Ok(is_stream_scan(n))).unwrap_or(true)
 }
 
-fn is_scan(node: &LogicalPlan) -> bool {
-    matches!(node, LogicalPlan::TableScan(_))
+/// A scan of a streaming input; side tables (and VALUES) are bounded and may be joined.
+fn is_stream_scan(node: &LogicalPlan) -> bool {
+    match node {
+        LogicalPlan::TableScan(scan) => match source_as_provider(&scan.source) {
+            Ok(provider) => provider.downcast_ref::<StreamingTable>().is_some(),
+            Err(_) => true,
+        },
+        _ => false,
+    }
 }
 
 /// DataFusion's own check for unbounded inputs names operators; say what it means.
@@ -383,7 +424,18 @@ fn explain_planning_error(e: datafusion::error::DataFusionError) -> CoreError {
     if error.message.contains("non-prunable stream") {
         CoreError::plan(format!("stateful SQL is not supported in a streaming transform: {JOIN_OF_STREAMS}"))
     } else if error.message.contains("pipeline breaking") {
-        CoreError::plan(format!("this query cannot run over unbounded input: it needs all rows before it can emit any ({})", error.message))
+        // DataFusion names the operator, then prints its whole debug form (side tables' rows
+        // included): keep the name only.
+        let operator = error.message.split("operator: ").nth(1).and_then(|rest| rest.split([' ', '{']).next()).unwrap_or("an operator");
+        if operator.contains("Join") {
+            CoreError::plan(format!(
+                "stateful SQL is not supported in a streaming transform: this join ({operator}) could emit only when the stream \
+                 ends. A side table can be joined on equality conditions (ON stream.a = table.b), as an inner join or as a \
+                 LEFT JOIN with the stream on the left"
+            ))
+        } else {
+            CoreError::plan(format!("this query cannot run over unbounded input: its {operator} needs all rows before it can emit any"))
+        }
     } else {
         error
     }
