@@ -23,7 +23,7 @@ use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use serde::Deserialize;
 
 use crate::cdata::{export_batch, export_schema, import_batch, import_schema};
-use crate::decode::{raw_schema, split_records, DecoderOptions, Format, RecordDecoder};
+use crate::decode::{split_records, DecoderOptions, RecordDecoder};
 use crate::encode::{encode_records, parse_options, Encoded};
 use crate::error::{CoreError, ErrorKind, Result};
 use crate::file_io::{FileReader, FileWriter, ReaderOptions, WriterOptions};
@@ -437,9 +437,11 @@ pub unsafe extern "C" fn sluice_transform_free(transform: *mut SluiceTransform) 
 // ---------------------------------------------------------------------------------------------
 // Codecs
 
-/// A decoder for `{"format": "json"|"csv"|"raw"|"debezium", "delimiter": ","}` records of
-/// `schema` (moved in; for raw, NULL: the schema is one Binary column `value`; for debezium,
-/// the row's columns — the output adds `_op`).
+/// A decoder for `{"format": "json"|"csv"|"raw"|"debezium"|"avro", "delimiter": ",",
+/// "avro_schema": "…", "avro_framing": "none"|"confluent", "avro_schema_id": n}` records of
+/// `schema` (moved in; for raw and avro, NULL: raw rows are one Binary column `value`, avro rows
+/// follow the Avro schema — decode zero records to learn it; for debezium, the row's columns —
+/// the output adds `_op`).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_decoder_create(
     options_json: *const c_char,
@@ -449,11 +451,6 @@ pub unsafe extern "C" fn sluice_decoder_create(
     guard(|| {
         let schema = if schema.is_null() { None } else { Some(import_schema(schema)?) };
         let options: DecoderOptions = options(options_json, "decoder options")?;
-        let schema = match (schema, options.format) {
-            (_, Format::Raw) => raw_schema(),
-            (Some(schema), _) => schema,
-            (None, _) => return Err(CoreError::invalid("json and csv decoders need a schema")),
-        };
         let decoder = RecordDecoder::new(&options, schema)?;
         write_out(out_decoder, new_handle(SluiceDecoder { decoder }))
     })

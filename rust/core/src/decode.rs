@@ -10,6 +10,7 @@ use arrow::compute::concat_batches;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use serde::Deserialize;
 
+use crate::avro::{AvroFraming, AvroReader};
 use crate::error::{CoreError, Result};
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -22,6 +23,8 @@ pub enum Format {
     /// Debezium's JSON change envelope (with or without the `schema`/`payload` wrapper): the
     /// row (`after`, or `before` for deletes) plus an `_op` column: i, u or d.
     Debezium,
+    /// One Avro datum per record (see `avro`); the schema comes from `avro_schema`.
+    Avro,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -31,6 +34,21 @@ pub struct DecoderOptions {
     /// CSV field delimiter (one byte).
     #[serde(default = "default_delimiter")]
     pub delimiter: String,
+    /// Avro: the writer schema (JSON text).
+    #[serde(default)]
+    pub avro_schema: Option<String>,
+    /// Avro: how each record is framed.
+    #[serde(default)]
+    pub avro_framing: AvroFraming,
+    /// Avro with confluent framing: the schema id the records carry.
+    #[serde(default)]
+    pub avro_schema_id: Option<u32>,
+}
+
+impl DecoderOptions {
+    pub fn of(format: Format, delimiter: &str) -> Self {
+        DecoderOptions { format, delimiter: delimiter.to_string(), avro_schema: None, avro_framing: AvroFraming::None, avro_schema_id: None }
+    }
 }
 
 fn default_delimiter() -> String {
@@ -42,6 +60,7 @@ pub struct RecordDecoder {
     format: Format,
     schema: SchemaRef,
     delimiter: u8,
+    avro: Option<Arc<AvroReader>>,
 }
 
 /// The outcome of decoding one batch of records.
@@ -55,12 +74,24 @@ pub struct Decoded {
 }
 
 impl RecordDecoder {
-    pub fn new(options: &DecoderOptions, schema: SchemaRef) -> Result<Self> {
+    /// `schema`: the row schema for json, csv and debezium; ignored for raw (one Binary column
+    /// `value`) and avro (derived from the Avro schema).
+    pub fn new(options: &DecoderOptions, schema: Option<SchemaRef>) -> Result<Self> {
         let delimiter = match options.delimiter.as_bytes() {
             [b] => *b,
             _ => return Err(CoreError::config(format!("CSV delimiter must be one byte, got {:?}", options.delimiter))),
         };
-        Ok(RecordDecoder { format: options.format, schema, delimiter })
+        let (schema, avro) = match (options.format, schema) {
+            (Format::Raw, _) => (raw_schema(), None),
+            (Format::Avro, _) => {
+                let json = options.avro_schema.as_deref().ok_or_else(|| CoreError::config("avro records need an Avro schema"))?;
+                let reader = AvroReader::new(json, options.avro_framing, options.avro_schema_id)?;
+                (reader.schema().clone(), Some(Arc::new(reader)))
+            }
+            (_, Some(schema)) => (schema, None),
+            (format, None) => return Err(CoreError::invalid(format!("{format:?} decoders need a schema"))),
+        };
+        Ok(RecordDecoder { format: options.format, schema, delimiter, avro })
     }
 
     pub fn schema(&self) -> &SchemaRef {
@@ -104,6 +135,9 @@ impl RecordDecoder {
     }
 
     fn decode_all(&self, records: &[&[u8]]) -> Result<RecordBatch> {
+        if let Some(avro) = &self.avro {
+            return avro.decode(records);
+        }
         // One more row than records, so a record holding two values shows as a count mismatch.
         let mut decoder = self.new_decoder(records.len() + 1)?;
         match (&mut decoder, contiguous(records)) {
@@ -144,7 +178,7 @@ impl RecordDecoder {
                 Err(message) => errors.push(index, record, &message),
             }
         }
-        let json = RecordDecoder { format: Format::Json, schema: self.schema.clone(), delimiter: b',' };
+        let json = RecordDecoder { format: Format::Json, schema: self.schema.clone(), delimiter: b',', avro: None };
         let slices: Vec<&[u8]> = rows.iter().map(Vec::as_slice).collect();
         let inner = json.decode(&slices)?;
         let kept: Vec<usize> = match &inner.good {
@@ -193,7 +227,7 @@ impl RecordDecoder {
     fn new_decoder(&self, batch_size: usize) -> Result<FormatDecoder> {
         Ok(match self.format {
             Format::Json => FormatDecoder::Json(arrow::json::ReaderBuilder::new(self.schema.clone()).with_batch_size(batch_size).build_decoder()?),
-            Format::Raw | Format::Debezium => return Err(CoreError::invalid("raw and debezium records use no format decoder")),
+            Format::Raw | Format::Debezium | Format::Avro => return Err(CoreError::invalid("raw, debezium and avro records use no arrow format decoder")),
             Format::Csv => FormatDecoder::Csv(
                 arrow::csv::ReaderBuilder::new(self.schema.clone())
                     .with_header(false)
@@ -402,8 +436,8 @@ mod tests {
 
     #[test]
     fn json_records_decode_and_bad_ones_are_isolated() {
-        let options = DecoderOptions { format: Format::Json, delimiter: ",".into() };
-        let decoder = RecordDecoder::new(&options, schema()).unwrap();
+        let options = DecoderOptions::of(Format::Json, ",");
+        let decoder = RecordDecoder::new(&options, Some(schema())).unwrap();
         let records: Vec<&[u8]> = vec![br#"{"id":1,"name":"a"}"#, br#"{"id":"x"}"#, br#"{"id":3}"#, b"{oops", br#"{"id":5,"name":"e"}{"id":6}"#];
         let decoded = decoder.decode(&records).unwrap();
         let ids = decoded.batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
@@ -417,8 +451,8 @@ mod tests {
 
     #[test]
     fn csv_records_decode() {
-        let options = DecoderOptions { format: Format::Csv, delimiter: ";".into() };
-        let decoder = RecordDecoder::new(&options, schema()).unwrap();
+        let options = DecoderOptions::of(Format::Csv, ";");
+        let decoder = RecordDecoder::new(&options, Some(schema())).unwrap();
         let records: Vec<&[u8]> = vec![b"1;a\n", b"2;", b"x;y", b"4;d\r\n"];
         let decoded = decoder.decode(&records).unwrap();
         assert_eq!(decoded.batch.num_rows(), 3);
@@ -431,8 +465,8 @@ mod tests {
 
     #[test]
     fn extra_columns_follow_the_good_records() {
-        let options = DecoderOptions { format: Format::Json, delimiter: ",".into() };
-        let decoder = RecordDecoder::new(&options, schema()).unwrap();
+        let options = DecoderOptions::of(Format::Json, ",");
+        let decoder = RecordDecoder::new(&options, Some(schema())).unwrap();
         let records: Vec<&[u8]> = vec![br#"{"id":1}"#, b"bad", br#"{"id":3}"#];
         let extra_schema = Arc::new(Schema::new(vec![Field::new("_offset", DataType::Int64, false)]));
         let extra = RecordBatch::try_new(extra_schema, vec![Arc::new(Int64Array::from(vec![10, 11, 12]))]).unwrap();
@@ -444,16 +478,16 @@ mod tests {
 
     #[test]
     fn raw_records_become_binary_rows() {
-        let options = DecoderOptions { format: Format::Raw, delimiter: ",".into() };
-        let decoder = RecordDecoder::new(&options, raw_schema()).unwrap();
+        let options = DecoderOptions::of(Format::Raw, ",");
+        let decoder = RecordDecoder::new(&options, Some(raw_schema())).unwrap();
         let decoded = decoder.decode(&[b"a", b"", b"\xff"]).unwrap();
         assert_eq!(decoded.batch.num_rows(), 3);
     }
 
     #[test]
     fn back_to_back_json_in_one_slab_decodes_in_one_pass() {
-        let options = DecoderOptions { format: Format::Json, delimiter: ",".into() };
-        let decoder = RecordDecoder::new(&options, schema()).unwrap();
+        let options = DecoderOptions::of(Format::Json, ",");
+        let decoder = RecordDecoder::new(&options, Some(schema())).unwrap();
         let slab = br#"{"id":1}{"id":2,"name":"b"}{"id":3}"#;
         let records = split_records(slab, &[0, 8, 27, 35]).unwrap();
         assert!(contiguous(&records).is_some());
@@ -469,8 +503,8 @@ mod tests {
 
     #[test]
     fn debezium_envelopes_become_rows_with_op() {
-        let options = DecoderOptions { format: Format::Debezium, delimiter: ",".into() };
-        let decoder = RecordDecoder::new(&options, schema()).unwrap();
+        let options = DecoderOptions::of(Format::Debezium, ",");
+        let decoder = RecordDecoder::new(&options, Some(schema())).unwrap();
         let records: Vec<&[u8]> = vec![
             br#"{"payload": {"op": "c", "after": {"id": 1, "name": "a"}, "before": null}}"#,
             br#"{"op": "u", "before": {"id": 1}, "after": {"id": 1, "name": "b"}}"#,

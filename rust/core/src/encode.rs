@@ -17,6 +17,10 @@ pub enum EncodeFormat {
     JsonArray,
     /// CSV lines, with a header line when `header` is set.
     Csv,
+    /// The bytes of the one remaining column (binary or string) as they are; null is empty.
+    Raw,
+    /// One unframed Avro datum per row (always with record offsets).
+    Avro,
 }
 
 #[derive(Clone, Debug, Deserialize, Default)]
@@ -37,6 +41,9 @@ pub struct EncodeOptions {
     /// Columns left out of the encoded records (e.g. `_op`, which a Kafka sink sends as a header).
     #[serde(default)]
     pub exclude_columns: Vec<String>,
+    /// Avro: the writer schema (JSON text); absent means derived from the columns.
+    #[serde(default)]
+    pub avro_schema: Option<String>,
 }
 
 /// Encoded rows: one slab, and optionally per-row offsets and keys.
@@ -51,14 +58,23 @@ pub struct Encoded {
 
 /// Encodes a batch with record offsets and keys as `options` asks.
 pub fn encode_records(batch: &RecordBatch, options: &EncodeOptions) -> Result<Encoded> {
-    let bytes = if options.exclude_columns.is_empty() {
-        encode(batch, options)?
+    let values = if options.exclude_columns.is_empty() {
+        batch.clone()
     } else {
         let schema = batch.schema();
         let kept: Vec<usize> = (0..schema.fields().len()).filter(|&i| !options.exclude_columns.contains(schema.field(i).name())).collect();
-        encode(&batch.project(&kept)?, options)?
+        batch.project(&kept)?
     };
-    let offsets = if options.record_offsets { line_offsets(&bytes, batch.num_rows(), options.format == EncodeFormat::Csv && options.header)? } else { Vec::new() };
+    let (bytes, offsets) = match options.format {
+        // Records of these formats are not lines: they come with their offsets.
+        EncodeFormat::Avro => crate::avro::encode(&values, options.avro_schema.as_deref())?,
+        EncodeFormat::Raw => encode_raw(&values)?,
+        _ => {
+            let bytes = encode(&values, options)?;
+            let offsets = if options.record_offsets { line_offsets(&bytes, batch.num_rows(), options.format == EncodeFormat::Csv && options.header)? } else { Vec::new() };
+            (bytes, offsets)
+        }
+    };
     let (keys, key_offsets) = if options.key_columns.is_empty() { (Vec::new(), Vec::new()) } else { encode_keys(batch, &options.key_columns)? };
     Ok(Encoded { bytes, offsets, keys, key_offsets })
 }
@@ -122,6 +138,37 @@ fn encode_keys(batch: &RecordBatch, columns: &[String]) -> Result<(Vec<u8>, Vec<
     Ok((keys, offsets))
 }
 
+/// The one column's values back to back, with `rows + 1` offsets.
+fn encode_raw(batch: &RecordBatch) -> Result<(Vec<u8>, Vec<i64>)> {
+    use arrow::array::{Array, AsArray};
+    if batch.num_columns() != 1 {
+        return Err(CoreError::config(format!(
+            "raw records need exactly one column (binary or string) besides the key and _op columns, got {}",
+            batch.schema()
+        )));
+    }
+    let column = arrow::compute::cast(batch.column(0), &arrow::datatypes::DataType::LargeBinary)
+        .map_err(|e| CoreError::config(format!("raw records need a binary or string column: {e}")))?;
+    let values = column.as_binary::<i64>();
+    let mut offsets = Vec::with_capacity(values.len() + 1);
+    if values.null_count() == 0 {
+        // The column's own buffers already hold the layout we want.
+        let base = values.value_offsets()[0];
+        offsets.extend(values.value_offsets().iter().map(|o| o - base));
+        let bytes = values.values()[base as usize..*values.value_offsets().last().unwrap() as usize].to_vec();
+        return Ok((bytes, offsets));
+    }
+    let mut bytes = Vec::with_capacity(values.values().len());
+    for i in 0..values.len() {
+        offsets.push(bytes.len() as i64);
+        if values.is_valid(i) {
+            bytes.extend_from_slice(values.value(i));
+        }
+    }
+    offsets.push(bytes.len() as i64);
+    Ok((bytes, offsets))
+}
+
 /// Encodes a batch. JSON output writes nulls explicitly so every row has every column.
 pub fn encode(batch: &RecordBatch, options: &EncodeOptions) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(batch.num_rows() * 64);
@@ -140,6 +187,7 @@ pub fn encode(batch: &RecordBatch, options: &EncodeOptions) -> Result<Vec<u8>> {
             let mut writer = arrow::csv::WriterBuilder::new().with_header(options.header).build(&mut out);
             writer.write(batch)?;
         }
+        EncodeFormat::Raw | EncodeFormat::Avro => return Ok(encode_records(batch, options)?.bytes),
     }
     Ok(out)
 }
@@ -172,6 +220,7 @@ mod tests {
             record_offsets: true,
             key_columns: vec!["id".into()],
             exclude_columns: vec![],
+            avro_schema: None,
         };
         let out = encode_records(&batch, &options).unwrap();
         let record = |i: usize| &out.bytes[out.offsets[i] as usize..out.offsets[i + 1] as usize - 1];
@@ -199,5 +248,34 @@ mod tests {
         .unwrap();
         let out = encode(&batch, &EncodeOptions::default()).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"s\":\"a\\nb\"}\n{\"id\":2,\"s\":null}\n");
+    }
+
+    #[test]
+    fn raw_records_are_the_column_bytes() {
+        let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Int64, false), Field::new("v", DataType::Utf8, true)]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![Arc::new(Int64Array::from(vec![1, 2, 3])), Arc::new(StringArray::from(vec![Some("ab"), None, Some("c\n")]))],
+        )
+        .unwrap();
+        let options = EncodeOptions { format: EncodeFormat::Raw, exclude_columns: vec!["k".into()], key_columns: vec!["k".into()], ..EncodeOptions::default() };
+        let out = encode_records(&batch, &options).unwrap();
+        assert_eq!(out.bytes, b"abc\n");
+        assert_eq!(out.offsets, vec![0, 2, 2, 4]);
+        let sliced = batch.slice(2, 1);
+        let out = encode_records(&sliced, &options).unwrap();
+        assert_eq!((out.bytes.as_slice(), out.offsets.as_slice()), (&b"c\n"[..], &[0i64, 2][..]));
+        let two_columns = EncodeOptions { format: EncodeFormat::Raw, ..EncodeOptions::default() };
+        assert!(encode_records(&batch, &two_columns).err().unwrap().message.contains("exactly one column"));
+    }
+
+    #[test]
+    fn avro_records_come_with_offsets() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("_op", DataType::Utf8, false)]));
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![1, -1])), Arc::new(StringArray::from(vec!["i", "d"]))]).unwrap();
+        let options = EncodeOptions { format: EncodeFormat::Avro, exclude_columns: vec!["_op".into()], ..EncodeOptions::default() };
+        let out = encode_records(&batch, &options).unwrap();
+        // Avro longs are zig-zag varints: 1 -> 0x02, -1 -> 0x01.
+        assert_eq!((out.bytes.as_slice(), out.offsets.as_slice()), (&[2u8, 1][..], &[0i64, 1, 2][..]));
     }
 }

@@ -136,7 +136,7 @@ impl LineReader {
             None => {
                 let inferred = match format {
                     Format::Json => infer_json_schema(&mut reader, options.infer_rows),
-                    Format::Raw | Format::Debezium => unreachable!("files are read as json or csv"),
+                    Format::Raw | Format::Debezium | Format::Avro => unreachable!("files are read as json or csv"),
                     Format::Csv => arrow::csv::reader::Format::default()
                         .with_header(options.header)
                         .with_delimiter(delimiter)
@@ -154,7 +154,7 @@ impl LineReader {
             reader.read_until(b'\n', &mut header)?;
             next_line += 1;
         }
-        let decoder = RecordDecoder::new(&DecoderOptions { format, delimiter: options.delimiter.clone() }, schema)?;
+        let decoder = RecordDecoder::new(&DecoderOptions::of(format, &options.delimiter), Some(schema))?;
         Ok(LineReader {
             reader,
             decoder,

@@ -4,6 +4,7 @@
 //! the Foreign Function & Memory API.
 
 pub mod abi;
+pub mod avro;
 pub mod bench_abi;
 pub mod cdata;
 pub mod decode;

@@ -28,7 +28,19 @@ public final class NativeDecoder extends NativeHandle {
 
     /** {@code format}: json, csv or raw; {@code schema} null for raw (one Binary column {@code value}). */
     public static NativeDecoder create(BufferAllocator allocator, String format, String delimiter, Schema schema) {
-        String options = Json.object(Map.of("format", format, "delimiter", delimiter));
+        return create(allocator, format, delimiter, schema, Map.of());
+    }
+
+    /**
+     * As above with format-specific options for the core (for avro: {@code avro_schema},
+     * {@code avro_framing}, {@code avro_schema_id}; the schema is then null — see {@link #schema}).
+     */
+    public static NativeDecoder create(BufferAllocator allocator, String format, String delimiter, Schema schema,
+            Map<String, Object> formatOptions) {
+        Map<String, Object> fields = new java.util.LinkedHashMap<>(formatOptions);
+        fields.put("format", format);
+        fields.put("delimiter", delimiter);
+        String options = Json.object(fields);
         try (Arena arena = Arena.ofConfined()) {
             long schemaStruct = schema == null ? 0 : ArrowC.exportSchema(arena, allocator, schema).address();
             return new NativeDecoder(core().decoderCreate(options, schemaStruct), allocator);
@@ -53,6 +65,17 @@ public final class NativeDecoder extends NativeHandle {
             }
         }
         return new Decoded(new NativeBatch(out[0]), NativeBatch.ofNullable(out[1]));
+    }
+
+    /** The schema of the rows this decoder makes (before any extra columns): decodes no record. */
+    public Schema schema() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment offsets = arena.allocate(Long.BYTES);
+            try (NativeBatch empty = decode(offsets, offsets, 0, null).batch();
+                    VectorSchemaRoot root = empty.toVectors(allocator)) {
+                return root.getSchema();
+            }
+        }
     }
 
     /**

@@ -7,23 +7,25 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
-/** Encodes batches to bytes in the core (JSON lines, a JSON array, CSV). */
+/** Encodes batches to bytes in the core (JSON lines, a JSON array, CSV, raw bytes, Avro). */
 public final class NativeEncoder {
 
     /**
      * Encoded rows for one message per row. Record {@code i} is {@code data[offset(i) ..
-     * offset(i+1) - 1]} (each record is followed by a newline that is not part of it); keys,
-     * when asked for, have the same layout. Valid only during the callback.
+     * offset(i+1) - separator]}: JSON and CSV records are each followed by a newline that is not
+     * part of them ({@code separator} 1), raw and Avro records are back to back (0). Keys, when
+     * asked for, are always newline-separated. Valid only during the callback.
      */
-    public record Records(MemorySegment data, MemorySegment offsets, MemorySegment keys, MemorySegment keyOffsets, int count) {
+    public record Records(MemorySegment data, MemorySegment offsets, MemorySegment keys, MemorySegment keyOffsets, int count,
+            int separator) {
 
         public long start(int i) {
             return offsets.getAtIndex(JAVA_LONG, i);
         }
 
-        /** Length of record {@code i} without its newline. */
+        /** Length of record {@code i} without its separator. */
         public long length(int i) {
-            return offsets.getAtIndex(JAVA_LONG, i + 1) - start(i) - 1;
+            return offsets.getAtIndex(JAVA_LONG, i + 1) - start(i) - separator;
         }
 
         public boolean hasKeys() {
@@ -40,6 +42,8 @@ public final class NativeEncoder {
     }
 
     private final String optionsJson;
+    /** Bytes after each record that are not part of it: lines end in a newline. */
+    private final int separator;
 
     /** {@code format}: json, jsonarray or csv. */
     public NativeEncoder(String format, boolean header) {
@@ -53,8 +57,17 @@ public final class NativeEncoder {
 
     /** As above, leaving {@code excludeColumns} out of the encoded records. */
     public NativeEncoder(String format, boolean header, boolean recordOffsets, List<String> keyColumns, List<String> excludeColumns) {
-        this.optionsJson = Json.object(Map.of("format", format, "header", header, "record_offsets", recordOffsets,
+        this(format, header, recordOffsets, keyColumns, excludeColumns, Map.of());
+    }
+
+    /** As above, with format-specific options for the core (for avro: {@code avro_schema}). */
+    public NativeEncoder(String format, boolean header, boolean recordOffsets, List<String> keyColumns, List<String> excludeColumns,
+            Map<String, Object> formatOptions) {
+        Map<String, Object> fields = new java.util.LinkedHashMap<>(formatOptions);
+        fields.putAll(Map.of("format", format, "header", header, "record_offsets", recordOffsets,
                 "key_columns", keyColumns, "exclude_columns", excludeColumns));
+        this.optionsJson = Json.object(fields);
+        this.separator = format.equals("raw") || format.equals("avro") ? 0 : 1;
     }
 
     /**
@@ -86,7 +99,7 @@ public final class NativeEncoder {
             MemorySegment keyOffsets = segment(keys[1], keys[2] * 8);
             long keyBytes = keys[2] == 0 ? 0 : keyOffsets.getAtIndex(JAVA_LONG, keys[2] - 1);
             consumer.accept(new Records(segment(data[0], data[1]), segment(offsets[0], offsets[1] * 8),
-                    segment(keys[0], keyBytes), keyOffsets, (int) (offsets[1] - 1)));
+                    segment(keys[0], keyBytes), keyOffsets, (int) (offsets[1] - 1), separator));
         } finally {
             core.bufferFree(buffer);
         }

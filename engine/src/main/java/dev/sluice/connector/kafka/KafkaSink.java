@@ -38,14 +38,17 @@ public final class KafkaSink implements Sink {
     public static final StageType TYPE = StageType.of(NodeKind.SINK, "kafka",
             "Writes one message per row to a topic. Rows with an `_op` column (a change stream, e.g. from a "
                     + "debezium source) carry it as the `op` header (i, u, d) instead of in the value.",
-            KafkaSettings.client(new ConfigDef()
+            AvroSettings.define(KafkaSettings.client(new ConfigDef()
                     .define("topic", ConfigType.STRING, null, true, "The topic to write.")
-                    .defineEnum("format", List.of("json", "csv"), "json", false, "json (an object per message) or csv (a line).")
+                    .defineEnum("format", List.of("json", "csv", "raw", "avro"), "json", false,
+                            "json (an object per message), csv (a line), raw (the bytes of the one column left besides "
+                                    + "the key's and `_op`, binary or string; null becomes an empty message) or avro "
+                                    + "(one datum per message, no framing).")
                     .define("key", ConfigType.LIST, List.of(), false,
                             "Columns that make the message key: one column's value as text, several as a JSON object. "
                                     + "Default: no key.")
                     .defineEnum("compression", List.of("none", "gzip", "snappy", "lz4", "zstd"), "lz4", false,
-                            "Producer compression.")),
+                            "Producer compression.")), false),
             KafkaSink::new);
 
     private final ParsedConfig config;
@@ -69,8 +72,14 @@ public final class KafkaSink implements Sink {
         this.context = context;
         List<String> columns = schema.getFields().stream().map(Field::getName).toList();
         changeStream = columns.contains(MetadataColumns.OP);
-        encoder = new NativeEncoder(config.getString("format"), false, true, key,
-                changeStream ? List.of(MetadataColumns.OP) : List.of());
+        String format = config.getString("format");
+        List<String> excluded = new java.util.ArrayList<>(changeStream ? List.of(MetadataColumns.OP) : List.of());
+        if (format.equals("raw")) {
+            // The key travels as the message key; the one column left is the value.
+            excluded.addAll(key);
+        }
+        encoder = new NativeEncoder(format, false, true, key, excluded,
+                AvroSettings.coreOptions(config, context.pipelineDirectory(), false));
         for (String k : key) {
             if (!columns.contains(k)) {
                 throw new InvalidSettingException("key", "key column '" + k + "' is not in the input " + columns);

@@ -48,20 +48,22 @@ public final class KafkaSource implements Source {
     public static final StageType TYPE = StageType.of(NodeKind.SOURCE, "kafka",
             "Reads one or more Kafka topics in a consumer group; run more instances with the same group to "
                     + "share the partitions. Offsets are committed only when a checkpoint is durable in every sink.",
-            SourceSettings.errorHandling(SourceSettings.batching(KafkaSettings.client(new ConfigDef()
+            SourceSettings.errorHandling(SourceSettings.batching(AvroSettings.define(KafkaSettings.client(new ConfigDef()
                     .define("topic", ConfigType.LIST, null, true, "The topic, or a list of topics.")
                     .define("group_id", ConfigType.STRING, null, false, "Consumer group. Default: sluice-<pipeline name>.")
                     .defineEnum("starting_offsets", List.of("committed", "earliest", "latest"), "committed", false,
                             "Where to start without a checkpoint: the group's committed offsets (else earliest), "
                                     + "or earliest/latest regardless of them.")
-                    .defineEnum("format", List.of("json", "csv", "raw", "debezium"), "json", false,
+                    .defineEnum("format", List.of("json", "csv", "raw", "debezium", "avro"), "json", false,
                             "json (one object per record), csv (one line per record), raw (the bytes as column `value`), "
-                                    + "or debezium (a Debezium JSON change event: the row of `after`, or `before` for deletes, "
-                                    + "plus column `_op` = i, u or d; tombstones are skipped).")
+                                    + "debezium (a Debezium JSON change event: the row of `after`, or `before` for deletes, "
+                                    + "plus column `_op` = i, u or d; tombstones are skipped), or avro (one datum per record, "
+                                    + "columns from the Avro schema).")
                     .define("schema", ConfigType.MAP, null, false,
                             "Columns and types of the records (for debezium: of the row), e.g. {id: bigint, name: string}. "
                                     + "Required for csv and debezium; for json, absent means inferred from the first "
-                                    + "infer_rows records of the topic (strings stay strings: declare timestamps).")
+                                    + "infer_rows records of the topic (strings stay strings: declare timestamps); "
+                                    + "not used for raw and avro.")
                     .define("infer_rows", ConfigType.INT, 1000, false, "JSON without a schema: records sampled to infer it.",
                             dev.sluice.config.Validator.positive())
                     .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter.")
@@ -76,7 +78,7 @@ public final class KafkaSource implements Source {
                                     + "a benchmark) instead of waiting for new records.")
                     .define("dead_letter_topic", ConfigType.STRING, null, false,
                             "Topic for records that do not decode (with the error and origin in headers), when on_error "
-                                    + "is dead_letter. Default: the dead_letter file.")))),
+                                    + "is dead_letter. Default: the dead_letter file.")), true))),
             KafkaSource::new);
 
     private static final List<String> METADATA = List.of("_partition", "_offset", "_timestamp", "_key", "_headers");
@@ -124,8 +126,13 @@ public final class KafkaSource implements Source {
         this.context = context;
         Properties props = KafkaSettings.clientProperties(config);
         KafkaSettings.checkReachable(props, topics);
+        Map<String, Object> formatOptions = AvroSettings.coreOptions(config, context.pipelineDirectory(), true);
         Schema declared = null;
-        if (format.equals("json") && !config.has("schema")) {
+        if (format.equals("avro") && config.has("schema")) {
+            throw new InvalidSettingException("schema", "avro records take their columns from the Avro schema; remove `schema:`");
+        } else if (format.equals("avro")) {
+            // The columns come from the Avro schema (the decoder below reports them).
+        } else if (format.equals("json") && !config.has("schema")) {
             declared = SchemaSampler.inferJson(props, topics, config.getInt("infer_rows"), context.allocator());
         } else if (!format.equals("raw")) {
             if (!config.has("schema")) {
@@ -147,7 +154,7 @@ public final class KafkaSource implements Source {
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, starting.equals("latest") ? "latest" : "earliest");
         consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         consumer.subscribe(topics, new Rebalance(starting));
-        decoder = NativeDecoder.create(context.allocator(), format, config.getString("delimiter"), declared);
+        decoder = NativeDecoder.create(context.allocator(), format, config.getString("delimiter"), declared, formatOptions);
         slab = new RecordSlab(batchSize);
         meta = metadata.isEmpty() ? null : MetadataColumns.root(metadata, context.allocator());
         if (config.has("dead_letter_topic")) {
@@ -156,6 +163,7 @@ public final class KafkaSource implements Source {
         Schema values = switch (format) {
             case "raw" -> MetadataColumns.RAW_SCHEMA;
             case "debezium" -> MetadataColumns.withOp(declared);
+            case "avro" -> decoder.schema();
             default -> declared;
         };
         return MetadataColumns.append(values, meta);

@@ -323,6 +323,73 @@ class KafkaPipelineTest {
     }
 
     @Test
+    void avroInAndRawOutWithAPoisonRecordInBetween() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String avro = KafkaTestSupport.uniqueTopic("avro");
+        String raw = KafkaTestSupport.uniqueTopic("raw");
+        String dlq = KafkaTestSupport.uniqueTopic("dlq");
+        KafkaTestSupport.createTopics(servers, 1, avro, raw, dlq);
+        Files.writeString(dir.resolve("bid.avsc"), """
+                {"type": "record", "name": "Bid", "fields": [
+                  {"name": "auction", "type": "long"}, {"name": "price", "type": "long"},
+                  {"name": "url", "type": "string"},
+                  {"name": "dateTime", "type": {"type": "long", "logicalType": "local-timestamp-millis"}}]}
+                """);
+        // Bids from the generator, written as Avro with the schema file and as JSON lines to compare.
+        Path write = dir.resolve("write.yaml");
+        Files.writeString(write, """
+                sources:
+                  bid: {type: generator, entity: bid, count: 500, seed: 3}
+                transforms:
+                  t: {type: sql, sql: "SELECT auction, price, url, dateTime FROM bid"}
+                sinks:
+                  avro: {type: kafka, from: t, topic: %s, bootstrap_servers: %s, format: avro, avro_schema_file: bid.avsc}
+                  expected: {type: file, from: t, path: expected.jsonl}
+                """.formatted(avro, servers));
+        assertEquals(0, dev.sluice.cli.Main.execute("run", write.toString(), "--state-dir", dir.resolve("w").toString()));
+        List<String> expected = Files.readAllLines(dir.resolve("expected.jsonl"));
+        KafkaTestSupport.produce(servers, avro, List.<String[]>of(new String[] {null, "not avro at all"}));
+        // Read them back as Avro, keep the even auctions, write each url raw with the auction as key.
+        Path read = dir.resolve("read.yaml");
+        Files.writeString(read, """
+                sources:
+                  bids:
+                    type: kafka
+                    topic: %s
+                    bootstrap_servers: %s
+                    format: avro
+                    avro_schema_file: bid.avsc
+                    bounded: true
+                    dead_letter_topic: %s
+                transforms:
+                  even: {type: sql, sql: "SELECT auction, url FROM bids WHERE auction %% 2 = 0"}
+                sinks:
+                  urls: {type: kafka, from: even, topic: %s, bootstrap_servers: %s, format: raw, key: [auction]}
+                """.formatted(avro, servers, dlq, raw, servers));
+        assertEquals(0, dev.sluice.cli.Main.execute("run", read.toString(), "--state-dir", dir.resolve("r").toString()));
+        Map<String, List<String>> expectedUrls = new HashMap<>();
+        for (String line : expected) {
+            JsonNode row = JSON.readTree(line);
+            if (row.get("auction").asLong() % 2 == 0) {
+                expectedUrls.computeIfAbsent(row.get("auction").asText(), k -> new ArrayList<>()).add(row.get("url").asText());
+            }
+        }
+        int count = expectedUrls.values().stream().mapToInt(List::size).sum();
+        assertTrue(count > 0 && count < expected.size(), "the filter keeps some rows: " + count);
+        Map<String, List<String>> urls = new HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> r : KafkaTestSupport.consumeAll(servers, raw, count, Duration.ofSeconds(30))) {
+            urls.computeIfAbsent(new String(r.key(), StandardCharsets.UTF_8), k -> new ArrayList<>())
+                    .add(new String(r.value(), StandardCharsets.UTF_8));
+        }
+        assertEquals(expectedUrls, urls);
+        List<ConsumerRecord<byte[], byte[]>> dead = KafkaTestSupport.consumeAll(servers, dlq, 1, Duration.ofSeconds(30));
+        assertEquals(1, dead.size());
+        assertEquals("not avro at all", new String(dead.get(0).value(), StandardCharsets.UTF_8));
+        assertEquals(Integer.toString(expected.size()), header(dead.get(0), "sluice.offset"), "the poison record came after the bids");
+        assertTrue(header(dead.get(0), "sluice.error").contains("Avro"), header(dead.get(0), "sluice.error"));
+    }
+
+    @Test
     void aMissingTopicIsAClearErrorAtStart() throws Exception {
         String servers = KafkaTestSupport.bootstrap();
         String out = KafkaTestSupport.uniqueTopic("out");
