@@ -26,6 +26,9 @@ Commands:
   restart                    stop, then start keeping the data (simulates a broker restart)
   bootstrap                  print the bootstrap address, e.g. for
                              export SLUICE_KAFKA_BOOTSTRAP=$(ci/kafka.sh bootstrap)
+  sasl-bootstrap             print the SASL listener's host:port. It takes SASL/PLAIN users
+                             admin/admin-secret (super user) and alice/alice-secret (no ACLs),
+                             so clients can test authorization errors; PLAINTEXT stays open
   topics create NAME [--partitions N] [--config K=V]...
   topics list | describe [NAME] | delete NAME
   produce TOPIC              send stdin lines as records ("key<TAB>value" lines with --keys)
@@ -38,6 +41,7 @@ Commands:
 Options (before or after the command):
   --port N                   client (PLAINTEXT) port, default 9092    [env SLUICE_KAFKA_PORT]
   --controller-port N        KRaft controller port, default 9093      [env SLUICE_KAFKA_CONTROLLER_PORT]
+  --sasl-port N              SASL_PLAINTEXT port with ACLs, default client port + 2 [env SLUICE_KAFKA_SASL_PORT]
   --timeout S                start: seconds to wait for readiness, 60 [env SLUICE_KAFKA_START_TIMEOUT]
 
 Environment:
@@ -53,7 +57,7 @@ die() { echo "kafka.sh: error: $1" >&2; exit "${2:-1}"; }
 
 # ---- arguments -------------------------------------------------------------------------------
 cmd=""; args=(); fresh=0
-port=${SLUICE_KAFKA_PORT:-}; cport=${SLUICE_KAFKA_CONTROLLER_PORT:-}
+port=${SLUICE_KAFKA_PORT:-}; cport=${SLUICE_KAFKA_CONTROLLER_PORT:-}; sport=${SLUICE_KAFKA_SASL_PORT:-}
 start_timeout=${SLUICE_KAFKA_START_TIMEOUT:-60}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -61,6 +65,8 @@ while [ $# -gt 0 ]; do
     --port=*) port=${1#*=}; shift ;;
     --controller-port) [ $# -ge 2 ] || die "--controller-port needs a value"; cport=$2; shift 2 ;;
     --controller-port=*) cport=${1#*=}; shift ;;
+    --sasl-port) [ $# -ge 2 ] || die "--sasl-port needs a value"; sport=$2; shift 2 ;;
+    --sasl-port=*) sport=${1#*=}; shift ;;
     --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; start_timeout=$2; shift 2 ;;
     --timeout=*) start_timeout=${1#*=}; shift ;;
     --fresh) fresh=1; shift ;;
@@ -83,9 +89,12 @@ envfile="$home/broker.env"
 # Ports: flags/env, else those of the broker this work dir last started, else 9092/9093.
 if [ -f "$envfile" ]; then
   last_port=$(sed -n 's/^port=//p' "$envfile"); last_cport=$(sed -n 's/^controller_port=//p' "$envfile")
+  last_sport=$(sed -n 's/^sasl_port=//p' "$envfile")
 fi
 port=${port:-${last_port:-9092}}; cport=${cport:-${last_cport:-9093}}
+sport=${sport:-${last_sport:-$((port + 2))}}
 [ "$port" != "$cport" ] || die "--port and --controller-port are both $port" 2
+[ "$sport" != "$port" ] && [ "$sport" != "$cport" ] || die "--sasl-port $sport clashes with the other ports" 2
 bootstrap="127.0.0.1:$port"
 
 kafka_version=$(sed -n 's#.*<kafka.version>\(.*\)</kafka.version>.*#\1#p' "$pom" | head -n 1)
@@ -212,11 +221,17 @@ write_config() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.bootstrap.servers=127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport,SASL_PLAINTEXT://127.0.0.1:$sport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport,SASL_PLAINTEXT://127.0.0.1:$sport
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+# ACLs apply to the SASL listener's users; PLAINTEXT clients (tests, tools) and the controller are
+# ANONYMOUS, a super user, so they work as without an authorizer.
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS;User:admin
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret" user_alice="alice-secret";
 log.dirs=$data
 num.partitions=1
 auto.create.topics.enable=true
@@ -338,7 +353,7 @@ cmd_start() {
     -cp "$libs/*" kafka.Kafka "$props" </dev/null >"$log" 2>&1 9>&- &
   pid=$!
   echo "$pid" > "$pidfile"
-  printf 'port=%s\ncontroller_port=%s\n' "$port" "$cport" > "$envfile"
+  printf 'port=%s\ncontroller_port=%s\nsasl_port=%s\n' "$port" "$cport" "$sport" > "$envfile"
   local t0
   t0=$(date +%s%N)
   sleep 0.2
@@ -464,5 +479,6 @@ case "$cmd" in
     run_tool "${args[@]}" ;;
   fetch) mkdir -p "$home"; ensure_jars; say "jars ready in $libs" ;;
   bootstrap) echo "$bootstrap" ;;
+  sasl-bootstrap) echo "127.0.0.1:$sport" ;;
   *) die "unknown command '$cmd' (ci/kafka.sh help lists them)" 2 ;;
 esac

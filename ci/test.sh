@@ -21,7 +21,8 @@ echo "== Kafka: a real single-node broker for the Kafka tests (ci/kafka.sh)"
 bash ci/kafka.sh restart --fresh
 trap 'bash ci/kafka.sh stop' EXIT
 SLUICE_KAFKA_BOOTSTRAP=$(bash ci/kafka.sh bootstrap)
-export SLUICE_KAFKA_BOOTSTRAP
+SLUICE_KAFKA_SASL_BOOTSTRAP=$(bash ci/kafka.sh sasl-bootstrap)
+export SLUICE_KAFKA_BOOTSTRAP SLUICE_KAFKA_SASL_BOOTSTRAP
 
 echo "== Java: mvn verify (builds the native core into the JAR, runs the JUnit suites)"
 mvn -B -ntp verify

@@ -7,6 +7,8 @@ import dev.sluice.config.ParsedConfig;
 import dev.sluice.plugin.InvalidSettingException;
 import java.io.IOException;
 import java.util.Collection;
+import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
@@ -14,6 +16,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /** Settings shared by the Kafka source and sink, and the client properties they build. */
 final class KafkaSettings {
@@ -43,31 +55,78 @@ final class KafkaSettings {
     }
 
     /**
-     * Fails at start, with the reason, when the brokers cannot be reached or a topic does not
-     * exist — rather than a consumer that waits forever.
+     * Fails at start, with the reason, when the brokers cannot be reached, a topic does not
+     * exist, or the client's principal may not use a topic ({@code operation}: READ for sources,
+     * WRITE for sinks) or the consumer group ({@code group}, null for sinks) — rather than a
+     * consumer that waits forever or a producer that fails on its first send.
      */
-    static void checkReachable(Properties props, Collection<String> topics) {
+    static void checkAccess(Properties props, Collection<String> topics, AclOperation operation, String group) {
         Properties admin = new Properties();
         admin.putAll(props);
         admin.putIfAbsent(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         admin.putIfAbsent(CommonClientConfigs.DEFAULT_API_TIMEOUT_MS_CONFIG, "15000");
         String servers = props.getProperty(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
         try (Admin client = Admin.create(admin)) {
-            Set<String> existing = client.listTopics().names().get(15, TimeUnit.SECONDS);
+            Map<String, KafkaFuture<TopicDescription>> described = client
+                    .describeTopics(topics, new DescribeTopicsOptions().includeAuthorizedOperations(true))
+                    .topicNameValues();
             for (String topic : topics) {
-                if (!existing.contains(topic)) {
-                    throw new InvalidSettingException("topic", "topic '" + topic + "' does not exist on " + servers);
+                TopicDescription description;
+                try {
+                    description = described.get(topic).get(15, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    throw topicProblem(topic, servers, e.getCause());
                 }
+                Set<AclOperation> allowed = description.authorizedOperations();
+                if (allowed != null && !allowed.contains(operation) && !allowed.contains(AclOperation.ALL)) {
+                    throw new InvalidSettingException("topic", "not authorized to " + operation.name().toLowerCase()
+                            + " topic '" + topic + "' on " + servers + " as this client's principal (allowed: "
+                            + allowed + "); grant the ACL or change the credentials in properties:");
+                }
+            }
+            if (group != null) {
+                checkGroup(client, group, servers);
             }
         } catch (TimeoutException e) {
             throw new InvalidSettingException("bootstrap_servers", "no Kafka broker answered at " + servers + " within 15 s");
-        } catch (ExecutionException e) {
-            throw new InvalidSettingException("bootstrap_servers", "Kafka at " + servers + ": " + e.getCause().getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InvalidSettingException("bootstrap_servers", "interrupted while connecting to " + servers);
-        } catch (org.apache.kafka.common.KafkaException e) {
+        } catch (KafkaException e) {
             throw new InvalidSettingException("bootstrap_servers", "Kafka at " + servers + ": " + e.getMessage());
+        }
+    }
+
+    private static InvalidSettingException topicProblem(String topic, String servers, Throwable cause) {
+        if (cause instanceof UnknownTopicOrPartitionException) {
+            return new InvalidSettingException("topic", "topic '" + topic + "' does not exist on " + servers);
+        }
+        if (cause instanceof TopicAuthorizationException) {
+            return new InvalidSettingException("topic", "not authorized to describe topic '" + topic + "' on " + servers
+                    + " as this client's principal; grant the ACL or change the credentials in properties:");
+        }
+        if (cause instanceof AuthenticationException) {
+            return new InvalidSettingException("properties", "Kafka at " + servers + " refused the credentials: " + cause.getMessage());
+        }
+        return new InvalidSettingException("bootstrap_servers", "Kafka at " + servers + ": " + cause.getMessage());
+    }
+
+    private static void checkGroup(Admin client, String group, String servers)
+            throws InterruptedException, TimeoutException {
+        try {
+            Set<AclOperation> allowed = client
+                    .describeConsumerGroups(List.of(group), new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true))
+                    .describedGroups().get(group).get(15, TimeUnit.SECONDS).authorizedOperations();
+            if (allowed != null && !allowed.contains(AclOperation.READ) && !allowed.contains(AclOperation.ALL)) {
+                throw new InvalidSettingException("group_id", "not authorized to read as consumer group '" + group + "' on "
+                        + servers + " (allowed: " + allowed + "); grant the ACL or change group_id");
+            }
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof GroupAuthorizationException) {
+                throw new InvalidSettingException("group_id", "not authorized to use consumer group '" + group + "' on "
+                        + servers + " as this client's principal; grant the ACL or change group_id");
+            }
+            // A group that does not exist yet, or a broker without group descriptions: the consumer will say.
         }
     }
 

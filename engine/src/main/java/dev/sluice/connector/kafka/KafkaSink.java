@@ -93,7 +93,7 @@ public final class KafkaSink implements Sink {
         // defaults (FIELD-NOTES); properties: can override both.
         props.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(512 * 1024));
         props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "20");
-        KafkaSettings.checkReachable(props, List.of(topic));
+        KafkaSettings.checkAccess(props, List.of(topic), org.apache.kafka.common.acl.AclOperation.WRITE, null);
         producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     }
 

@@ -35,6 +35,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
@@ -125,7 +126,8 @@ public final class KafkaSource implements Source {
     public Schema open(StageContext context) {
         this.context = context;
         Properties props = KafkaSettings.clientProperties(config);
-        KafkaSettings.checkReachable(props, topics);
+        String group = config.has("group_id") ? config.getString("group_id") : "sluice-" + context.pipelineName();
+        KafkaSettings.checkAccess(props, topics, AclOperation.READ, group);
         Map<String, Object> formatOptions = AvroSettings.coreOptions(config, context.pipelineDirectory(), true);
         Schema declared = null;
         if (format.equals("avro") && config.has("schema")) {
@@ -144,8 +146,7 @@ public final class KafkaSource implements Source {
                 throw new InvalidSettingException("schema", e.getMessage());
             }
         }
-        props.put(ConsumerConfig.GROUP_ID_CONFIG,
-                config.has("group_id") ? config.getString("group_id") : "sluice-" + context.pipelineName());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(batchSize));
         props.putIfAbsent(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "65536");

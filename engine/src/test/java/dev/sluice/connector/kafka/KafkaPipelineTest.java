@@ -390,6 +390,46 @@ class KafkaPipelineTest {
     }
 
     @Test
+    void authorizationAndAuthenticationErrorsAreClearAtStart() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String sasl = KafkaTestSupport.saslBootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        KafkaTestSupport.createTopics(servers, 1, in);
+        // alice authenticates but has no ACLs: the source may not read the topic.
+        CliResult noAcl = sluice("validate", saslPipeline(sasl, in, "alice", "alice-secret").toString());
+        assertEquals(2, noAcl.code(), noAcl.stderr());
+        assertTrue(noAcl.stderr().contains("sasl.yaml:4:") && noAcl.stderr().contains("not authorized")
+                && noAcl.stderr().contains("'" + in + "'"), noAcl.stderr());
+        // A wrong password is refused by the broker, and said so.
+        CliResult wrong = sluice("validate", saslPipeline(sasl, in, "alice", "wrong").toString());
+        assertEquals(2, wrong.code(), wrong.stderr());
+        assertTrue(wrong.stderr().contains("Authentication failed"), wrong.stderr());
+        // The super user passes the same checks.
+        CliResult admin = sluice("validate", saslPipeline(sasl, in, "admin", "admin-secret").toString());
+        assertEquals(0, admin.code(), admin.stderr());
+    }
+
+    /** Reads {@code topic} over SASL/PLAIN as {@code user} (the test broker's users: ci/kafka.sh). */
+    private Path saslPipeline(String servers, String topic, String user, String password) throws IOException {
+        Path file = dir.resolve("sasl.yaml");
+        Files.writeString(file, """
+                sources:
+                  events:
+                    type: kafka
+                    topic: %s
+                    bootstrap_servers: %s
+                    format: raw
+                    properties:
+                      security.protocol: SASL_PLAINTEXT
+                      sasl.mechanism: PLAIN
+                      sasl.jaas.config: 'org.apache.kafka.common.security.plain.PlainLoginModule required username="%s" password="%s";'
+                sinks:
+                  out: {type: blackhole, from: events}
+                """.formatted(topic, servers, user, password));
+        return file;
+    }
+
+    @Test
     void aMissingTopicIsAClearErrorAtStart() throws Exception {
         String servers = KafkaTestSupport.bootstrap();
         String out = KafkaTestSupport.uniqueTopic("out");

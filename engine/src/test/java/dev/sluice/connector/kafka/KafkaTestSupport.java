@@ -38,6 +38,14 @@ final class KafkaTestSupport {
         return servers;
     }
 
+    /** The test broker's SASL listener (ci/kafka.sh sasl-bootstrap), with users admin and alice. */
+    static String saslBootstrap() {
+        String servers = System.getenv("SLUICE_KAFKA_SASL_BOOTSTRAP");
+        Assumptions.assumeTrue(servers != null && !servers.isBlank(),
+                "SLUICE_KAFKA_SASL_BOOTSTRAP is not set: ci/test.sh sets it from ci/kafka.sh sasl-bootstrap");
+        return servers;
+    }
+
     static String uniqueTopic(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
     }
