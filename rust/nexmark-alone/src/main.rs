@@ -13,9 +13,14 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use sluice_core::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
+use sluice_core::side_tables::SideTable;
 use sluice_core::transform::{table_references, SqlTransform};
 
-const USAGE: &str = "usage: nexmark-alone --query-sql SQL --events N [--batch-size B] [--seed S] [--side-input FILE.csv]";
+const USAGE: &str =
+    "usage: nexmark-alone --query-sql SQL --events N [--batch-size B] [--seed S] [--side-input FILE.csv [--side-table NAME]]";
+
+/// The name q13's SQL gives the side table (Nexmark's `side_input`), unless --side-table says otherwise.
+const DEFAULT_SIDE_TABLE: &str = "side_input";
 
 /// Sluice's generator source defaults (GeneratorSource / SourceSettings): seed 42, batch_size 8192.
 const DEFAULT_SEED: u64 = 42;
@@ -27,7 +32,9 @@ struct Args {
     events: u64,
     batch_size: usize,
     seed: u64,
+    /// q13's side table: a CSV file of `key BIGINT, value STRING` rows, no header.
     side_input: Option<String>,
+    side_table: String,
 }
 
 fn main() -> ExitCode {
@@ -52,6 +59,7 @@ fn main() -> ExitCode {
 
 fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut sql, mut events, mut batch_size, mut seed, mut side_input) = (None, None, DEFAULT_BATCH_SIZE, DEFAULT_SEED, None);
+    let mut side_table = DEFAULT_SIDE_TABLE.to_string();
     while let Some(flag) = argv.next() {
         let mut value = || argv.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -60,6 +68,7 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
             "--batch-size" => batch_size = number(&flag, &value()?)?,
             "--seed" => seed = number(&flag, &value()?)?,
             "--side-input" => side_input = Some(value()?),
+            "--side-table" => side_table = value()?,
             "-h" | "--help" => return Err("help".into()),
             other => return Err(format!("unknown argument '{other}'")),
         }
@@ -69,7 +78,7 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     if batch_size == 0 {
         return Err("--batch-size must be positive".into());
     }
-    Ok(Args { sql, events, batch_size, seed, side_input })
+    Ok(Args { sql, events, batch_size, seed, side_input, side_table })
 }
 
 fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
@@ -77,13 +86,12 @@ fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
 }
 
 fn run(args: &Args) -> Result<String, String> {
-    if args.side_input.is_some() {
-        return Err("--side-input: side tables are not supported by sluice-core's SQL transform yet".into());
-    }
     let started = Instant::now();
     let bid_schema = NexmarkGenerator::schema(Entity::Bid);
-    let stream = stream_table(&args.sql)?;
-    let mut transform = SqlTransform::new(&args.sql, vec![(stream, bid_schema)]).map_err(|e| format!("SQL: {e}"))?;
+    let side_tables = side_tables(args)?;
+    let stream = stream_table(&args.sql, &side_tables)?;
+    let mut transform =
+        SqlTransform::with_side_tables(&args.sql, vec![(stream, bid_schema)], &side_tables).map_err(|e| format!("SQL: {e}"))?;
     let mut generator = NexmarkGenerator::new(GeneratorConfig {
         seed: args.seed,
         entity: Entity::Bid,
@@ -120,9 +128,21 @@ fn run(args: &Args) -> Result<String, String> {
     .to_string())
 }
 
+/// The side table as the engine's `sql` transform describes it in its options JSON.
+fn side_tables(args: &Args) -> Result<Vec<SideTable>, String> {
+    let Some(path) = &args.side_input else { return Ok(Vec::new()) };
+    let table = serde_json::json!({
+        "name": args.side_table,
+        "file": {"path": path, "format": "csv", "header": false},
+        "columns": [{"name": "key", "type": "Int64"}, {"name": "value", "type": "Utf8"}],
+    });
+    Ok(vec![serde_json::from_value(table).map_err(|e| format!("--side-input: {e}"))?])
+}
+
 /// The one streaming table the query reads (the generator's bids, under whatever name the SQL uses).
-fn stream_table(sql: &str) -> Result<String, String> {
+fn stream_table(sql: &str, side_tables: &[SideTable]) -> Result<String, String> {
     let mut names = table_references(sql).map_err(|e| format!("SQL: {e}"))?;
+    names.retain(|name| side_tables.iter().all(|t| &t.name != name));
     match names.len() {
         1 => Ok(names.remove(0)),
         _ => Err(format!("the query must read exactly one stream table (the bids), it reads {names:?}")),
