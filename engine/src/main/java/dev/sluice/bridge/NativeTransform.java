@@ -2,6 +2,7 @@ package dev.sluice.bridge;
 
 import java.lang.foreign.Arena;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.c.ArrowArray;
@@ -32,10 +33,28 @@ public final class NativeTransform extends NativeHandle {
      * @throws NativePlanException when the SQL is invalid or stateful
      */
     public static NativeTransform plan(BufferAllocator allocator, String sql, List<String> inputNames, List<Schema> inputSchemas) {
+        return plan(allocator, sql, inputNames, inputSchemas, List.of());
+    }
+
+    /**
+     * Plans {@code sql} over streaming inputs and static side tables, which the core reads now.
+     * Each side table is described as the core's {@code side_tables::SideTable} (name, file, columns).
+     *
+     * @throws NativePlanException when the SQL is invalid or stateful; other {@link NativeException}s
+     *     when a side table cannot be read (the message names the table and its file)
+     */
+    public static NativeTransform plan(BufferAllocator allocator, String sql, List<String> inputNames, List<Schema> inputSchemas,
+            List<Map<String, Object>> sideTables) {
         if (inputNames.size() != inputSchemas.size()) {
             throw new IllegalArgumentException(inputNames.size() + " input names but " + inputSchemas.size() + " schemas");
         }
-        String options = Json.object(Map.of("sql", sql, "inputs", new ArrayList<>(inputNames)));
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("sql", sql);
+        fields.put("inputs", new ArrayList<>(inputNames));
+        if (!sideTables.isEmpty()) {
+            fields.put("tables", sideTables);
+        }
+        String options = Json.object(fields);
         try (Arena arena = Arena.ofConfined()) {
             var schemas = ArrowC.exportSchemas(arena, allocator, inputSchemas);
             long handle = core().transformCreate(options, schemas.address(), inputSchemas.size());

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The settings a node type accepts, in the spirit of Kafka's {@code ConfigDef}: each key's type,
@@ -60,7 +61,7 @@ public final class ConfigDef {
         if (type == ConfigType.ENUM) {
             throw new IllegalArgumentException("key '" + key + "': use defineEnum to give the allowed values");
         }
-        return add(key, type, defaultValue, required, doc, List.of(), validator);
+        return add(key, type, defaultValue, required, doc, List.of(), validator, null);
     }
 
     /**
@@ -74,7 +75,19 @@ public final class ConfigDef {
         if (allowedValues.isEmpty()) {
             throw new IllegalArgumentException("key '" + key + "': an enum needs allowed values");
         }
-        return add(key, ConfigType.ENUM, defaultValue, required, doc, allowedValues, null);
+        return add(key, ConfigType.ENUM, defaultValue, required, doc, allowedValues, null, null);
+    }
+
+    /**
+     * Defines a key whose value maps names to sections, each checked against {@code sectionDef} as
+     * a node's settings are (unknown keys, types, defaults), e.g. a SQL transform's side tables:
+     * {@code tables: {rates: {path: rates.csv, header: false}}}.
+     */
+    public ConfigDef defineSections(String key, ConfigDef sectionDef, String doc) {
+        if (sectionDef.keys.values().stream().anyMatch(k -> k.type() == ConfigType.SECTIONS)) {
+            throw new IllegalArgumentException("key '" + key + "': sections cannot nest further sections");
+        }
+        return add(key, ConfigType.SECTIONS, null, false, doc, List.of(), null, sectionDef);
     }
 
     /** The definitions in the order they were declared. */
@@ -96,26 +109,41 @@ public final class ConfigDef {
     public ParsedConfig parse(NodeSpec node) {
         ConfigProblems problems = new ConfigProblems();
         String owner = node.kind().word() + " type '" + node.type() + "'";
+        ParsedConfig parsed = parseSettings(node, node.settings(), node::locationOf, node.location(), owner, problems);
+        problems.throwIfAny();
+        return parsed;
+    }
+
+    /** Checks one map of settings (a node's, or a section's) against these definitions. */
+    private ParsedConfig parseSettings(NodeSpec node, Map<String, ConfigValue> settings,
+            Function<String, Location> keyLocation, Location where, String owner, ConfigProblems problems) {
         List<String> known = keys.keySet().stream().sorted().toList();
-        for (String key : node.settings().keySet()) {
+        for (Map.Entry<String, ConfigValue> setting : settings.entrySet()) {
+            String key = setting.getKey();
             if (!keys.containsKey(key)) {
                 String message = known.isEmpty()
                         ? "unknown key '" + key + "': " + owner + " takes no settings"
                         : Suggestions.unknown("unknown key '" + key + "' for " + owner, key, known, "keys");
-                problems.add(node.locationOf(key), node.name(), message);
+                problems.add(keyLocation.apply(key), node.name(), message);
             }
         }
         Path baseDir = baseDir(node);
         Map<String, Object> explicit = new LinkedHashMap<>();
         Map<String, Object> effective = new LinkedHashMap<>();
         for (ConfigKey key : keys.values()) {
-            ConfigValue value = node.settings().get(key.name());
+            ConfigValue value = settings.get(key.name());
             if (value == null) {
                 if (key.required()) {
-                    problems.add(node.location(), node.name(), "missing required key '" + key.name() + "' for " + owner);
+                    problems.add(where, node.name(), "missing required key '" + key.name() + "' for " + owner);
                 } else if (key.defaultValue() != null) {
                     effective.put(key.name(), resolveDefault(key, baseDir));
                 }
+                continue;
+            }
+            if (key.type() == ConfigType.SECTIONS) {
+                Map<String, ParsedConfig> sections = parseSections(key, value, node, problems);
+                explicit.put(key.name(), sections);
+                effective.put(key.name(), sections);
                 continue;
             }
             try {
@@ -131,12 +159,34 @@ public final class ConfigDef {
                 problems.add(e.location(), node.name(), "key '" + key.name() + "': " + e.getMessage());
             }
         }
-        problems.throwIfAny();
-        return new ParsedConfig(node, this, explicit, effective);
+        return new ParsedConfig(node, this, settings, where, explicit, effective);
+    }
+
+    private static Map<String, ParsedConfig> parseSections(ConfigKey key, ConfigValue value, NodeSpec node,
+            ConfigProblems problems) {
+        Map<String, ParsedConfig> sections = new LinkedHashMap<>();
+        if (!value.isMap()) {
+            problems.add(value.location(), node.name(), "key '" + key.name() + "': expected a map of named sections "
+                    + "(name: {setting: value, ...}), got " + value.describe());
+            return sections;
+        }
+        for (Map.Entry<String, ConfigValue> entry : value.asMap().entrySet()) {
+            ConfigValue section = entry.getValue();
+            String owner = "'" + key.name() + "." + entry.getKey() + "'";
+            if (!section.isMap()) {
+                problems.add(section.location() != null ? section.location() : value.location(), node.name(),
+                        "key " + owner + ": expected a map of settings, got " + section.describe());
+                continue;
+            }
+            Location where = section.location() != null ? section.location() : value.location();
+            sections.put(entry.getKey(),
+                    key.sections().parseSettings(node, section.asMap(), section::keyLocation, where, owner, problems));
+        }
+        return Collections.unmodifiableMap(sections);
     }
 
     private ConfigDef add(String key, ConfigType type, Object defaultValue, boolean required, String doc,
-            List<String> allowed, Validator validator) {
+            List<String> allowed, Validator validator, ConfigDef sections) {
         if (keys.containsKey(key)) {
             throw new IllegalArgumentException("key '" + key + "' is already defined");
         }
@@ -147,7 +197,7 @@ public final class ConfigDef {
             throw new IllegalArgumentException("key '" + key + "' is required, so it cannot have a default");
         }
         Object converted = defaultValue == null ? null : convertDefault(key, type, defaultValue, allowed, validator);
-        keys.put(key, new ConfigKey(key, type, converted, required, doc, allowed, validator));
+        keys.put(key, new ConfigKey(key, type, converted, required, doc, allowed, validator, sections));
         return this;
     }
 

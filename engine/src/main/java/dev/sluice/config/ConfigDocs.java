@@ -45,6 +45,16 @@ public final class ConfigDocs {
             out.append("\nThis type takes no settings.\n");
             return;
         }
+        appendKeys(out, keys);
+        for (ConfigKey key : keys) {
+            if (key.sections() != null) {
+                out.append("\nEach section of `").append(key.name()).append("`:\n");
+                appendKeys(out, key.sections().keys());
+            }
+        }
+    }
+
+    private static void appendKeys(StringBuilder out, List<ConfigKey> keys) {
         out.append("\n| Key | Type | Default | Required | Allowed values | Description |\n");
         out.append("| --- | --- | --- | --- | --- | --- |\n");
         for (ConfigKey key : keys) {

@@ -16,9 +16,10 @@ public final class ConfigKey {
     private final String doc;
     private final List<String> allowedValues;
     private final Validator validator;
+    private final ConfigDef sections;
 
     ConfigKey(String name, ConfigType type, Object defaultValue, boolean required, String doc,
-            List<String> allowedValues, Validator validator) {
+            List<String> allowedValues, Validator validator, ConfigDef sections) {
         this.name = Objects.requireNonNull(name, "name");
         this.type = Objects.requireNonNull(type, "type");
         this.defaultValue = defaultValue;
@@ -26,6 +27,7 @@ public final class ConfigKey {
         this.doc = doc == null ? "" : doc;
         this.allowedValues = List.copyOf(allowedValues);
         this.validator = validator;
+        this.sections = sections;
     }
 
     /** The key as written in the pipeline file, e.g. {@code batch_size}. */
@@ -60,6 +62,11 @@ public final class ConfigKey {
     /** The allowed values of an ENUM key, in declared order; empty for other types. */
     public List<String> allowedValues() {
         return allowedValues;
+    }
+
+    /** The settings of each section of a SECTIONS key; null for other types. */
+    public ConfigDef sections() {
+        return sections;
     }
 
     /** The extra check on the value, or null if none. */

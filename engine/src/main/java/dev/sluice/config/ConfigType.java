@@ -24,7 +24,12 @@ public enum ConfigType {
     /** One of a fixed set of strings: {@link ParsedConfig#getString} or {@link ParsedConfig#getEnum}. */
     ENUM("enum"),
     /** A file system path, resolved against the pipeline file's directory: {@link ParsedConfig#getPath}. */
-    PATH("path");
+    PATH("path"),
+    /**
+     * A map of named sections, each a map of settings checked against a nested {@link ConfigDef}
+     * (declared with {@link ConfigDef#defineSections}): {@link ParsedConfig#getSections}.
+     */
+    SECTIONS("map of named sections");
 
     private final String displayName;
 

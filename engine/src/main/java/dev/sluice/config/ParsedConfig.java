@@ -26,12 +26,18 @@ public final class ParsedConfig {
 
     private final NodeSpec node;
     private final ConfigDef def;
+    /** The settings as written: the node's, or a section's (see {@link ConfigType#SECTIONS}). */
+    private final Map<String, ConfigValue> settings;
+    private final Location location;
     private final Map<String, Object> explicit;
     private final Map<String, Object> effective;
 
-    ParsedConfig(NodeSpec node, ConfigDef def, Map<String, Object> explicit, Map<String, Object> effective) {
+    ParsedConfig(NodeSpec node, ConfigDef def, Map<String, ConfigValue> settings, Location location,
+            Map<String, Object> explicit, Map<String, Object> effective) {
         this.node = node;
         this.def = def;
+        this.settings = settings;
+        this.location = location;
         this.explicit = Collections.unmodifiableMap(new LinkedHashMap<>(explicit));
         this.effective = Collections.unmodifiableMap(new LinkedHashMap<>(effective));
     }
@@ -127,6 +133,18 @@ public final class ParsedConfig {
         return Collections.unmodifiableMap(map);
     }
 
+    /** A SECTIONS value: each section's settings by name, in the order written; empty if none. */
+    @SuppressWarnings("unchecked")
+    public Map<String, ParsedConfig> getSections(String key) {
+        Object value = typed(key, ConfigType.SECTIONS);
+        return value == null ? Map.of() : (Map<String, ParsedConfig>) value;
+    }
+
+    /** Where these settings start: the node, or the section. */
+    public Location location() {
+        return location;
+    }
+
     /** A PATH value, absolute and resolved against the pipeline file's directory; null if none. */
     public Path getPath(String key) {
         return (Path) typed(key, ConfigType.PATH);
@@ -152,11 +170,11 @@ public final class ParsedConfig {
         throw new IllegalStateException("value '" + value + "' of key '" + key + "' has no constant in " + type.getName());
     }
 
-    /** Where the value of {@code key} was written; the node's location if it was not set. */
+    /** Where the value of {@code key} was written; the node's (or section's) location if it was not set. */
     public Location locationOf(String key) {
         definition(key);
-        ConfigValue value = node.settings().get(key);
-        return value != null && value.location() != null ? value.location() : node.location();
+        ConfigValue value = settings.get(key);
+        return value != null && value.location() != null ? value.location() : location;
     }
 
     /**

@@ -64,6 +64,7 @@ final class ValueConverter {
             case MAP -> toMap(value);
             case ENUM -> toEnum(value, allowed);
             case PATH -> baseDir == null ? text(value, type, allowed) : resolvePath(text(value, type, allowed), value, baseDir);
+            case SECTIONS -> throw new IllegalArgumentException("sections are parsed by ConfigDef against their own definitions");
         };
     }
 

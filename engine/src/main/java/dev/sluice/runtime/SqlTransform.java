@@ -13,6 +13,7 @@ import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.StageContext;
 import dev.sluice.plugin.Transform;
 import java.util.List;
+import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -26,35 +27,54 @@ public final class SqlTransform implements Transform {
     public static final StageType TYPE = StageType.of(NodeKind.TRANSFORM, "sql",
             "Runs a SQL query over every batch of its inputs. The query is planned once, when the pipeline "
                     + "starts; aggregations, joins between streams, windows, ORDER BY and LIMIT are rejected "
-                    + "because they would need state across batches.",
+                    + "because they would need state across batches. Besides DataFusion's functions, the built-in "
+                    + "count_char(string, character) counts the occurrences of a character (Nexmark q14's UDF).",
             new ConfigDef().define("sql", ConfigType.STRING, null, true,
-                    "The query. Its FROM clauses name upstream sources or transforms; a dotted node name "
-                            + "such as raw.transactions is written as is. Stateless SQL only: WHERE, projections, "
-                            + "CAST, CASE, scalar functions (string, regex, datetime, math, JSON), UNION ALL, UNNEST."),
-            config -> new SqlTransform(config.getString("sql")),
+                    "The query. Its FROM clauses name upstream sources or transforms, and side tables; a dotted node "
+                            + "name such as raw.transactions is written as is. Stateless SQL only: WHERE, projections, "
+                            + "CAST, CASE, scalar functions (string, regex, datetime, math, JSON), UNION ALL, UNNEST, "
+                            + "joins with side tables.")
+                    .defineSections("tables", SideTables.SECTION, SideTables.DOC),
+            config -> new SqlTransform(config.getString("sql"), SideTables.describe(config)),
             (node, config) -> {
+                List<String> references;
                 try {
-                    return NativeTransform.tableReferences(config.getString("sql"));
+                    references = NativeTransform.tableReferences(config.getString("sql"));
                 } catch (NativeException e) {
                     throw new InvalidSettingException("sql", "SQL error: " + e.getMessage(), e);
                 }
+                return references.stream().filter(name -> !SideTables.names(config).contains(name)).toList();
             });
 
     private final String sql;
+    /** Side tables as the core reads them; see {@link SideTables}. */
+    private final List<Map<String, Object>> sideTables;
     private NativeTransform plan;
     private BufferAllocator allocator;
 
     public SqlTransform(String sql) {
+        this(sql, List.of());
+    }
+
+    SqlTransform(String sql, List<Map<String, Object>> sideTables) {
         this.sql = sql;
+        this.sideTables = List.copyOf(sideTables);
     }
 
     @Override
     public Schema open(StageContext context, List<String> inputNames, List<Schema> inputSchemas) {
         allocator = context.allocator();
         try {
-            plan = NativeTransform.plan(allocator, sql, inputNames, inputSchemas);
-        } catch (NativePlanException e) {
-            throw new InvalidSettingException("sql", "SQL error: " + e.getMessage(), e);
+            plan = NativeTransform.plan(allocator, sql, inputNames, inputSchemas, sideTables);
+        } catch (NativeException e) {
+            // The core names the side table and its file when reading one failed.
+            if (e.getMessage() != null && e.getMessage().startsWith("side table '")) {
+                throw new InvalidSettingException("tables", e.getMessage(), e);
+            }
+            if (e instanceof NativePlanException) {
+                throw new InvalidSettingException("sql", "SQL error: " + e.getMessage(), e);
+            }
+            throw e;
         }
         return plan.outputSchema();
     }

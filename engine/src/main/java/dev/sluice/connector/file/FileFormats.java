@@ -5,14 +5,14 @@ import java.util.List;
 import java.util.Locale;
 
 /** The formats the file connectors read and write, and the default taken from the extension. */
-final class FileFormats {
+public final class FileFormats {
 
-    static final List<String> ALL = List.of("json", "csv", "parquet");
+    public static final List<String> ALL = List.of("json", "csv", "parquet");
 
     private FileFormats() {}
 
     /** The explicit format, or the one the file's extension implies. */
-    static String resolve(String configured, Path path) {
+    public static String resolve(String configured, Path path) {
         if (configured != null) {
             return configured;
         }
