@@ -53,8 +53,8 @@ public final class ArrowC {
         }
     }
 
-    /** Exports {@code root} into {@code array} (struct memory reused by the caller). */
+    /** Exports {@code root} into {@code array} (struct memory reused by the caller), through {@link DirectExport}. */
     static void exportRoot(BufferAllocator allocator, VectorSchemaRoot root, ArrowArray array) {
-        Data.exportVectorSchemaRoot(allocator, root, null, array);
+        DirectExport.export(allocator, root, MemorySegment.ofAddress(array.memoryAddress()), MemorySegment.NULL);
     }
 }

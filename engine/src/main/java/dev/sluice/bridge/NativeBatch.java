@@ -23,14 +23,11 @@ public final class NativeBatch extends NativeHandle implements Batch {
 
     /**
      * Moves the columns of {@code root} into the core, zero-copy: the core references the same
-     * buffers, which stay alive until it releases them. {@code root} stays usable.
+     * buffers, which stay alive until it releases them. {@code root} stays usable. The C structs
+     * are written by {@link DirectExport} (Arrow Java's export for types it does not write).
      */
     public static NativeBatch fromVectors(BufferAllocator allocator, VectorSchemaRoot root) {
-        try (ArrowArray array = ArrowArray.allocateNew(allocator);
-                ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
-            Data.exportVectorSchemaRoot(allocator, root, null, array, schema);
-            return new NativeBatch(core().batchImport(array.memoryAddress(), schema.memoryAddress()));
-        }
+        return new NativeBatch(DirectExport.exportTo(allocator, root, (array, schema) -> core().batchImport(array, schema)));
     }
 
     @Override

@@ -3,9 +3,6 @@ package dev.sluice.bridge;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
-import org.apache.arrow.c.ArrowArray;
-import org.apache.arrow.c.ArrowSchema;
-import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -57,12 +54,8 @@ public final class NativeDecoder extends NativeHandle {
         if (extra == null) {
             out = core().decoderDecode(address(), data.address(), offsets.address(), count, 0, 0);
         } else {
-            try (ArrowArray array = ArrowArray.allocateNew(allocator);
-                    ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
-                Data.exportVectorSchemaRoot(allocator, extra, null, array, schema);
-                out = core().decoderDecode(address(), data.address(), offsets.address(), count,
-                        array.memoryAddress(), schema.memoryAddress());
-            }
+            out = DirectExport.exportTo(allocator, extra, (array, schema) ->
+                    core().decoderDecode(address(), data.address(), offsets.address(), count, array, schema));
         }
         return new Decoded(new NativeBatch(out[0]), NativeBatch.ofNullable(out[1]));
     }
