@@ -46,8 +46,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class DirectExport {
 
-    static final long ARRAY_SIZE = dev.sluice.ffm.ArrowArray.sizeof();
-    static final long SCHEMA_SIZE = dev.sluice.ffm.ArrowSchema.sizeof();
+    /** Sizes of {@code struct ArrowArray} and {@code struct ArrowSchema} (80 and 72 bytes). */
+    public static final long ARRAY_SIZE = dev.sluice.ffm.ArrowArray.sizeof();
+    public static final long SCHEMA_SIZE = dev.sluice.ffm.ArrowSchema.sizeof();
 
     private static final long A_LENGTH = dev.sluice.ffm.ArrowArray.length$offset();
     private static final long A_NULL_COUNT = dev.sluice.ffm.ArrowArray.null_count$offset();
