@@ -1,17 +1,51 @@
 #!/usr/bin/env bash
 # Runs the benchmark suites and writes their raw results under benchmarks/results/.
+#   benchmarks/run.sh                     jmh, then nexmark (both with their defaults)
 #   benchmarks/run.sh jmh [JMH args...]   JMH suites (default: all; e.g. TransformPushBenchmark -p rows=1024)
 #   benchmarks/run.sh kafka [EVENTS [QUERIES]]  Kafka JSON -> SQL (q0,q1,q2,q22) -> Kafka vs a plain
 #                                         consume->produce loop (default 1 000 000 events, all queries)
-# Results: benchmarks/results/jmh-<UTC time>.json (raw JMH) and a Markdown table on stdout
-# (also benchmarks/results/jmh-<UTC time>.md), with the JVM and CPU it ran on.
+#   benchmarks/run.sh nexmark [EVENTS [QUERIES]] [--partitions P] [--parallelism N] [--series kafka,memory]
+#                                         [--engines 'Sluice FFM,Flink SQL'] [--no-parity] [--keep-topics]
+#                                         Nexmark side by side: Sluice FFM/JNI, Flink SQL, Kafka Streams over
+#                                         Kafka, and Sluice/DataFusion alone in memory (default 1 000 000 bids,
+#                                         queries q0,q1,q2,q13,q14,q21,q22); see benchmarks/README.md
+# Results: benchmarks/results/<suite>-<UTC time>.json (raw) and .md (tables, also printed), with the
+# JVM and CPU they ran on; nexmark also draws a .png chart.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 . ci/lib/java.sh
-mode=${1:-jmh}
+mode=${1:-all}
 shift || true
+
+# The orchestrator's Python packages, in a venv under target/ (reinstalled when the list changes).
+nexmark_python() {
+  local venv=target/nexmark-venv req=benchmarks/nexmark/requirements.txt
+  if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv" || { echo "run.sh: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; exit 1; }
+  fi
+  if ! cmp -s "$req" "$venv/requirements.installed"; then
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$req" >&2
+    cp "$req" "$venv/requirements.installed"
+  fi
+  echo "$venv/bin/python"
+}
+
+run_nexmark() {
+  # The Sluice JAR (with the native core); the peers build themselves before they are measured.
+  mvn -q -B -ntp -Dstyle.color=never -DskipTests install -pl ffm-bindings,plugins-api,engine >&2
+  bash ci/kafka.sh start >&2
+  local python
+  python=$(nexmark_python)
+  export JAVA_HOME SLUICE_JVM_FLAGS
+  "$python" benchmarks/nexmark.py "$@"
+}
+
 case "$mode" in
+  all)
+    "$root/benchmarks/run.sh" jmh
+    "$root/benchmarks/run.sh" nexmark
+    ;;
   jmh)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am
     stamp=$(date -u +%Y%m%dT%H%M%SZ)
@@ -36,11 +70,10 @@ case "$mode" in
     }
     ;;
   nexmark)
-    echo "benchmarks/run.sh nexmark: the side-by-side Nexmark runs come with the benchmark-suite issue; not built yet" >&2
-    exit 2
+    run_nexmark "$@"
     ;;
   *)
-    echo "usage: benchmarks/run.sh jmh [JMH args...] | kafka [EVENTS]" >&2
+    echo "usage: benchmarks/run.sh [jmh [JMH args...] | kafka [EVENTS [QUERIES]] | nexmark [EVENTS [QUERIES]] [options]]" >&2
     exit 2
     ;;
 esac
