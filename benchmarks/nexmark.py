@@ -25,6 +25,7 @@ import re
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -314,6 +315,8 @@ class Bench:
                 f"{row['cpu_seconds_per_m_events']:.2f} CPU s per M events, {row['max_rss_mb']:,.0f} MB RSS")
 
     def check_parity(self, q, outputs):
+        """Each output against Sluice FFM's: the peers after normalization, Sluice JNI byte for
+        byte. The topics are read in two processes (the engines are not running meanwhile)."""
         import parity
         reference = outputs.get("Sluice FFM")
         others = [e for e in ("Sluice JNI", FLINK, KSTREAMS) if self.wanted(e)]
@@ -321,19 +324,24 @@ class Bench:
             for engine in others:
                 self.results["parity"].append({"query": q, "engine": engine, "reason": "Sluice FFM did not run"})
             return
-        log(f"{q}: reading Sluice FFM's output for parity")
-        hashes = parity.topic_hashes(self.bootstrap, reference)
-        for engine in others:
-            entry = {"query": q, "engine": engine}
-            if engine not in outputs:
-                entry["reason"] = f"{engine} did not run"
-            else:
-                log(f"{q}: comparing {engine} with Sluice FFM")
-                entry["comparison"] = parity.compare(self.bootstrap, reference, hashes, outputs[engine])
-                c = entry["comparison"]
-                log(f"{q}: {engine} vs Sluice FFM: " + ("equal" if c["equal"] else
-                    f"DIFFERENT ({c['only_in_reference']:,} rows only in FFM, {c['only_in_other']:,} only in {engine})"))
-            self.results["parity"].append(entry)
+        log(f"{q}: reading the output topics for parity")
+        with ProcessPoolExecutor(max_workers=2) as pool:
+            reference_hashes = {normalized: pool.submit(parity.topic_hashes, self.bootstrap, reference, normalized)
+                                for normalized in (True, False)}
+            other_hashes = {engine: pool.submit(parity.topic_hashes, self.bootstrap, outputs[engine], engine not in SLUICE)
+                            for engine in others if engine in outputs}
+            for engine in others:
+                entry = {"query": q, "engine": engine}
+                if engine not in outputs:
+                    entry["reason"] = f"{engine} did not run"
+                else:
+                    normalized = engine not in SLUICE
+                    c = parity.compare(self.bootstrap, reference, reference_hashes[normalized].result(), outputs[engine],
+                                       other_hashes[engine].result(), normalized)
+                    entry["comparison"] = c
+                    log(f"{q}: {engine} vs Sluice FFM: " + ("equal" if c["equal"] else
+                        f"DIFFERENT ({c['only_in_reference']:,} rows only in FFM, {c['only_in_other']:,} only in {engine})"))
+                self.results["parity"].append(entry)
 
     def write_results(self):
         out = ROOT / "benchmarks" / "results"

@@ -9,13 +9,15 @@ Normalization, per JSON value:
   of the fraction or none, a zone offset converted to UTC, a zone-less time taken as written);
 - everything else as parsed; key order does not matter.
 Each normalized row is hashed to 64 bits; the sorted hashes of two topics are compared, and when
-they differ the topics are read again to show example rows of each side.
+they differ the topics are read again to show example rows of each side. Two outputs of Sluice
+(FFM and JNI bridges: the same encoder) are compared byte for byte instead.
 """
 import datetime as dt
 import hashlib
 import json
 import re
 import uuid
+from functools import lru_cache
 from decimal import ROUND_HALF_EVEN, Decimal
 
 import numpy as np
@@ -27,22 +29,33 @@ EXAMPLES = 3
 
 
 def normalize_value(value):
-    if isinstance(value, bool) or value is None:
+    kind = type(value)
+    if kind is str:
+        # Cheap test first: most strings are not timestamps.
+        if len(value) >= 16 and value[4:5] == "-" and value[:1].isdigit():
+            return normalize_timestamp_text(value)
         return value
-    if isinstance(value, (int, Decimal)):
-        return str(Decimal(value).quantize(SCALE, rounding=ROUND_HALF_EVEN))
-    if isinstance(value, float):  # not produced with parse_float=Decimal, kept for safety
+    if kind is int:
+        return f"{value}.000"
+    if kind is Decimal:
+        return str(value.quantize(SCALE, rounding=ROUND_HALF_EVEN))
+    if value is None or kind is bool:
+        return value
+    if kind is float:  # not produced with parse_float=Decimal, kept for safety
         return str(Decimal(repr(value)).quantize(SCALE, rounding=ROUND_HALF_EVEN))
-    if isinstance(value, str):
-        match = TIMESTAMP.match(value)
-        if match:
-            return normalize_timestamp(match)
-        return value
     if isinstance(value, list):
         return [normalize_value(v) for v in value]
     if isinstance(value, dict):
         return {k: normalize_value(v) for k, v in sorted(value.items())}
     return value
+
+
+@lru_cache(maxsize=1 << 16)
+def normalize_timestamp_text(text: str) -> str:
+    """A timestamp's canonical form, or the text unchanged if it is not one (bids share their
+    timestamps a lot, hence the cache)."""
+    match = TIMESTAMP.match(text)
+    return normalize_timestamp(match) if match else text
 
 
 def normalize_timestamp(match) -> str:
@@ -111,16 +124,23 @@ def read_topic(bootstrap: str, topic: str):
         consumer.close()
 
 
-def topic_hashes(bootstrap: str, topic: str) -> np.ndarray:
-    hashes = np.fromiter((row_hash(normalize_row(v)) for v in read_topic(bootstrap, topic)), dtype=np.uint64)
+def topic_hashes(bootstrap: str, topic: str, normalized: bool = True) -> np.ndarray:
+    """The sorted 64-bit hashes of a topic's rows: normalized, or of the raw bytes (for two outputs
+    of the same encoder, where any difference at all matters)."""
+    key = (lambda v: row_hash(normalize_row(v))) if normalized else raw_hash
+    hashes = np.fromiter((key(v) for v in read_topic(bootstrap, topic)), dtype=np.uint64)
     hashes.sort()
     return hashes
 
 
-def compare(bootstrap: str, reference_topic: str, reference: np.ndarray, other_topic: str) -> dict:
-    """Compares `other_topic` with the reference (its sorted hashes, already read)."""
-    other = topic_hashes(bootstrap, other_topic)
-    result = {"rows_reference": int(reference.size), "rows_other": int(other.size)}
+def raw_hash(value: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(value, digest_size=8).digest(), "little")
+
+
+def compare(bootstrap: str, reference_topic: str, reference: np.ndarray, other_topic: str, other: np.ndarray,
+            normalized: bool = True) -> dict:
+    """Compares two topics by their hashes (from topic_hashes, same `normalized`)."""
+    result = {"rows_reference": int(reference.size), "rows_other": int(other.size), "normalized": normalized}
     if reference.size == other.size and np.array_equal(reference, other):
         result.update(equal=True, only_in_reference=0, only_in_other=0)
         return result
@@ -134,20 +154,20 @@ def compare(bootstrap: str, reference_topic: str, reference: np.ndarray, other_t
         equal=False,
         only_in_reference=int(sum(extra_ref.values())),
         only_in_other=int(sum(extra_other.values())),
-        examples_only_in_reference=examples(bootstrap, reference_topic, extra_ref),
-        examples_only_in_other=examples(bootstrap, other_topic, extra_other),
+        examples_only_in_reference=examples(bootstrap, reference_topic, extra_ref, normalized),
+        examples_only_in_other=examples(bootstrap, other_topic, extra_other, normalized),
     )
     return result
 
 
-def examples(bootstrap: str, topic: str, wanted: dict) -> list:
+def examples(bootstrap: str, topic: str, wanted: dict, normalized: bool) -> list:
     """Up to EXAMPLES raw rows of `topic` whose hashes are in `wanted`."""
     keys = set(list(wanted)[:EXAMPLES])
     found = []
     if not keys:
         return found
     for value in read_topic(bootstrap, topic):
-        h = row_hash(normalize_row(value))
+        h = row_hash(normalize_row(value)) if normalized else raw_hash(value)
         if h in keys:
             found.append(value.decode(errors="replace"))
             keys.discard(h)

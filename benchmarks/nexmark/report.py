@@ -61,7 +61,7 @@ def parity_table(parity):
         if c is None:
             lines.append(f"| {entry['query']} | {entry['engine']} | not compared: {entry['reason']} | | | |")
             continue
-        verdict = "**equal**" if c["equal"] else "**DIFFERENT**"
+        verdict = ("**equal**" if c["equal"] else "**DIFFERENT**") + ("" if c.get("normalized", True) else " (byte for byte)")
         lines.append(f"| {entry['query']} | {entry['engine']} | {verdict} | {c['rows_reference']:,} / {c['rows_other']:,} | "
                      f"{c['only_in_reference']:,} | {c['only_in_other']:,} |")
         if not c["equal"]:
