@@ -2,6 +2,7 @@ package dev.sluice.bridge;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 import java.io.ByteArrayOutputStream;
 import java.lang.foreign.Arena;
@@ -198,9 +199,11 @@ public final class DirectExport {
                 FieldVector vector = root.getVector(i);
                 long child = i * ARRAY_SIZE;
                 block.set(JAVA_LONG, pointersAt + 8L * i, base + child);
-                int buffers = writeBuffers(owner, plan.columns[i], vector, block, slot);
-                // null_count -1: "not computed"; the core counts from the validity bitmap.
-                writeArrayStruct(block, child, vector.getValueCount(), -1, buffers, 0, base + slot, 0, 0);
+                // Counted here, so a column without nulls crosses with no validity buffer and the
+                // core (built for baseline x86-64, without POPCNT) need not count.
+                int nulls = nullCount(vector);
+                int buffers = writeBuffers(owner, plan.columns[i], vector, nulls, block, slot);
+                writeArrayStruct(block, child, vector.getValueCount(), nulls, buffers, 0, base + slot, 0, 0);
                 slot += 8L * buffers;
             }
             writeArrayStruct(top, 0, root.getRowCount(), 0, 1, n, base + topBuffersAt, base + pointersAt, owner.token);
@@ -211,10 +214,34 @@ public final class DirectExport {
         }
     }
 
-    private static int writeBuffers(Owner owner, byte layout, FieldVector vector, MemorySegment block, long at) {
+    /**
+     * The vector's null count, from its validity bitmap read as a segment: Arrow Java's own
+     * {@code getNullCount} checks bounds and the buffer's reference count on every word.
+     */
+    static int nullCount(FieldVector vector) {
+        int count = vector.getValueCount();
+        ArrowBuf validity = vector.getValidityBuffer();
+        long bytes = (count + 7L) / 8;
+        if (count == 0 || validity.capacity() < bytes) {
+            return vector.getNullCount();
+        }
+        MemorySegment bits = MemorySegment.ofAddress(validity.memoryAddress()).reinterpret(bytes);
+        int words = count / 64;
+        int set = 0;
+        for (int w = 0; w < words; w++) {
+            set += Long.bitCount(bits.get(JAVA_LONG_UNALIGNED, 8L * w));
+        }
+        for (int bit = words * 64; bit < count; bit++) {
+            set += (bits.get(JAVA_BYTE, bit >>> 3) >>> (bit & 7)) & 1;
+        }
+        return count - set;
+    }
+
+    private static int writeBuffers(Owner owner, byte layout, FieldVector vector, int nulls, MemorySegment block, long at) {
+        long validity = nulls == 0 ? 0 : owner.export(vector.getValidityBuffer());
         if (layout == FIXED) {
             BaseFixedWidthVector fixed = (BaseFixedWidthVector) vector;
-            block.set(JAVA_LONG, at, owner.export(fixed.getValidityBuffer()));
+            block.set(JAVA_LONG, at, validity);
             block.set(JAVA_LONG, at + 8, owner.export(fixed.getDataBuffer()));
             return 2;
         }
@@ -231,7 +258,7 @@ public final class DirectExport {
                 variable.setValueCount(count);
             }
         }
-        block.set(JAVA_LONG, at, owner.export(vector.getValidityBuffer()));
+        block.set(JAVA_LONG, at, validity);
         ArrowBuf offsets = vector.getOffsetBuffer();
         block.set(JAVA_LONG, at + 8, offsets.capacity() == 0 ? ZERO_OFFSETS.address() : owner.export(offsets));
         block.set(JAVA_LONG, at + 16, owner.export(vector.getDataBuffer()));

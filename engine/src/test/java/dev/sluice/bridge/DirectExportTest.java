@@ -28,6 +28,7 @@ import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.ListVector;
@@ -195,6 +196,24 @@ class DirectExportTest {
         try (ArrowArray array = ArrowArray.allocateNew(allocator); ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
             Data.exportVectorSchemaRoot(allocator, root, null, array, schema);
             return new NativeBatch(NativeCore.bridge().batchImport(array.memoryAddress(), schema.memoryAddress()));
+        }
+    }
+
+    @Test
+    void nullCountsAgreeWithArrowJavas() {
+        for (int rows : new int[] {1, 7, 8, 63, 64, 65, 1000, 4097}) {
+            for (int every : new int[] {1, 2, 3, 64, rows + 1}) { // every n-th row null; rows + 1: none
+                try (IntVector v = new IntVector("v", allocator)) {
+                    v.allocateNew(rows);
+                    for (int r = 0; r < rows; r++) {
+                        if (r % every != every - 1) {
+                            v.set(r, r);
+                        }
+                    }
+                    v.setValueCount(rows);
+                    assertEquals(v.getNullCount(), DirectExport.nullCount(v), rows + " rows, every " + every + "th null");
+                }
+            }
         }
     }
 
