@@ -75,20 +75,29 @@ public final class NativeLibrary {
             throw new IllegalStateException("this build has no native core for " + platform() + " (" + resource
                     + " is not on the class path); build it with `mvn package` on this platform or set -D" + PATH_PROPERTY);
         }
+        return extractOnce(url, FILE_NAME);
+    }
+
+    /**
+     * Extracts a library from the class path into the cache once and returns its path; later
+     * calls (and later processes) reuse the file. Also used for RocksDB's JNI library, which
+     * would otherwise be copied to a temporary file at every start.
+     */
+    public static Path extractOnce(URL url, String fileName) {
         // Name the cache entry by the library's identity without reading it: a 150 MB library
         // would otherwise be inflated and hashed at every start (seconds of CPU).
         Path dir = cacheRoot().resolve(identity(url));
-        Path target = dir.resolve(FILE_NAME);
+        Path target = dir.resolve(fileName);
         if (Files.isRegularFile(target)) {
             return target;
         }
         try (InputStream in = url.openStream()) {
             Files.createDirectories(dir);
-            Path temp = Files.createTempFile(dir, FILE_NAME, ".tmp");
+            Path temp = Files.createTempFile(dir, fileName, ".tmp");
             Files.copy(in, temp, StandardCopyOption.REPLACE_EXISTING);
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
-            throw new IllegalStateException("cannot extract the native core to " + target + ": " + e.getMessage()
+            throw new IllegalStateException("cannot extract " + fileName + " to " + target + ": " + e.getMessage()
                     + " (set -D" + CACHE_PROPERTY + " to a writable directory)", e);
         }
         return target;

@@ -44,9 +44,10 @@ final class RunCommand implements Callable<Integer> {
         var stats = pipeline.stats();
         String json = String.format(java.util.Locale.ROOT,
                 "{\"records_in\": %d, \"records_out\": %d, \"seconds\": %.3f, \"cpu_seconds\": %.3f, \"checkpoints\": %d, "
-                        + "\"first_record_ms_after_jvm_start\": %d}%n",
+                        + "\"checkpoints_timed_out\": %d, \"checkpoints_failed\": %d, \"first_record_ms_after_jvm_start\": %d}%n",
                 stats.recordsIn(), stats.recordsOut(), stats.elapsedSeconds(), os.getProcessCpuTime() / 1e9,
-                stats.checkpoints().completed(), stats.firstRecordAfterJvmStartMillis());
+                stats.checkpoints().completed(), stats.checkpoints().timedOut(), stats.checkpoints().failed(),
+                stats.firstRecordAfterJvmStartMillis());
         try {
             java.nio.file.Files.writeString(Path.of(target), json);
         } catch (java.io.IOException e) {

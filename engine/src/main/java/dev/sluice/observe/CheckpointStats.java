@@ -2,11 +2,12 @@ package dev.sluice.observe;
 
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Checkpoint counters: completed and failed epochs, and the last one's duration. */
+/** Checkpoint counters: completed, timed-out and failed epochs, and the last one's duration. */
 public final class CheckpointStats {
 
     private final AtomicLong completed = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong timedOut = new AtomicLong();
     private final AtomicLong lastEpoch = new AtomicLong();
     private final AtomicLong lastMillis = new AtomicLong();
 
@@ -18,6 +19,15 @@ public final class CheckpointStats {
 
     public void recordFailure() {
         failed.incrementAndGet();
+    }
+
+    /** An epoch given up because a stage missed the checkpoint timeout (the run goes on). */
+    public void recordTimeout() {
+        timedOut.incrementAndGet();
+    }
+
+    public long timedOut() {
+        return timedOut.get();
     }
 
     public long completed() {

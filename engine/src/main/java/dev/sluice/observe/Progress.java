@@ -48,6 +48,9 @@ public final class Progress {
         if (checkpoints.completed() > 0) {
             line += String.format(Locale.ROOT, " | epoch %d (%d ms)", checkpoints.lastEpoch(), checkpoints.lastMillis());
         }
+        if (checkpoints.timedOut() > 0) {
+            line += String.format(Locale.ROOT, " | %d checkpoints timed out", checkpoints.timedOut());
+        }
         if (terminal) {
             err.print("\r\033[K" + line);
             printedLive = true;
@@ -70,8 +73,9 @@ public final class Progress {
             err.printf(Locale.ROOT, "  first record %,d ms after the JVM started%n", stats.firstRecordAfterJvmStartMillis());
         }
         CheckpointStats checkpoints = stats.checkpoints();
-        err.printf(Locale.ROOT, "  checkpoints: %d completed (last epoch %d took %d ms), %d failed%n", checkpoints.completed(),
-                checkpoints.lastEpoch(), checkpoints.lastMillis(), checkpoints.failed());
+        err.printf(Locale.ROOT, "  checkpoints: %d completed (last epoch %d took %d ms), %d timed out, %d failed%n",
+                checkpoints.completed(), checkpoints.lastEpoch(), checkpoints.lastMillis(), checkpoints.timedOut(),
+                checkpoints.failed());
         for (NodeStats n : stats.nodes()) {
             err.printf(Locale.ROOT, "  %-24s in %,14d  out %,14d%s%n", n.node(), n.rowsIn(), n.rowsOut(),
                     n.rejected() > 0 ? String.format(Locale.ROOT, "  rejected %,d", n.rejected()) : "");

@@ -4,6 +4,7 @@ import dev.sluice.config.NodeKind;
 import dev.sluice.observe.Progress;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.CheckpointTimeoutException;
 import dev.sluice.plugin.Source;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -32,6 +33,7 @@ public final class PipelineRunner {
     private final Pipeline pipeline;
     private final Progress progress;
     private final long intervalNanos;
+    private final long timeoutNanos;
     private long epoch;
     private long nextCheckpointNanos;
     private boolean checkpointing;
@@ -40,6 +42,7 @@ public final class PipelineRunner {
         this.pipeline = pipeline;
         this.progress = progress;
         this.intervalNanos = pipeline.checkpointSettings().interval().toNanos();
+        this.timeoutNanos = pipeline.checkpointSettings().timeout().toNanos();
         this.nextCheckpointNanos = System.nanoTime() + intervalNanos;
         for (PipelineNode node : pipeline.nodes()) {
             node.emitter = batch -> deliver(node, batch);
@@ -96,7 +99,10 @@ public final class PipelineRunner {
      * Takes a checkpoint now: a barrier through every node (sinks make everything before it
      * durable), then the sources' positions go to the state DB and are committed. Called on
      * the lane only (the interval, a rebalance, the end); a request during a checkpoint is a
-     * no-op, so only one epoch is ever in flight.
+     * no-op, so only one epoch is ever in flight. An epoch whose sinks miss the timeout is
+     * given up — counted, logged, not committed — and the run goes on: the next epoch covers
+     * the same records. Any other failure ends the run (a restart resumes from the last
+     * finalized epoch).
      */
     public void checkpoint(boolean last) {
         if (checkpointing) {
@@ -105,9 +111,19 @@ public final class PipelineRunner {
         checkpointing = true;
         long start = System.nanoTime();
         try {
-            long current = barrier(last);
+            long current = barrier(last, start + timeoutNanos);
             finalizeEpoch(current);
             pipeline.stats().checkpoints().completed(current, (System.nanoTime() - start) / 1_000_000);
+        } catch (StageFailure e) {
+            if (e.getCause() instanceof CheckpointTimeoutException timeout && !last) {
+                pipeline.stats().checkpoints().recordTimeout();
+                System.err.printf(java.util.Locale.ROOT, "[%s] checkpoint %d timed out after %d ms in node '%s' (%s); "
+                        + "not committed, the next checkpoint covers it%n", pipeline.name(), epoch,
+                        (System.nanoTime() - start) / 1_000_000, e.node(), timeout.getMessage());
+                return;
+            }
+            pipeline.stats().checkpoints().recordFailure();
+            throw e;
         } catch (RuntimeException e) {
             pipeline.stats().checkpoints().recordFailure();
             throw e;
@@ -151,8 +167,8 @@ public final class PipelineRunner {
      * Sends a barrier through every node in topological order; because delivery is
      * synchronous, everything emitted before it has already arrived everywhere.
      */
-    private long barrier(boolean last) {
-        Barrier barrier = new Barrier(++epoch, last);
+    private long barrier(boolean last, long deadlineNanos) {
+        Barrier barrier = new Barrier(++epoch, last, deadlineNanos);
         for (PipelineNode node : pipeline.nodes()) {
             try {
                 switch (node.kind()) {

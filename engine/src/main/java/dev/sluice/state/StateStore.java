@@ -37,7 +37,17 @@ public final class StateStore implements AutoCloseable {
     private static final int KEEP_LOG_FILES = 3;
 
     static {
-        RocksDB.loadLibrary();
+        // RocksDB copies its 15 MB library to a temporary file at every start (~150 ms); load it
+        // from Sluice's native cache instead, extracted once. Fall back to RocksDB's own loader.
+        java.net.URL url = RocksDB.class.getResource("/" + org.rocksdb.util.Environment.getJniLibraryFileName("rocksdb"));
+        if (url != null) {
+            // loadLibrary(paths) looks in each directory for the JNI file name of "rocksdbjni"
+            // (librocksdbjnijni-<platform>.so), not the name the JAR uses.
+            String file = org.rocksdb.util.Environment.getJniLibraryFileName("rocksdbjni");
+            RocksDB.loadLibrary(java.util.List.of(dev.sluice.bridge.NativeLibrary.extractOnce(url, file).getParent().toString()));
+        } else {
+            RocksDB.loadLibrary();
+        }
     }
 
     private final Path dir;

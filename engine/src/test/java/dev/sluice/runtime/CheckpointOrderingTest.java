@@ -97,4 +97,55 @@ class CheckpointOrderingTest {
         assertEquals(184_000, last[1], "the final barrier follows all 200 000 events' bids");
         assertEquals(AT_BARRIERS.size(), positions.saved.size(), "every epoch was finalized");
     }
+
+    /** Times out epochs 2 and 3, as a sink whose broker is away would. */
+    static final class TimingOutSink implements Sink {
+        static final List<Long> REMAINING_MILLIS = new ArrayList<>();
+
+        @Override
+        public void open(StageContext context, Schema schema) {}
+
+        @Override
+        public void write(Batch batch) {}
+
+        @Override
+        public void onBarrier(Barrier barrier) {
+            REMAINING_MILLIS.add(barrier.remainingNanos() / 1_000_000);
+            if (barrier.epoch() == 2 || barrier.epoch() == 3) {
+                throw new dev.sluice.plugin.CheckpointTimeoutException("not acknowledged yet");
+            }
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    @Test
+    void anEpochThatTimesOutIsGivenUpAndTheRunGoesOn() {
+        StageTypes types = StageTypes.builtIn();
+        types.register(StageType.of(NodeKind.SINK, "timing-out", "test sink", new ConfigDef(), config -> new TimingOutSink()));
+        var spec = PipelineLoader.parse("""
+                name: timeouts
+                checkpoint: {interval: 1ms, timeout: 5s}
+                sources:
+                  bid: {type: generator, entity: bid, count: 50000, batch_size: 1000}
+                sinks:
+                  out: {type: timing-out, from: bid}
+                """, Path.of("timeouts.yaml"));
+        TimingOutSink.REMAINING_MILLIS.clear();
+        MemoryPositions positions = new MemoryPositions();
+        try (Pipeline pipeline = Pipeline.assemble(spec, types, positions)) {
+            assertEquals(PipelineRunner.Outcome.COMPLETED, new PipelineRunner(pipeline, null).run(new AtomicBoolean()));
+            var checkpoints = pipeline.stats().checkpoints();
+            assertEquals(2, checkpoints.timedOut());
+            assertEquals(0, checkpoints.failed());
+            assertEquals(TimingOutSink.REMAINING_MILLIS.size() - 2, checkpoints.completed());
+        }
+        assertTrue(TimingOutSink.REMAINING_MILLIS.size() > 4, "epochs after the timeouts ran: " + TimingOutSink.REMAINING_MILLIS);
+        for (long remaining : TimingOutSink.REMAINING_MILLIS) {
+            assertTrue(remaining > 0 && remaining <= 5_000, "each barrier carries the 5 s deadline: " + remaining);
+        }
+        assertTrue(!positions.saved.containsKey(2L) && !positions.saved.containsKey(3L), "timed-out epochs are not finalized");
+        assertTrue(positions.saved.containsKey(1L) && positions.saved.containsKey(4L), "the others are: " + positions.saved.keySet());
+    }
 }

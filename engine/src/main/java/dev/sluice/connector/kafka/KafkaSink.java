@@ -10,6 +10,7 @@ import dev.sluice.config.NodeKind;
 import dev.sluice.config.ParsedConfig;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.CheckpointTimeoutException;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
@@ -18,7 +19,9 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -60,6 +63,8 @@ public final class KafkaSink implements Sink {
     private KafkaProducer<byte[], byte[]> producer;
     private StageContext context;
     private final AtomicReference<Exception> failure = new AtomicReference<>();
+    /** Messages sent and not yet acknowledged (or failed). */
+    private final AtomicLong inFlight = new AtomicLong();
 
     KafkaSink(ParsedConfig config) {
         this.config = config;
@@ -151,6 +156,7 @@ public final class KafkaSink implements Sink {
             if (ops != null) {
                 message.headers().add("op", opHeader(ops, i));
             }
+            inFlight.incrementAndGet();
             producer.send(message, onSent);
         }
     }
@@ -160,11 +166,23 @@ public final class KafkaSink implements Sink {
         if (e != null) {
             failure.compareAndSet(null, e);
         }
+        inFlight.decrementAndGet();
     };
 
+    /**
+     * The epoch is durable once every message sent before the barrier is acknowledged. Waits
+     * for that (the producer sends within linger.ms) up to the checkpoint's deadline; a broker
+     * that stays away longer times the epoch out rather than stalling the lane.
+     */
     @Override
     public void onBarrier(Barrier barrier) {
-        producer.flush();
+        while (inFlight.get() > 0) {
+            throwIfFailed();
+            if (barrier.remainingNanos() == 0) {
+                throw new CheckpointTimeoutException(inFlight.get() + " messages to topic " + topic + " not acknowledged yet");
+            }
+            LockSupport.parkNanos(200_000);
+        }
         throwIfFailed();
     }
 
