@@ -224,9 +224,11 @@ int32_t sluice_transform_drain(struct SluiceTransform *transform, struct SluiceB
 int32_t sluice_transform_free(struct SluiceTransform *transform);
 
 /*
- A decoder for `{"format": "json"|"csv"|"raw"|"debezium", "delimiter": ","}` records of
- `schema` (moved in; for raw, NULL: the schema is one Binary column `value`; for debezium,
- the row's columns — the output adds `_op`).
+ A decoder for `{"format": "json"|"csv"|"raw"|"debezium"|"avro", "delimiter": ",",
+ "avro_schema": "…", "avro_framing": "none"|"confluent", "avro_schema_id": n}` records of
+ `schema` (moved in; for raw and avro, NULL: raw rows are one Binary column `value`, avro rows
+ follow the Avro schema — decode zero records to learn it; for debezium, the row's columns —
+ the output adds `_op`).
  */
 int32_t sluice_decoder_create(const char *options_json,
                               struct ArrowSchema *schema,

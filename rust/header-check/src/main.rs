@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "check".to_string());
-    let core = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../core");
+    // `cargo run` sets CARGO_MANIFEST_DIR for the process: prefer it to the compile-time value,
+    // which names whichever checkout first built this (shared) binary.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string());
+    let core = PathBuf::from(manifest_dir).join("../core");
     let config = match cbindgen::Config::from_file(core.join("cbindgen.toml")) {
         Ok(config) => config,
         Err(e) => {
