@@ -104,6 +104,8 @@ public final class KafkaSource implements Source {
     /** Positions recorded at each barrier, until that epoch completes. */
     private final TreeMap<Long, Map<TopicPartition, Long>> pending = new TreeMap<>();
     private long firstBufferedNanos;
+    /** A bounded source that returned END: it leaves the group after its final checkpoint. */
+    private boolean ended;
     /** The emitter of the poll in progress: a rebalance inside poll flushes the slab through it. */
     private Emitter currentOut;
 
@@ -183,7 +185,11 @@ public final class KafkaSource implements Source {
         }
         boolean due = slab.count() >= batchSize || (slab.count() > 0 && System.nanoTime() - firstBufferedNanos >= flushNanos);
         if (!due) {
-            return bounded && records.isEmpty() && slab.count() == 0 && reachedEnd() ? Poll.END : Poll.IDLE;
+            if (bounded && records.isEmpty() && slab.count() == 0 && reachedEnd()) {
+                ended = true;
+                return Poll.END;
+            }
+            return Poll.IDLE;
         }
         flush(out);
         return Poll.EMITTED;
@@ -270,6 +276,13 @@ public final class KafkaSource implements Source {
         Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
         at.forEach((tp, offset) -> commit.put(tp, new OffsetAndMetadata(offset)));
         consumer.commitSync(commit);
+        if (ended) {
+            // A lane that read its share to the end leaves the group now, not when every lane is
+            // done: a lane that joins later would otherwise wait for it in the rebalance until
+            // max.poll.interval.ms (5 min) expired. (Its revocation checkpoint is a no-op: we
+            // are inside this one.)
+            consumer.unsubscribe();
+        }
     }
 
     @Override
