@@ -11,6 +11,7 @@ import dev.sluice.config.ParsedConfig;
 import dev.sluice.config.PipelineSpec;
 import dev.sluice.observe.RunStats;
 import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.Transform;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -305,10 +306,10 @@ public final class Pipeline implements AutoCloseable {
                     case SOURCE -> node.source().open(node.context);
                     case TRANSFORM -> {
                         List<Schema> schemas = node.inputs.stream().map(i -> byName.get(i).schema).toList();
-                        yield ((Transform) node.stage).open(node.context, node.inputs, schemas);
+                        yield inheritKey(((Transform) node.stage).open(node.context, node.inputs, schemas), node, byName);
                     }
                     case SINK -> {
-                        Schema schema = sinkSchema(node, byName);
+                        Schema schema = inheritKey(sinkSchema(node, byName), node, byName);
                         node.sink().open(node.context, schema);
                         yield schema;
                     }
@@ -323,6 +324,17 @@ public final class Pipeline implements AutoCloseable {
                 throw at(node.spec, null, e.getMessage() == null ? e.toString() : e.getMessage());
             }
         }
+    }
+
+    /**
+     * A source's primary key travels downstream in schema metadata ({@link PrimaryKey}) while
+     * the node still has all its columns and its inputs agree on one key; SQL plans do not
+     * carry it themselves.
+     */
+    private static Schema inheritKey(Schema schema, PipelineNode node, Map<String, PipelineNode> byName) {
+        List<List<String>> keys = node.inputs.stream().map(i -> PrimaryKey.of(byName.get(i).schema)).distinct().toList();
+        List<String> key = keys.size() == 1 ? keys.get(0) : List.of();
+        return PrimaryKey.with(schema, PrimaryKey.coveredBy(key, schema) ? key : List.of());
     }
 
     /** A sink reading several nodes needs them to agree on the schema. */

@@ -12,6 +12,7 @@ import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.CheckpointTimeoutException;
 import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
 import dev.sluice.runtime.StageType;
@@ -49,7 +50,8 @@ public final class KafkaSink implements Sink {
                                     + "(one datum per message, no framing).")
                     .define("key", ConfigType.LIST, List.of(), false,
                             "Columns that make the message key: one column's value as text, several as a JSON object. "
-                                    + "Default: no key.")
+                                    + "Default: the primary key of the source the rows come from (its `primary_key`), "
+                                    + "if the rows still have its columns; else no key.")
                     .defineEnum("compression", List.of("none", "gzip", "snappy", "lz4", "zstd"), "lz4", false,
                             "Producer compression.")), false),
             KafkaSink::new);
@@ -57,7 +59,7 @@ public final class KafkaSink implements Sink {
     private final ParsedConfig config;
     private final String topic;
     private NativeEncoder encoder;
-    private final List<String> key;
+    private List<String> key;
     /** Whether rows carry {@code _op}: it then travels as the {@code op} header, not in the value. */
     private boolean changeStream;
     private KafkaProducer<byte[], byte[]> producer;
@@ -76,6 +78,9 @@ public final class KafkaSink implements Sink {
     public void open(StageContext context, Schema schema) {
         this.context = context;
         List<String> columns = schema.getFields().stream().map(Field::getName).toList();
+        if (key.isEmpty()) {
+            key = PrimaryKey.of(schema);
+        }
         changeStream = columns.contains(MetadataColumns.OP);
         String format = config.getString("format");
         List<String> excluded = new java.util.ArrayList<>(changeStream ? List.of(MetadataColumns.OP) : List.of());

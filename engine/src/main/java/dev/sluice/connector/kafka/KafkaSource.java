@@ -9,6 +9,7 @@ import dev.sluice.config.ParsedConfig;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Emitter;
 import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.Source;
 import dev.sluice.plugin.StageContext;
 import dev.sluice.runtime.ColumnTypes;
@@ -68,6 +69,9 @@ public final class KafkaSource implements Source {
                     .define("infer_rows", ConfigType.INT, 1000, false, "JSON without a schema: records sampled to infer it.",
                             dev.sluice.config.Validator.positive())
                     .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter.")
+                    .define("primary_key", ConfigType.LIST, List.of(), false,
+                            "Columns that identify a row. Downstream nodes that keep these columns carry the key, "
+                                    + "and a kafka sink without `key:` keys its messages by it.")
                     .define("metadata", ConfigType.LIST, List.of(), false,
                             "Metadata columns to add: _partition, _offset, _timestamp, _key, _headers (a JSON object).")
                     .define(dev.sluice.runtime.Pipeline.PARALLELISM, ConfigType.INT, 1, false,
@@ -169,7 +173,13 @@ public final class KafkaSource implements Source {
             case "avro" -> decoder.schema();
             default -> declared;
         };
-        return MetadataColumns.append(values, meta);
+        Schema schema = MetadataColumns.append(values, meta);
+        List<String> primaryKey = config.getList("primary_key");
+        if (!PrimaryKey.coveredBy(primaryKey, schema)) {
+            throw new InvalidSettingException("primary_key", "primary key " + primaryKey + " names columns that are not in "
+                    + schema.getFields().stream().map(org.apache.arrow.vector.types.pojo.Field::getName).toList());
+        }
+        return PrimaryKey.with(schema, primaryKey);
     }
 
     @Override

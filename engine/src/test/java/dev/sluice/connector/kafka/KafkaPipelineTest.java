@@ -349,7 +349,8 @@ class KafkaPipelineTest {
         assertEquals(0, dev.sluice.cli.Main.execute("run", write.toString(), "--state-dir", dir.resolve("w").toString()));
         List<String> expected = Files.readAllLines(dir.resolve("expected.jsonl"));
         KafkaTestSupport.produce(servers, avro, List.<String[]>of(new String[] {null, "not avro at all"}));
-        // Read them back as Avro, keep the even auctions, write each url raw with the auction as key.
+        // Read them back as Avro, keep the even auctions, write each url raw; the message key is
+        // the source's primary key, carried through the SQL transform.
         Path read = dir.resolve("read.yaml");
         Files.writeString(read, """
                 sources:
@@ -359,12 +360,13 @@ class KafkaPipelineTest {
                     bootstrap_servers: %s
                     format: avro
                     avro_schema_file: bid.avsc
+                    primary_key: [auction]
                     bounded: true
                     dead_letter_topic: %s
                 transforms:
                   even: {type: sql, sql: "SELECT auction, url FROM bids WHERE auction %% 2 = 0"}
                 sinks:
-                  urls: {type: kafka, from: even, topic: %s, bootstrap_servers: %s, format: raw, key: [auction]}
+                  urls: {type: kafka, from: even, topic: %s, bootstrap_servers: %s, format: raw}
                 """.formatted(avro, servers, dlq, raw, servers));
         assertEquals(0, dev.sluice.cli.Main.execute("run", read.toString(), "--state-dir", dir.resolve("r").toString()));
         Map<String, List<String>> expectedUrls = new HashMap<>();
