@@ -279,7 +279,8 @@ int32_t sluice_buffer_data(const struct SluiceBuffer *buffer,
 
 /*
  Points `out_offsets` at `rows + 1` record offsets (0 of them unless `record_offsets` was
- asked): record i is `data[o[i] .. o[i+1] - 1]`, each record being followed by a newline.
+ asked, always there for raw and avro). JSON and CSV: record i is `data[o[i] .. o[i+1] - 1]`,
+ each record being followed by a newline; raw and avro: `data[o[i] .. o[i+1]]`.
  */
 int32_t sluice_buffer_offsets(const struct SluiceBuffer *buffer,
                               const int64_t **out_offsets,

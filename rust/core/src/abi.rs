@@ -533,7 +533,8 @@ pub unsafe extern "C" fn sluice_buffer_data(buffer: *const SluiceBuffer, out_dat
 }
 
 /// Points `out_offsets` at `rows + 1` record offsets (0 of them unless `record_offsets` was
-/// asked): record i is `data[o[i] .. o[i+1] - 1]`, each record being followed by a newline.
+/// asked, always there for raw and avro). JSON and CSV: record i is `data[o[i] .. o[i+1] - 1]`,
+/// each record being followed by a newline; raw and avro: `data[o[i] .. o[i+1]]`.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_buffer_offsets(buffer: *const SluiceBuffer, out_offsets: *mut *const i64, out_count: *mut usize) -> i32 {
     guard(|| {
