@@ -2,7 +2,7 @@
 //! Kafka, slices it by the record offsets).
 
 use arrow::array::RecordBatch;
-use arrow::json::writer::{JsonArray, LineDelimited, WriterBuilder};
+use arrow::json::writer::{Encoder, EncoderFactory, EncoderOptions, JsonArray, LineDelimited, NullableEncoder, WriterBuilder, make_encoder};
 use serde::Deserialize;
 
 use crate::error::{CoreError, Result};
@@ -69,9 +69,10 @@ pub fn encode_records(batch: &RecordBatch, options: &EncodeOptions) -> Result<En
         // Records of these formats are not lines: they come with their offsets.
         EncodeFormat::Avro => crate::avro::encode(&values, options.avro_schema.as_deref())?,
         EncodeFormat::Raw => encode_raw(&values)?,
+        EncodeFormat::Json if options.record_offsets => encode_json_records(&values)?,
         _ => {
             let bytes = encode(&values, options)?;
-            let offsets = if options.record_offsets { line_offsets(&bytes, batch.num_rows(), options.format == EncodeFormat::Csv && options.header)? } else { Vec::new() };
+            let offsets = if options.record_offsets { csv_line_offsets(&bytes, batch.num_rows(), options.header)? } else { Vec::new() };
             (bytes, offsets)
         }
     };
@@ -79,11 +80,132 @@ pub fn encode_records(batch: &RecordBatch, options: &EncodeOptions) -> Result<En
     Ok(Encoded { bytes, offsets, keys, key_offsets })
 }
 
-/// Start offsets of the `rows` lines in `bytes`, plus `bytes.len()`: record i is
-/// `bytes[o[i] .. o[i+1] - 1]` (each line ends in one newline, not part of the record).
-/// JSON escapes newlines inside strings and the CSV writer quotes them, so only quote state
-/// needs tracking.
-fn line_offsets(bytes: &[u8], rows: usize, skip_header: bool) -> Result<Vec<i64>> {
+/// JSON lines with their record offsets in one pass: arrow-json's own encoder (so the text is
+/// byte for byte the writer's) driven row by row into one buffer, which records where each row
+/// starts instead of scanning for newlines afterwards.
+fn encode_json_records(batch: &RecordBatch) -> Result<(Vec<u8>, Vec<i64>)> {
+    let array = arrow::array::StructArray::from(batch.clone());
+    let field = std::sync::Arc::new(arrow::datatypes::Field::new_struct("", batch.schema().fields().clone(), false));
+    let options = EncoderOptions::default().with_explicit_nulls(true).with_encoder_factory(std::sync::Arc::new(FastTimestamps));
+    let mut encoder = make_encoder(&field, &array, &options)?;
+    let mut bytes = Vec::with_capacity(batch.num_rows() * 96);
+    let mut offsets = Vec::with_capacity(batch.num_rows() + 1);
+    for row in 0..batch.num_rows() {
+        offsets.push(bytes.len() as i64);
+        encoder.encode(row, &mut bytes);
+        bytes.push(b'\n');
+    }
+    offsets.push(bytes.len() as i64);
+    Ok((bytes, offsets))
+}
+
+/// Timestamps without a time zone, written straight as digits in the text chrono's `Debug`
+/// gives (which arrow-json uses: `2026-11-30T01:02:03.456`, fraction only when non-zero, 3, 6
+/// or 9 digits). The default goes through `fmt` one character at a time, the most expensive
+/// part of encoding a Nexmark bid.
+#[derive(Debug)]
+struct FastTimestamps;
+
+impl EncoderFactory for FastTimestamps {
+    fn make_default_encoder<'a>(
+        &self,
+        _field: &'a arrow::datatypes::FieldRef,
+        array: &'a dyn arrow::array::Array,
+        _options: &'a EncoderOptions,
+    ) -> std::result::Result<Option<NullableEncoder<'a>>, arrow::error::ArrowError> {
+        use arrow::array::AsArray;
+        use arrow::datatypes::{DataType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType};
+        let (values, nanos_per_unit) = match array.data_type() {
+            DataType::Timestamp(TimeUnit::Second, None) => (array.as_primitive::<TimestampSecondType>().values().clone(), 1_000_000_000),
+            DataType::Timestamp(TimeUnit::Millisecond, None) => (array.as_primitive::<TimestampMillisecondType>().values().clone(), 1_000_000),
+            DataType::Timestamp(TimeUnit::Microsecond, None) => (array.as_primitive::<TimestampMicrosecondType>().values().clone(), 1_000),
+            DataType::Timestamp(TimeUnit::Nanosecond, None) => (array.as_primitive::<TimestampNanosecondType>().values().clone(), 1),
+            _ => return Ok(None),
+        };
+        let fallback = arrow::util::display::ArrayFormatter::try_new(array, &arrow::util::display::FormatOptions::new())?;
+        Ok(Some(NullableEncoder::new(Box::new(TimestampEncoder { values, nanos_per_unit, fallback }), array.nulls().cloned())))
+    }
+}
+
+struct TimestampEncoder<'a> {
+    values: arrow::buffer::ScalarBuffer<i64>,
+    nanos_per_unit: i64,
+    /// For the rare values this does not write itself (years outside 0..=9999).
+    fallback: arrow::util::display::ArrayFormatter<'a>,
+}
+
+impl Encoder for TimestampEncoder<'_> {
+    fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
+        let value = self.values[idx];
+        let units_per_day = 86_400_000_000_000 / self.nanos_per_unit;
+        let days = value.div_euclid(units_per_day);
+        let nanos_of_day = value.rem_euclid(units_per_day) * self.nanos_per_unit;
+        let (year, month, day) = civil_from_days(days);
+        if !(0..=9999).contains(&year) {
+            use std::io::Write;
+            out.push(b'"');
+            let _ = write!(out, "{}", self.fallback.value(idx));
+            out.push(b'"');
+            return;
+        }
+        let seconds = nanos_of_day / 1_000_000_000;
+        let nanos = nanos_of_day % 1_000_000_000;
+        out.push(b'"');
+        push_digits(out, year, 4);
+        out.push(b'-');
+        push_digits(out, month, 2);
+        out.push(b'-');
+        push_digits(out, day, 2);
+        out.push(b'T');
+        push_digits(out, seconds / 3600, 2);
+        out.push(b':');
+        push_digits(out, seconds / 60 % 60, 2);
+        out.push(b':');
+        push_digits(out, seconds % 60, 2);
+        if nanos != 0 {
+            out.push(b'.');
+            if nanos % 1_000_000 == 0 {
+                push_digits(out, nanos / 1_000_000, 3);
+            } else if nanos % 1_000 == 0 {
+                push_digits(out, nanos / 1_000, 6);
+            } else {
+                push_digits(out, nanos, 9);
+            }
+        }
+        out.push(b'"');
+    }
+}
+
+/// `value` (non-negative) as exactly `width` decimal digits, zero-padded.
+fn push_digits(out: &mut Vec<u8>, mut value: i64, width: usize) {
+    let start = out.len();
+    out.resize(start + width, b'0');
+    for slot in out[start..].iter_mut().rev() {
+        *slot = b'0' + (value % 10) as u8;
+        value /= 10;
+    }
+}
+
+/// Proleptic Gregorian (year, month, day) of a day count since 1970-01-01 (H. Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Start offsets of the `rows` CSV lines in `bytes`, plus `bytes.len()`: record i is
+/// `bytes[o[i] .. o[i+1] - 1]` (each line ends in one newline, not part of the record). The
+/// CSV writer quotes fields with newlines and doubles quotes inside them, so a newline ends a
+/// record exactly when it is outside quotes.
+fn csv_line_offsets(bytes: &[u8], rows: usize, skip_header: bool) -> Result<Vec<i64>> {
     let mut offsets = Vec::with_capacity(rows + 1);
     let mut line_start = 0usize;
     let mut quoted = false;
@@ -131,9 +253,7 @@ fn encode_keys(batch: &RecordBatch, columns: &[String]) -> Result<(Vec<u8>, Vec<
         }
         offsets.push(keys.len() as i64);
     } else {
-        let json = encode(&projected, &EncodeOptions::default())?;
-        offsets = line_offsets(&json, projected.num_rows(), false)?;
-        keys = json;
+        (keys, offsets) = encode_json_records(&projected)?;
     }
     Ok((keys, offsets))
 }
@@ -248,6 +368,53 @@ mod tests {
         .unwrap();
         let out = encode(&batch, &EncodeOptions::default()).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"s\":\"a\\nb\"}\n{\"id\":2,\"s\":null}\n");
+    }
+
+    #[test]
+    fn json_records_match_the_arrow_json_writer() {
+        use arrow::array::{Float64Array, TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray, TimestampSecondArray};
+        // Around the epoch, leap days, fractions of every width, and years the fast path leaves to the fallback.
+        let mut instants: Vec<i64> = vec![0, -1, 1, 999, 1_000, 86_399_999, 86_400_000, -86_400_001, 951_782_400_000, 4_107_542_399_999];
+        instants.extend([-62_167_219_200_001, 253_402_300_800_000, i64::from(i32::MAX) * 1000, 1_780_000_000_123]);
+        let mut seed = 7u64;
+        for _ in 0..2000 {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            instants.push((seed >> 20) as i64 % 200_000_000_000_000 - 100_000_000_000_000);
+        }
+        let rows = instants.len();
+        let nulls = |i: usize| i % 17 != 3;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("x", DataType::Float64, true),
+            Field::new("t_s", DataType::Timestamp(arrow::datatypes::TimeUnit::Second, None), true),
+            Field::new("t_ms", DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, None), true),
+            Field::new("t_us", DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, None), true),
+            Field::new("t_ns", DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None), true),
+            Field::new("t_utc", DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, Some("+00:00".into())), true),
+        ]));
+        let pick = |scale: i64| instants.iter().enumerate().map(|(i, v)| nulls(i).then(|| v.saturating_mul(scale) / 1000)).collect::<Vec<_>>();
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from_iter_values(0..rows as i64)),
+                Arc::new(StringArray::from_iter((0..rows).map(|i| nulls(i).then(|| format!("a\"b\n{i}"))))),
+                Arc::new(Float64Array::from_iter((0..rows).map(|i| nulls(i).then(|| i as f64 / 3.0)))),
+                Arc::new(TimestampSecondArray::from(pick(1))),
+                Arc::new(TimestampMillisecondArray::from(pick(1000))),
+                Arc::new(TimestampMicrosecondArray::from(pick(1_000_000).into_iter().map(|v| v.map(|v| v + 7_000)).collect::<Vec<_>>())),
+                Arc::new(TimestampNanosecondArray::from(pick(1_000_000).into_iter().map(|v| v.map(|v| v * 1000 + 123)).collect::<Vec<_>>())),
+                Arc::new(TimestampMillisecondArray::from(pick(1000)).with_timezone("+00:00")),
+            ],
+        )
+        .unwrap();
+        let expected = encode(&batch, &EncodeOptions::default()).unwrap();
+        let out = encode_records(&batch, &EncodeOptions { record_offsets: true, ..EncodeOptions::default() }).unwrap();
+        assert_eq!(String::from_utf8(out.bytes.clone()).unwrap(), String::from_utf8(expected.clone()).unwrap());
+        // JSON escapes newlines inside strings: every newline ends a record.
+        let mut lines = vec![0i64];
+        lines.extend(expected.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i as i64 + 1));
+        assert_eq!(out.offsets, lines);
     }
 
     #[test]

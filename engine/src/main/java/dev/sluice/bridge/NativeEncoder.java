@@ -5,19 +5,51 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /** Encodes batches to bytes in the core (JSON lines, a JSON array, CSV, raw bytes, Avro). */
 public final class NativeEncoder {
 
     /**
-     * Encoded rows for one message per row. Record {@code i} is {@code data[offset(i) ..
-     * offset(i+1) - separator]}: JSON and CSV records are each followed by a newline that is not
-     * part of them ({@code separator} 1), raw and Avro records are back to back (0). Keys, when
-     * asked for, are always newline-separated. Valid only during the callback.
+     * Encoded rows for one message per row, owning the native buffer they live in until
+     * {@link #close()} (which may run on another thread than the encoding). Record {@code i}
+     * is {@code data[offset(i) .. offset(i+1) - separator]}: JSON and CSV records are each
+     * followed by a newline that is not part of them ({@code separator} 1), raw and Avro
+     * records are back to back (0). Keys, when asked for, are always newline-separated.
      */
-    public record Records(MemorySegment data, MemorySegment offsets, MemorySegment keys, MemorySegment keyOffsets, int count,
-            int separator) {
+    public static final class Records implements AutoCloseable {
+        private final long buffer;
+        private final MemorySegment data;
+        private final MemorySegment offsets;
+        private final MemorySegment keys;
+        private final MemorySegment keyOffsets;
+        private final int count;
+        private final int separator;
+        private final AtomicBoolean closed = new AtomicBoolean();
+
+        private Records(long buffer, MemorySegment data, MemorySegment offsets, MemorySegment keys, MemorySegment keyOffsets,
+                int count, int separator) {
+            this.buffer = buffer;
+            this.data = data;
+            this.offsets = offsets;
+            this.keys = keys;
+            this.keyOffsets = keyOffsets;
+            this.count = count;
+            this.separator = separator;
+        }
+
+        public MemorySegment data() {
+            return data;
+        }
+
+        public MemorySegment keys() {
+            return keys;
+        }
+
+        public int count() {
+            return count;
+        }
 
         public long start(int i) {
             return offsets.getAtIndex(JAVA_LONG, i);
@@ -38,6 +70,14 @@ public final class NativeEncoder {
 
         public long keyLength(int i) {
             return keyOffsets.getAtIndex(JAVA_LONG, i + 1) - keyStart(i) - 1;
+        }
+
+        /** Frees the native buffer; the segments above are invalid afterwards. Idempotent. */
+        @Override
+        public void close() {
+            if (closed.compareAndSet(false, true)) {
+                NativeCore.bridge().bufferFree(buffer);
+            }
         }
     }
 
@@ -85,8 +125,8 @@ public final class NativeEncoder {
         }
     }
 
-    /** Encodes {@code batch} as one record per row (needs {@code recordOffsets}). */
-    public void encodeRecords(NativeBatch batch, Consumer<Records> consumer) {
+    /** Encodes {@code batch} as one record per row (needs {@code recordOffsets}); the caller closes the result. */
+    public Records encodeRecords(NativeBatch batch) {
         CoreBridge core = NativeCore.bridge();
         long buffer = core.encode(batch.handle(), optionsJson);
         try {
@@ -98,10 +138,18 @@ public final class NativeEncoder {
             }
             MemorySegment keyOffsets = segment(keys[1], keys[2] * 8);
             long keyBytes = keys[2] == 0 ? 0 : keyOffsets.getAtIndex(JAVA_LONG, keys[2] - 1);
-            consumer.accept(new Records(segment(data[0], data[1]), segment(offsets[0], offsets[1] * 8),
-                    segment(keys[0], keyBytes), keyOffsets, (int) (offsets[1] - 1), separator));
-        } finally {
+            return new Records(buffer, segment(data[0], data[1]), segment(offsets[0], offsets[1] * 8),
+                    segment(keys[0], keyBytes), keyOffsets, (int) (offsets[1] - 1), separator);
+        } catch (RuntimeException e) {
             core.bufferFree(buffer);
+            throw e;
+        }
+    }
+
+    /** Encodes {@code batch} as one record per row and hands them to {@code consumer}, freeing them after. */
+    public void encodeRecords(NativeBatch batch, Consumer<Records> consumer) {
+        try (Records records = encodeRecords(batch)) {
+            consumer.accept(records);
         }
     }
 

@@ -57,11 +57,21 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        ClassDataArchive archive = ClassDataArchive.fromEnvironment();
         options.apply();
         Pipeline pipeline = options.assemble(file, System.err, true, stateDir);
         if (pipeline == null) {
+            archive.runEnded(false);
             return Main.EXIT_CONFIG;
         }
+        try {
+            return run(pipeline);
+        } finally {
+            archive.runEnded(pipeline.stats().firstRecordAfterJvmStartMillis() >= 0);
+        }
+    }
+
+    private int run(Pipeline pipeline) {
         Lanes lanes;
         try {
             lanes = Lanes.of(pipeline, StageTypes.builtIn());

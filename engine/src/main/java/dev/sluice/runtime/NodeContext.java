@@ -7,7 +7,11 @@ import dev.sluice.plugin.StageContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
@@ -23,6 +27,7 @@ final class NodeContext implements StageContext {
     private final DeadLetterFile deadLetter;
     private final Map<String, String> restored;
     private Runnable checkpointRequester = () -> {};
+    private final List<CompletableFuture<Void>> checks = new ArrayList<>();
 
     NodeContext(String node, String pipeline, Path directory, BufferAllocator allocator, NodeStats stats,
             ErrorPolicy policy, DeadLetterFile deadLetter, Map<String, String> restored) {
@@ -44,6 +49,38 @@ final class NodeContext implements StageContext {
     @Override
     public void requestCheckpoint() {
         checkpointRequester.run();
+    }
+
+    @Override
+    public void checkWhileOpening(Runnable check) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        // A platform daemon thread: a check that hangs past its own timeout must not keep the JVM up.
+        Thread thread = new Thread(() -> {
+            try {
+                check.run();
+                done.complete(null);
+            } catch (Throwable e) {
+                done.completeExceptionally(e);
+            }
+        }, "sluice-check-" + node);
+        thread.setDaemon(true);
+        thread.start();
+        checks.add(done);
+    }
+
+    /** Waits for the checks started by {@link #checkWhileOpening}; rethrows the first failure as it was thrown. */
+    void awaitChecks() throws Exception {
+        for (CompletableFuture<Void> check : checks) {
+            try {
+                check.get();
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof Exception cause) {
+                    throw cause;
+                }
+                throw e;
+            }
+        }
+        checks.clear();
     }
 
     void onCheckpointRequest(Runnable requester) {

@@ -314,16 +314,28 @@ public final class Pipeline implements AutoCloseable {
                         yield schema;
                     }
                 };
-            } catch (ConfigException e) {
-                throw e;
-            } catch (InvalidSettingException e) {
-                throw at(node.spec, e.key(), e.getMessage());
-            } catch (NativeException e) {
-                throw at(node.spec, null, e.getMessage());
             } catch (Exception e) {
-                throw at(node.spec, null, e.getMessage() == null ? e.toString() : e.getMessage());
+                throw openFailure(node, e);
             }
         }
+        // Checks the stages left running (broker round trips) overlapped the opening of the rest.
+        for (PipelineNode node : order) {
+            try {
+                node.context.awaitChecks();
+            } catch (Exception e) {
+                throw openFailure(node, e);
+            }
+        }
+    }
+
+    /** A stage's failure to open as a configuration problem at its node (and setting, if known). */
+    private static RuntimeException openFailure(PipelineNode node, Exception e) {
+        return switch (e) {
+            case ConfigException config -> config;
+            case InvalidSettingException setting -> at(node.spec, setting.key(), setting.getMessage());
+            case NativeException nativeFailure -> at(node.spec, null, nativeFailure.getMessage());
+            default -> at(node.spec, null, e.getMessage() == null ? e.toString() : e.getMessage());
+        };
     }
 
     /**

@@ -41,6 +41,16 @@ public interface StageContext {
     default void requestCheckpoint() {}
 
     /**
+     * Runs {@code check} on its own thread while the rest of the pipeline opens, for checks
+     * that wait on the network (does the topic exist, may this principal read it). The pipeline
+     * starts only after every check has passed; an exception from one fails the start exactly
+     * as if {@code open} had thrown it. Default: runs the check right away.
+     */
+    default void checkWhileOpening(Runnable check) {
+        check.run();
+    }
+
+    /**
      * Records a row that could not be processed, with why. Depending on the node's
      * {@code on_error} it is written to the dead letter, skipped or fails the run.
      *

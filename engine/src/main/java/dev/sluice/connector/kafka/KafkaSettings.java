@@ -69,6 +69,9 @@ final class KafkaSettings {
         admin.putAll(props);
         admin.putIfAbsent(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         admin.putIfAbsent(CommonClientConfigs.DEFAULT_API_TIMEOUT_MS_CONFIG, "15000");
+        // The admin lives for this one check; with the default 100 ms backoff, describing a
+        // group that has no coordinator state yet adds about 100 ms to every start.
+        admin.putIfAbsent(CommonClientConfigs.RETRY_BACKOFF_MS_CONFIG, "10");
         String servers = props.getProperty(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
         try (Admin client = Admin.create(admin)) {
             Map<String, KafkaFuture<TopicDescription>> described = client

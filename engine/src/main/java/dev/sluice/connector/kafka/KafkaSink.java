@@ -20,6 +20,9 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -65,8 +68,11 @@ public final class KafkaSink implements Sink {
     private KafkaProducer<byte[], byte[]> producer;
     private StageContext context;
     private final AtomicReference<Exception> failure = new AtomicReference<>();
-    /** Messages sent and not yet acknowledged (or failed). */
+    /** Messages handed to the sender thread and not yet acknowledged (or failed). */
     private final AtomicLong inFlight = new AtomicLong();
+    /** At most two encoded batches wait for the sender: beyond that the lane waits (back-pressure). */
+    private final BlockingQueue<Outgoing> outgoing = new ArrayBlockingQueue<>(2);
+    private Thread sender;
 
     KafkaSink(ParsedConfig config) {
         this.config = config;
@@ -103,8 +109,14 @@ public final class KafkaSink implements Sink {
         // defaults (FIELD-NOTES); properties: can override both.
         props.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(512 * 1024));
         props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "20");
-        KafkaSettings.checkAccess(props, List.of(topic), org.apache.kafka.common.acl.AclOperation.WRITE, null);
+        Properties checkProps = new Properties();
+        checkProps.putAll(props);
+        context.checkWhileOpening(() -> KafkaSettings.checkAccess(checkProps, List.of(topic),
+                org.apache.kafka.common.acl.AclOperation.WRITE, null));
         producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+        sender = new Thread(this::sendLoop, "sluice-kafka-sink-" + context.nodeName());
+        sender.setDaemon(true);
+        sender.start();
     }
 
     @Override
@@ -120,50 +132,105 @@ public final class KafkaSink implements Sink {
         }
     }
 
+    /**
+     * Encodes on the lane and hands the records to the sender thread. Only the queue's hand-off
+     * (per batch, not per row) is shared; the lane goes on decoding and querying the next batch
+     * while the previous one is copied into producer records and compressed.
+     */
     private void write(NativeBatch batch) {
-        if (!changeStream) {
-            encoder.encodeRecords(batch, records -> send(records, null));
-            return;
+        byte[][] ops = changeStream ? opHeaders(batch) : null;
+        NativeEncoder.Records records = encoder.encodeRecords(batch);
+        // Counted before the hand-off, so a barrier also waits for records still queued.
+        inFlight.addAndGet(records.count());
+        Outgoing next = new Outgoing(records, ops);
+        try {
+            while (!outgoing.offer(next, 100, TimeUnit.MILLISECONDS)) {
+                throwIfFailed();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            discard(next, 0);
+            throw new IllegalStateException("interrupted while handing records for topic " + topic + " to the producer", e);
+        } catch (RuntimeException e) {
+            discard(next, 0);
+            throw e;
         }
-        // The columns are imported zero-copy, only to read each row's operation.
+    }
+
+    /** The {@code op} header of every row, read from the zero-copy imported {@code _op} column. */
+    private byte[][] opHeaders(NativeBatch batch) {
         try (VectorSchemaRoot columns = batch.toVectors(context.allocator())) {
             VarCharVector ops = (VarCharVector) columns.getVector(MetadataColumns.OP);
-            encoder.encodeRecords(batch, records -> send(records, ops));
+            byte[][] headers = new byte[columns.getRowCount()][];
+            for (int row = 0; row < headers.length; row++) {
+                byte[] op = ops.get(row);
+                headers[row] = switch (op.length == 1 ? op[0] : 0) {
+                    case 'i' -> OPS[0];
+                    case 'u' -> OPS[1];
+                    case 'd' -> OPS[2];
+                    default -> op;
+                };
+            }
+            return headers;
         }
     }
 
     private static final byte[][] OPS = {"i".getBytes(StandardCharsets.UTF_8), "u".getBytes(StandardCharsets.UTF_8),
         "d".getBytes(StandardCharsets.UTF_8)};
 
-    private static byte[] opHeader(VarCharVector ops, int row) {
-        byte[] op = ops.get(row);
-        return switch (op.length == 1 ? op[0] : 0) {
-            case 'i' -> OPS[0];
-            case 'u' -> OPS[1];
-            case 'd' -> OPS[2];
-            default -> op;
-        };
+    /** Encoded records on their way to the sender thread, with each row's {@code op} header if any. */
+    private record Outgoing(NativeEncoder.Records records, byte[][] ops) {}
+
+    private static final Outgoing STOP = new Outgoing(null, null);
+
+    /** The sender thread: wraps each record into a producer record and sends it, in order. */
+    private void sendLoop() {
+        while (true) {
+            Outgoing next;
+            try {
+                next = outgoing.take();
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (next == STOP) {
+                return;
+            }
+            if (failure.get() != null) {
+                discard(next, 0); // the lane fails on its next write or barrier
+                continue;
+            }
+            int sent = 0;
+            try (NativeEncoder.Records records = next.records()) {
+                for (; sent < records.count(); sent++) {
+                    send(records, next.ops(), sent);
+                }
+            } catch (RuntimeException e) {
+                failure.compareAndSet(null, e);
+                inFlight.addAndGet(sent - next.records().count()); // these never reached the producer
+            }
+        }
     }
 
-    private void send(NativeEncoder.Records records, VarCharVector ops) {
-        MemorySegment data = records.data();
-        boolean keyed = records.hasKeys();
-        for (int i = 0; i < records.count(); i++) {
-            // The producer needs a byte[] per message: one copy straight out of the native slab.
-            byte[] value = new byte[(int) records.length(i)];
-            MemorySegment.copy(data, JAVA_BYTE, records.start(i), value, 0, value.length);
-            byte[] messageKey = null;
-            if (keyed) {
-                messageKey = new byte[(int) records.keyLength(i)];
-                MemorySegment.copy(records.keys(), JAVA_BYTE, records.keyStart(i), messageKey, 0, messageKey.length);
-            }
-            ProducerRecord<byte[], byte[]> message = new ProducerRecord<>(topic, messageKey, value);
-            if (ops != null) {
-                message.headers().add("op", opHeader(ops, i));
-            }
-            inFlight.incrementAndGet();
-            producer.send(message, onSent);
+    private void send(NativeEncoder.Records records, byte[][] ops, int i) {
+        // The producer needs a byte[] per message: one copy straight out of the native slab.
+        byte[] value = new byte[(int) records.length(i)];
+        MemorySegment.copy(records.data(), JAVA_BYTE, records.start(i), value, 0, value.length);
+        byte[] messageKey = null;
+        if (records.hasKeys()) {
+            messageKey = new byte[(int) records.keyLength(i)];
+            MemorySegment.copy(records.keys(), JAVA_BYTE, records.keyStart(i), messageKey, 0, messageKey.length);
         }
+        ProducerRecord<byte[], byte[]> message = new ProducerRecord<>(topic, messageKey, value);
+        if (ops != null) {
+            message.headers().add("op", ops[i]);
+        }
+        producer.send(message, onSent);
+    }
+
+    /** Frees records that will not be sent, from {@code from} on, and stops waiting for them. */
+    private void discard(Outgoing unsent, int from) {
+        unsent.records().close();
+        inFlight.addAndGet(from - unsent.records().count());
     }
 
     /** One callback for every send: remembers the first failure for the next write or barrier. */
@@ -200,6 +267,20 @@ public final class KafkaSink implements Sink {
 
     @Override
     public void close() {
+        if (sender != null) {
+            // After a final checkpoint nothing is queued; after a failure, free what is.
+            List<Outgoing> left = new java.util.ArrayList<>();
+            outgoing.drainTo(left);
+            left.forEach(unsent -> discard(unsent, 0));
+            if (!outgoing.offer(STOP)) {
+                sender.interrupt();
+            }
+            try {
+                sender.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (producer != null) {
             producer.close();
         }

@@ -22,6 +22,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.TreeMap;
 import org.apache.arrow.vector.BigIntVector;
@@ -133,7 +134,14 @@ public final class KafkaSource implements Source {
         this.context = context;
         Properties props = KafkaSettings.clientProperties(config);
         String group = config.has("group_id") ? config.getString("group_id") : "sluice-" + context.pipelineName();
-        KafkaSettings.checkAccess(props, topics, AclOperation.READ, group);
+        Properties checkProps = new Properties();
+        checkProps.putAll(props); // the consumer's settings below are not the check's
+        Runnable accessCheck = () -> KafkaSettings.checkAccess(checkProps, topics, AclOperation.READ, group);
+        if (format.equals("json") && !config.has("schema")) {
+            accessCheck.run(); // inferring the schema reads the topic: it must exist first
+        } else {
+            context.checkWhileOpening(accessCheck);
+        }
         Map<String, Object> formatOptions = AvroSettings.coreOptions(config, context.pipelineDirectory(), true);
         Schema declared = null;
         if (format.equals("avro") && config.has("schema")) {
@@ -193,7 +201,8 @@ public final class KafkaSource implements Source {
             }
             slab.add(record);
         }
-        boolean due = slab.count() >= batchSize || (slab.count() > 0 && System.nanoTime() - firstBufferedNanos >= flushNanos);
+        boolean due = slab.count() >= batchSize
+                || (slab.count() > 0 && (System.nanoTime() - firstBufferedNanos >= flushNanos || caughtUp()));
         if (!due) {
             if (bounded && records.isEmpty() && slab.count() == 0 && reachedEnd()) {
                 ended = true;
@@ -226,6 +235,20 @@ public final class KafkaSource implements Source {
         } else {
             out.emit(decoded.batch());
         }
+    }
+
+    /**
+     * True when the last fetch left nothing unread in any assigned partition: waiting out
+     * {@code batch_flush_interval} for rows that are not there would only add latency.
+     */
+    private boolean caughtUp() {
+        for (TopicPartition tp : consumer.assignment()) {
+            OptionalLong lag = consumer.currentLag(tp);
+            if (lag.isEmpty() || lag.getAsLong() > 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** True once partitions are assigned and every one is read up to its end offset. */

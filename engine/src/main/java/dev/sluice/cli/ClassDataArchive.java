@@ -1,0 +1,50 @@
+package dev.sluice.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The launcher's class-data-sharing archive (see {@code ./sluice}). The JVM writes it when a
+ * {@code run} exits and no archive exists yet, with the classes that run loaded; later runs map
+ * it instead of loading them one by one. A run that stopped before its first record (a
+ * configuration error, an empty topic) never loaded the data path's classes, so its archive
+ * would slow every later start: it leaves a {@code .partial} marker, and the launcher then
+ * discards that archive and records a new one.
+ */
+final class ClassDataArchive {
+
+    /** Set by the launcher to the archive a {@code run} uses or creates. */
+    static final String ENVIRONMENT = "SLUICE_CDS_ARCHIVE";
+
+    private final Path archive;
+    /** Whether this JVM writes the archive at exit (none existed when it started). */
+    private final boolean recording;
+
+    private ClassDataArchive(Path archive, boolean recording) {
+        this.archive = archive;
+        this.recording = recording;
+    }
+
+    static ClassDataArchive fromEnvironment() {
+        String path = System.getenv(ENVIRONMENT);
+        if (path == null || path.isBlank()) {
+            return new ClassDataArchive(null, false);
+        }
+        Path archive = Path.of(path);
+        return new ClassDataArchive(archive, !Files.exists(archive));
+    }
+
+    /** Called as the run ends: marks the archive this JVM is about to write as partial unless records flowed. */
+    void runEnded(boolean recordsFlowed) {
+        if (!recording || recordsFlowed) {
+            return;
+        }
+        try {
+            Files.writeString(archive.resolveSibling(archive.getFileName() + ".partial"),
+                    "recorded by a run that processed no record\n");
+        } catch (IOException e) {
+            // Only start-up time is at stake; the next run re-creates the archive either way.
+        }
+    }
+}
