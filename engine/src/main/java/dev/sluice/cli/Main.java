@@ -21,7 +21,9 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(execute(args));
+        // A plain `run` skips picocli (see RunCommand.parseDirect): restarts resume sooner.
+        RunCommand run = RunCommand.parseDirect(args);
+        System.exit(run != null ? run.call() : execute(args));
     }
 
     /** Runs the command line and returns the exit code (tests call this in-process). */

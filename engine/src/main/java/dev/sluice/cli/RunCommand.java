@@ -6,6 +6,7 @@ import dev.sluice.runtime.Lanes;
 import dev.sluice.runtime.PipelineRunner;
 import dev.sluice.runtime.StageTypes;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -53,6 +54,56 @@ final class RunCommand implements Callable<Integer> {
         } catch (java.io.IOException e) {
             System.err.println("cannot write " + target + ": " + e.getMessage());
         }
+    }
+
+    /**
+     * {@code run FILE [--state-dir DIR] [--bridge ffm|jni] [--verbose]} parsed without picocli,
+     * whose model building takes ~0.2 s of a restarted pipeline's ~1 s to first record. Only
+     * these plain forms: anything else (help, {@code --opt=value}, a repeated option, a bad
+     * value) returns null and goes through picocli, which owns the messages. CliTest checks
+     * that both parse every form alike.
+     */
+    static RunCommand parseDirect(String... args) {
+        if (args.length < 2 || !args[0].equals("run")) {
+            return null;
+        }
+        RunCommand run = new RunCommand();
+        run.options = new CommonOptions();
+        try {
+            for (int i = 1; i < args.length; i++) {
+                String arg = args[i];
+                boolean hasValue = i + 1 < args.length;
+                switch (arg) {
+                    case "--verbose" -> {
+                        if (run.options.verbose) {
+                            return null;
+                        }
+                        run.options.verbose = true;
+                    }
+                    case "--state-dir" -> {
+                        if (run.stateDir != null || !hasValue) {
+                            return null;
+                        }
+                        run.stateDir = Path.of(args[++i]);
+                    }
+                    case "--bridge" -> {
+                        if (run.options.bridge != null || !hasValue || !List.of("ffm", "jni").contains(args[i + 1])) {
+                            return null;
+                        }
+                        run.options.bridge = args[++i];
+                    }
+                    default -> {
+                        if (arg.startsWith("-") || run.file != null) {
+                            return null;
+                        }
+                        run.file = Path.of(arg);
+                    }
+                }
+            }
+        } catch (java.nio.file.InvalidPathException e) {
+            return null;
+        }
+        return run.file == null ? null : run;
     }
 
     @Override

@@ -47,6 +47,32 @@ class CliTest {
     }
 
     @Test
+    void runIsParsedAlikeWithAndWithoutPicocli() {
+        List<String[]> direct = List.of(
+                new String[] {"run", "p.yaml"},
+                new String[] {"run", "p.yaml", "--state-dir", "s", "--verbose"},
+                new String[] {"run", "--bridge", "jni", "p.yaml"},
+                new String[] {"run", "--verbose", "--bridge", "ffm", "--state-dir", "/tmp/x y", "dir/p.yaml"});
+        for (String[] args : direct) {
+            RunCommand fast = RunCommand.parseDirect(args);
+            picocli.CommandLine cli = new picocli.CommandLine(new Main());
+            RunCommand parsed = (RunCommand) cli.parseArgs(args).subcommand().commandSpec().userObject();
+            String what = String.join(" ", args);
+            assertEquals(parsed.file, fast.file, what);
+            assertEquals(parsed.stateDir, fast.stateDir, what);
+            assertEquals(parsed.options.verbose, fast.options.verbose, what);
+            assertEquals(parsed.options.bridge, fast.options.bridge, what);
+        }
+        // Everything else is picocli's: help, other commands, --opt=value, repeats, bad values, missing file.
+        for (String[] args : List.of(new String[] {"run"}, new String[] {"run", "--help"}, new String[] {"validate", "p.yaml"},
+                new String[] {"run", "--state-dir=s", "p.yaml"}, new String[] {"run", "p.yaml", "q.yaml"},
+                new String[] {"run", "p.yaml", "--verbose", "--verbose"}, new String[] {"run", "p.yaml", "--bridge", "c"},
+                new String[] {"run", "p.yaml", "--state-dir"}, new String[] {"run", "--", "p.yaml"}, new String[] {"--version"})) {
+            assertEquals(null, RunCommand.parseDirect(args), String.join(" ", args));
+        }
+    }
+
+    @Test
     void theQuickstartRunsEndToEnd() throws IOException {
         Path repo = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize();
         Path example = repo.resolve("examples/quickstart.yaml");
