@@ -193,8 +193,12 @@ public final class KafkaSource implements Source {
     @Override
     public Poll poll(Emitter out) {
         currentOut = out;
-        Duration wait = Duration.ofNanos(Math.max(1_000_000, Math.min(flushNanos, 100_000_000)));
-        ConsumerRecords<byte[], byte[]> records = consumer.poll(slab.count() == 0 ? wait : Duration.ZERO);
+        // Wait in poll for the fetch in flight, up to when a partial batch is due: returning
+        // empty-handed instead makes the lane park, and the fetch that lands meanwhile waits.
+        long waitNanos = slab.count() == 0
+                ? Math.max(1_000_000, Math.min(flushNanos, 100_000_000))
+                : Math.max(0, firstBufferedNanos + flushNanos - System.nanoTime());
+        ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofNanos(waitNanos));
         for (ConsumerRecord<byte[], byte[]> record : records) {
             if (slab.count() == 0) {
                 firstBufferedNanos = System.nanoTime();
