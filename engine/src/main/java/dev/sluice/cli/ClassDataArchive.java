@@ -28,11 +28,12 @@ final class ClassDataArchive {
 
     static ClassDataArchive fromEnvironment() {
         String path = System.getenv(ENVIRONMENT);
-        if (path == null || path.isBlank()) {
-            return new ClassDataArchive(null, false);
-        }
-        Path archive = Path.of(path);
-        return new ClassDataArchive(archive, !Files.exists(archive));
+        return of(path == null || path.isBlank() ? null : Path.of(path));
+    }
+
+    /** The archive at {@code archive}, or none (null: not started by the launcher). */
+    static ClassDataArchive of(Path archive) {
+        return new ClassDataArchive(archive, archive != null && !Files.exists(archive));
     }
 
     /** Called as the run ends: marks the archive this JVM is about to write as partial unless records flowed. */

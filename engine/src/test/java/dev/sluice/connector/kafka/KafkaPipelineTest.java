@@ -444,6 +444,27 @@ class KafkaPipelineTest {
                 message);
     }
 
+    @Test
+    void aMessageTheBrokerRefusesFailsTheRunWithoutCommittingIt() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        String group = "g-" + in;
+        KafkaTestSupport.createTopics(servers, 1, in);
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
+            // Smaller than any record batch: every send the sink's sender thread makes is refused.
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(out, 1, (short) 1)
+                    .configs(Map.of("max.message.bytes", "64")))).all().get(30, TimeUnit.SECONDS);
+            KafkaTestSupport.produce(servers, in, records(200));
+            Path file = pipeline(servers, in, out, group, "bounded: true");
+            CliResult run = sluice("run", file.toString(), "--state-dir", dir.resolve("state").toString());
+            assertEquals(1, run.code(), run.stderr());
+            assertTrue(run.stderr().contains("writing to topic " + out + " failed"), run.stderr());
+            // No epoch was finalized: the group has no offsets, a rerun reads everything again.
+            assertTrue(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).isEmpty());
+        }
+    }
+
     /** Produces {@code n} records in slices of {@code slice}, a second apart, in the background. */
     private static Thread streamInput(String servers, String topic, int n, int slice) {
         return Thread.ofPlatform().start(() -> {
