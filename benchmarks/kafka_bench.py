@@ -6,11 +6,14 @@ Loads EVENTS Nexmark bids (JSON, from Sluice's own generator) into a topic once,
 query runs (a) a plain kafka-clients consume->produce loop of the same records with the same
 client settings and (b) `sluice run` of kafka source -> SQL -> kafka sink, bounded to the
 topic's end. Reports events/s, MB/s, process CPU seconds, events per CPU-second, the broker's
-CPU, and Sluice/baseline ratios from the same run. Writes JSON and Markdown to
-benchmarks/results/.
+CPU, and Sluice/baseline ratios from the same run. Then measures resume-to-first-record on a
+quiet 100-event topic, FIRST_RECORD_RUNS times (default 7) through the launcher's fast path for
+`run` and through picocli. Writes JSON and Markdown to benchmarks/results/.
 """
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,12 +48,55 @@ def broker_cpu_seconds():
     return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
 
 
-def sluice(pipeline_yaml, workdir):
+def sluice(pipeline_yaml, workdir, state_arg=None):
     summary = workdir / "summary.json"
     env = dict(os.environ, SLUICE_SUMMARY_JSON=str(summary))
     state = workdir / "state"
-    sh("./sluice", "run", str(pipeline_yaml), "--state-dir", str(state), env=env)
+    state_args = ["--state-dir", str(state)] if state_arg is None else [state_arg.format(state=state)]
+    sh("./sluice", "run", str(pipeline_yaml), *state_args, env=env)
     return json.loads(summary.read_text())
+
+
+def first_record_series(servers, work, stamp, runs):
+    """Resume-to-first-record on a quiet 100-event topic: `runs` restarts of q0 with a fresh group,
+    each through the launcher's fast path for `run` and through picocli (the `--state-dir=DIR`
+    form), alternating, a second apart. Returns {path: [ms, ...]}."""
+    topic = f"bench-small-{stamp.lower()}"
+    sh("bash", "ci/kafka.sh", "topics", "create", topic, "--partitions", "1")
+    load = work / "load-small.yaml"
+    load.write_text(f"""name: bench-load-small
+sources:
+  bid: {{type: generator, entity: bid, count: 109, seed: 1}}
+transforms:
+  bids: {{type: sql, sql: "SELECT * FROM bid"}}
+sinks:
+  out: {{type: kafka, from: bids, topic: {topic}, bootstrap_servers: "{servers}"}}
+""")
+    sluice(load, work)
+    out = f"{topic}-out"
+    sh("bash", "ci/kafka.sh", "topics", "create", out, "--partitions", "1")
+    times = {"launcher fast path": [], "picocli": []}
+    for i in range(runs):
+        for path, state_arg in (("launcher fast path", None), ("picocli", "--state-dir={state}")):
+            pipeline = work / "first-record.yaml"
+            pipeline.write_text(f"""name: bench-first-record
+sources:
+  bid:
+    type: kafka
+    topic: {topic}
+    group_id: bench-first-{stamp}-{i}-{len(times[path])}-{path[0]}
+    bootstrap_servers: "{servers}"
+    schema: {BID_SCHEMA}
+    bounded: true
+transforms:
+  result: {{type: sql, sql: "{QUERIES['q0']}"}}
+sinks:
+  out: {{type: kafka, from: result, topic: {out}, bootstrap_servers: "{servers}"}}
+""")
+            shutil.rmtree(work / "state", ignore_errors=True)
+            time.sleep(1)
+            times[path].append(sluice(pipeline, work, state_arg)["first_record_ms_after_jvm_start"])
+    return times
 
 
 def main():
@@ -129,9 +175,12 @@ sinks:
         print(f"{name}: sluice {rows[-1]['events_per_s']:,.0f} ev/s vs ceiling {rows[-2]['events_per_s']:,.0f} "
               f"({ratio_rate:.2f}x); per CPU-second {ratio_cpu:.2f}x", file=sys.stderr)
 
+    first_records = first_record_series(servers, work, stamp, int(os.environ.get("FIRST_RECORD_RUNS", "7")))
+
     results = ROOT / "benchmarks" / "results"
     results.mkdir(parents=True, exist_ok=True)
-    (results / f"kafka-{stamp}.json").write_text(json.dumps({"events": n, "topic_bytes": total_bytes, "rows": rows}, indent=2))
+    (results / f"kafka-{stamp}.json").write_text(json.dumps(
+        {"events": n, "topic_bytes": total_bytes, "rows": rows, "first_record_ms_quiet": first_records}, indent=2))
     lines = [f"Kafka JSON -> SQL -> Kafka, {n:,} Nexmark bid events ({total_bytes / 1e6:,.0f} MB of JSON), "
              f"1 partition, 1 lane; {stamp}", "",
              "| query | engine | events/s | MB/s | process CPU s | events per CPU-s | broker CPU s | ratio events/s | ratio per CPU-s | first record after JVM start |",
@@ -141,6 +190,10 @@ sinks:
                      f"{r['cpu_seconds']:.1f} | {r['events_per_cpu_s']:,.0f} | {r['broker_cpu_seconds']:.1f} | "
                      f"{r.get('ratio_events_per_s', 1.0):.2f} | {r.get('ratio_events_per_cpu_s', 1.0):.2f} | "
                      f"{str(r['first_record_ms_after_jvm_start']) + ' ms' if r.get('first_record_ms_after_jvm_start') else 'n/a'} |")
+    lines += ["", "Resume to first record on a quiet 100-event topic (q0, fresh group each run, ms after JVM start):", "",
+              "| path | runs | min | median | max |", "|---|---:|---:|---:|---:|"]
+    for path, ms in first_records.items():
+        lines.append(f"| {path} | {len(ms)} | {min(ms)} | {statistics.median(ms):.0f} | {max(ms)} |")
     table = "\n".join(lines) + "\n"
     (results / f"kafka-{stamp}.md").write_text(table)
     print(table)
