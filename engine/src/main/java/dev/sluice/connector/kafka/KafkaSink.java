@@ -149,10 +149,10 @@ public final class KafkaSink implements Sink {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            discard(next, 0);
+            discard(next);
             throw new IllegalStateException("interrupted while handing records for topic " + topic + " to the producer", e);
         } catch (RuntimeException e) {
-            discard(next, 0);
+            discard(next);
             throw e;
         }
     }
@@ -196,7 +196,7 @@ public final class KafkaSink implements Sink {
                 return;
             }
             if (failure.get() != null) {
-                discard(next, 0); // the lane fails on its next write or barrier
+                discard(next); // the lane fails on its next write or barrier
                 continue;
             }
             int sent = 0;
@@ -204,8 +204,9 @@ public final class KafkaSink implements Sink {
                 for (; sent < records.count(); sent++) {
                     send(records, next.ops(), sent);
                 }
-            } catch (RuntimeException e) {
-                failure.compareAndSet(null, e);
+            } catch (Throwable e) {
+                // Whatever stops this thread must reach the lane, or its next hand-off would wait forever.
+                failure.compareAndSet(null, e instanceof Exception exception ? exception : new IllegalStateException(e));
                 inFlight.addAndGet(sent - next.records().count()); // these never reached the producer
             }
         }
@@ -227,10 +228,10 @@ public final class KafkaSink implements Sink {
         producer.send(message, onSent);
     }
 
-    /** Frees records that will not be sent, from {@code from} on, and stops waiting for them. */
-    private void discard(Outgoing unsent, int from) {
+    /** Frees records that will not be sent and stops waiting for them. */
+    private void discard(Outgoing unsent) {
         unsent.records().close();
-        inFlight.addAndGet(from - unsent.records().count());
+        inFlight.addAndGet(-unsent.records().count());
     }
 
     /** One callback for every send: remembers the first failure for the next write or barrier. */
@@ -271,7 +272,7 @@ public final class KafkaSink implements Sink {
             // After a final checkpoint nothing is queued; after a failure, free what is.
             List<Outgoing> left = new java.util.ArrayList<>();
             outgoing.drainTo(left);
-            left.forEach(unsent -> discard(unsent, 0));
+            left.forEach(this::discard);
             if (!outgoing.offer(STOP)) {
                 sender.interrupt();
             }
