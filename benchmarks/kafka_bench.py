@@ -57,6 +57,25 @@ def sluice(pipeline_yaml, workdir, state_arg=None):
     return json.loads(summary.read_text())
 
 
+def query_pipeline(path, name, servers, topic, group, sql, out):
+    """Writes a bounded kafka source -> sql -> kafka sink pipeline to `path`."""
+    path.write_text(f"""name: {name}
+sources:
+  bid:
+    type: kafka
+    topic: {topic}
+    group_id: {group}
+    bootstrap_servers: "{servers}"
+    schema: {BID_SCHEMA}
+    bounded: true
+transforms:
+  result: {{type: sql, sql: "{sql}"}}
+sinks:
+  out: {{type: kafka, from: result, topic: {out}, bootstrap_servers: "{servers}"}}
+""")
+    return path
+
+
 def first_record_series(servers, work, stamp, runs):
     """Resume-to-first-record on a quiet 100-event topic: `runs` restarts of q0 with a fresh group,
     each through the launcher's fast path for `run` and through picocli (the `--state-dir=DIR`
@@ -78,21 +97,8 @@ sinks:
     times = {"launcher fast path": [], "picocli": []}
     for i in range(runs):
         for path, state_arg in (("launcher fast path", None), ("picocli", "--state-dir={state}")):
-            pipeline = work / "first-record.yaml"
-            pipeline.write_text(f"""name: bench-first-record
-sources:
-  bid:
-    type: kafka
-    topic: {topic}
-    group_id: bench-first-{stamp}-{i}-{len(times[path])}-{path[0]}
-    bootstrap_servers: "{servers}"
-    schema: {BID_SCHEMA}
-    bounded: true
-transforms:
-  result: {{type: sql, sql: "{QUERIES['q0']}"}}
-sinks:
-  out: {{type: kafka, from: result, topic: {out}, bootstrap_servers: "{servers}"}}
-""")
+            pipeline = query_pipeline(work / "first-record.yaml", "bench-first-record", servers, topic,
+                                      f"bench-first-{stamp}-{i}-{path[0]}", QUERIES["q0"], out)
             shutil.rmtree(work / "state", ignore_errors=True)
             time.sleep(1)
             times[path].append(sluice(pipeline, work, state_arg)["first_record_ms_after_jvm_start"])
@@ -139,21 +145,8 @@ sinks:
         base["broker_cpu_seconds"] = broker_cpu_seconds() - before
         total_bytes = base["bytes"]
 
-        pipeline = work / f"{name}.yaml"
-        pipeline.write_text(f"""name: bench-{name}
-sources:
-  bid:
-    type: kafka
-    topic: {topic}
-    group_id: bench-{name}-{stamp}
-    bootstrap_servers: "{servers}"
-    schema: {BID_SCHEMA}
-    bounded: true
-transforms:
-  result: {{type: sql, sql: "{sql}"}}
-sinks:
-  out: {{type: kafka, from: result, topic: {sluice_out}, bootstrap_servers: "{servers}"}}
-""")
+        pipeline = query_pipeline(work / f"{name}.yaml", f"bench-{name}", servers, topic, f"bench-{name}-{stamp}", sql,
+                                  sluice_out)
         before = broker_cpu_seconds()
         run = sluice(pipeline, work)
         run["broker_cpu_seconds"] = broker_cpu_seconds() - before
