@@ -4,6 +4,7 @@ import dev.sluice.bridge.NativeCore;
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.PipelineLoader;
 import dev.sluice.config.PipelineSpec;
+import dev.sluice.runtime.BackgroundPositionStore;
 import dev.sluice.runtime.PositionStore;
 import dev.sluice.state.StateDirectories;
 import dev.sluice.state.StatePositionStore;
@@ -58,7 +59,9 @@ final class CommonOptions {
         try {
             PipelineSpec spec = PipelineLoader.load(file);
             if (withState) {
-                positions = StatePositionStore.open(StateDirectories.forPipeline(spec.name(), stateDir), spec.name());
+                // Opens while the pipeline is validated and planned; Pipeline waits for it before opening stages.
+                Path directory = StateDirectories.forPipeline(spec.name(), stateDir);
+                positions = new BackgroundPositionStore(() -> StatePositionStore.open(directory, spec.name()));
             }
             return Pipeline.assemble(spec, StageTypes.builtIn(), positions);
         } catch (ConfigException e) {

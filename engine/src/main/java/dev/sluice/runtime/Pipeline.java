@@ -86,6 +86,7 @@ public final class Pipeline implements AutoCloseable {
         List<DeadLetterFile> deadLetters = new ArrayList<>();
         Pipeline pipeline = new Pipeline(spec, order, stats, allocator, deadLetters, checkpoint, positions);
         try {
+            positions.awaitOpen();
             pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
         } catch (RuntimeException e) {
             try {

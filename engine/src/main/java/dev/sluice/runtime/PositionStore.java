@@ -14,6 +14,9 @@ public interface PositionStore extends AutoCloseable {
     /** Saves, durably and atomically, the positions of all sources at {@code epoch}. */
     void save(long epoch, Map<String, Map<String, String>> positionsByNode);
 
+    /** Waits until the store can be used (it may open in the background); rethrows why it cannot. */
+    default void awaitOpen() {}
+
     /** The same store for another lane of this run; closing that view leaves this one open. */
     PositionStore forAnotherLane();
 
