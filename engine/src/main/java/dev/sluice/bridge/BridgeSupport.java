@@ -3,7 +3,6 @@ package dev.sluice.bridge;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -39,15 +38,10 @@ final class BridgeSupport {
 
     /** Parses the core's JSON array of strings. */
     static List<String> parseStringArray(String json) {
-        List<String> names = new ArrayList<>();
-        var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
         try {
-            for (var node : mapper.readTree(json)) {
-                names.add(node.asText());
-            }
+            return Json.stringArray(json);
         } catch (java.io.IOException e) {
             throw new NativeArgumentException("bad table list from the core: " + json);
         }
-        return names;
     }
 }

@@ -1,7 +1,7 @@
 package dev.sluice.runtime;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonFactory;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -19,7 +19,7 @@ import java.util.Base64;
  */
 public final class DeadLetterFile implements AutoCloseable {
 
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final JsonFactory JSON = new JsonFactory();
 
     private final Path path;
     private OutputStream out;
@@ -45,7 +45,7 @@ public final class DeadLetterFile implements AutoCloseable {
             }
             out = new BufferedOutputStream(Files.newOutputStream(path));
         }
-        try (JsonGenerator json = MAPPER.createGenerator(new NonClosing(out))) {
+        try (JsonGenerator json = JSON.createGenerator(new NonClosing(out))) {
             json.writeStartObject();
             json.writeStringField("node", node);
             json.writeNumberField("position", position);

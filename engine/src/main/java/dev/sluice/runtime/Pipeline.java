@@ -190,6 +190,7 @@ public final class Pipeline implements AutoCloseable {
         for (NodeSpec node : spec.allNodes()) {
             try {
                 StageType type = types.typeOf(node);
+                type.prepare();
                 ParsedConfig config = type.config().parse(node);
                 List<String> inputs = inputsOf(node, type, config);
                 nodes.put(node.name(), new PipelineNode(node, type, config, inputs));

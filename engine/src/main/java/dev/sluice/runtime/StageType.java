@@ -31,28 +31,45 @@ public interface StageType {
      */
     AutoCloseable create(ParsedConfig config);
 
+    /**
+     * Called as soon as a pipeline names this type, before its nodes are configured, once per
+     * node (so it must be idempotent): a type starts slow one-time initialization here, in the
+     * background, to shorten the way to the first record. Default: nothing.
+     */
+    default void prepare() {}
+
     /** The upstream node names this node reads. Default: its {@code from}. */
     default List<String> inputs(NodeSpec node, ParsedConfig config) {
         return node.from();
     }
 
     /** A stage type from its parts; inputs come from {@code from:}. */
-    static StageType of(NodeKind kind, String name, String doc, ConfigDef config,
+    static Basic of(NodeKind kind, String name, String doc, ConfigDef config,
             Function<ParsedConfig, ? extends AutoCloseable> factory) {
-        return new Basic(kind, name, doc, config, factory, (node, parsed) -> node.from());
+        return new Basic(kind, name, doc, config, factory, (node, parsed) -> node.from(), () -> {});
     }
 
     /** A stage type whose inputs are derived from its settings (as SQL names its tables). */
-    static StageType of(NodeKind kind, String name, String doc, ConfigDef config,
+    static Basic of(NodeKind kind, String name, String doc, ConfigDef config,
             Function<ParsedConfig, ? extends AutoCloseable> factory,
             BiFunction<NodeSpec, ParsedConfig, List<String>> inputs) {
-        return new Basic(kind, name, doc, config, factory, inputs);
+        return new Basic(kind, name, doc, config, factory, inputs, () -> {});
     }
 
     /** The plain implementation behind {@link #of}. */
     record Basic(NodeKind kind, String name, String doc, ConfigDef config,
             Function<ParsedConfig, ? extends AutoCloseable> factory,
-            BiFunction<NodeSpec, ParsedConfig, List<String>> inputResolver) implements StageType {
+            BiFunction<NodeSpec, ParsedConfig, List<String>> inputResolver, Runnable preparation) implements StageType {
+
+        /** This type with {@code preparation} as its {@link #prepare()}. */
+        public Basic preparedBy(Runnable preparation) {
+            return new Basic(kind, name, doc, config, factory, inputResolver, preparation);
+        }
+
+        @Override
+        public void prepare() {
+            preparation.run();
+        }
 
         @Override
         public AutoCloseable create(ParsedConfig parsed) {

@@ -1,6 +1,8 @@
 package dev.sluice.connector.kafka;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import dev.sluice.config.ConfigDef;
 import dev.sluice.config.ConfigType;
 import dev.sluice.config.ParsedConfig;
@@ -30,9 +32,24 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 /** Settings shared by the Kafka source and sink, and the client properties they build. */
 final class KafkaSettings {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private static final java.util.concurrent.atomic.AtomicBoolean MBEAN_SERVER_STARTED = new java.util.concurrent.atomic.AtomicBoolean();
 
     private KafkaSettings() {}
+
+    /**
+     * Every Kafka client registers an MBean, and the platform MBean server's first use costs
+     * 150–200 ms of CPU (it introspects every platform MXBean and diagnostic command), under a
+     * lock the consumer and the access checks then wait on. Started in the background as soon as
+     * a pipeline names a Kafka stage, it is ready by the time the consumer is created.
+     */
+    static void startPlatformMBeanServer() {
+        if (MBEAN_SERVER_STARTED.compareAndSet(false, true)) {
+            Thread.ofPlatform().daemon().name("sluice-mbean-server-start")
+                    .start(java.lang.management.ManagementFactory::getPlatformMBeanServer);
+        }
+    }
 
     static ConfigDef client(ConfigDef def) {
         return def
@@ -139,10 +156,20 @@ final class KafkaSettings {
 
     /** The offset in a state DB position ({@code {"offset": N, ...}}). */
     static long offsetOf(String positionJson) {
-        try {
-            return JSON.readTree(positionJson).get("offset").asLong();
-        } catch (IOException | NullPointerException e) {
+        try (JsonParser parser = JSON.createParser(positionJson)) {
+            if (parser.nextToken() == JsonToken.START_OBJECT) {
+                while (parser.nextToken() == JsonToken.FIELD_NAME) {
+                    String field = parser.currentName();
+                    JsonToken value = parser.nextToken();
+                    if (field.equals("offset") && value == JsonToken.VALUE_NUMBER_INT) {
+                        return parser.getLongValue();
+                    }
+                    parser.skipChildren();
+                }
+            }
+        } catch (IOException e) {
             throw new IllegalStateException("bad position in the state DB: " + positionJson, e);
         }
+        throw new IllegalStateException("bad position in the state DB (no \"offset\"): " + positionJson);
     }
 }

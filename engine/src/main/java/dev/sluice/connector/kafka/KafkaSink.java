@@ -57,7 +57,7 @@ public final class KafkaSink implements Sink {
                                     + "if the rows still have its columns; else no key.")
                     .defineEnum("compression", List.of("none", "gzip", "snappy", "lz4", "zstd"), "lz4", false,
                             "Producer compression.")), false),
-            KafkaSink::new);
+            KafkaSink::new).preparedBy(KafkaSettings::startPlatformMBeanServer);
 
     private final ParsedConfig config;
     private final String topic;

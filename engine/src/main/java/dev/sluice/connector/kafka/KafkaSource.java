@@ -85,7 +85,7 @@ public final class KafkaSource implements Source {
                     .define("dead_letter_topic", ConfigType.STRING, null, false,
                             "Topic for records that do not decode (with the error and origin in headers), when on_error "
                                     + "is dead_letter. Default: the dead_letter file.")), true))),
-            KafkaSource::new);
+            KafkaSource::new).preparedBy(KafkaSettings::startPlatformMBeanServer);
 
     private static final List<String> METADATA = List.of("_partition", "_offset", "_timestamp", "_key", "_headers");
 

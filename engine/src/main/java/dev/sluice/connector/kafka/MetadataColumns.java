@@ -2,6 +2,7 @@ package dev.sluice.connector.kafka;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
@@ -86,21 +87,27 @@ final class MetadataColumns {
         root.setRowCount(n);
     }
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+    private static final com.fasterxml.jackson.core.JsonFactory JSON = new com.fasterxml.jackson.core.JsonFactory();
 
     /** The record's headers as a JSON object; a repeated key keeps its last value. */
     private static byte[] headersJson(org.apache.kafka.common.header.Headers headers) {
-        var object = JSON.createObjectNode();
+        Map<String, String> last = new java.util.LinkedHashMap<>();
         if (headers != null) {
             for (org.apache.kafka.common.header.Header header : headers) {
-                object.put(header.key(), header.value() == null ? null : new String(header.value(), java.nio.charset.StandardCharsets.UTF_8));
+                last.put(header.key(), header.value() == null ? null : new String(header.value(), java.nio.charset.StandardCharsets.UTF_8));
             }
         }
-        try {
-            return JSON.writeValueAsBytes(object);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        var out = new java.io.ByteArrayOutputStream();
+        try (var json = JSON.createGenerator(out)) {
+            json.writeStartObject();
+            for (Map.Entry<String, String> entry : last.entrySet()) {
+                json.writeStringField(entry.getKey(), entry.getValue());
+            }
+            json.writeEndObject();
+        } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
         }
+        return out.toByteArray();
     }
 
     /** The row schema of a change stream plus its {@code _op} column (i, u, d). */
