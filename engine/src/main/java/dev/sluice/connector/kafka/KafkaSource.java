@@ -15,6 +15,7 @@ import dev.sluice.plugin.StageContext;
 import dev.sluice.runtime.ColumnTypes;
 import dev.sluice.runtime.SourceSettings;
 import dev.sluice.runtime.StageType;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -99,7 +100,7 @@ public final class KafkaSource implements Source {
     /** With {@code bounded}: the end offsets of the assigned partitions when they were assigned. */
     private final Map<TopicPartition, Long> endOffsets = new HashMap<>();
     private StageContext context;
-    private KafkaConsumer<byte[], byte[]> consumer;
+    private KafkaConsumer<byte[], ByteBuffer> consumer;
     private NativeDecoder decoder;
     private RecordSlab slab;
     private VectorSchemaRoot meta;
@@ -167,7 +168,7 @@ public final class KafkaSource implements Source {
         props.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "20");
         String starting = config.getString("starting_offsets");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, starting.equals("latest") ? "latest" : "earliest");
-        consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ValueViews());
         consumer.subscribe(topics, new Rebalance(starting));
         decoder = NativeDecoder.create(context.allocator(), format, config.getString("delimiter"), declared, formatOptions);
         slab = new RecordSlab(batchSize);
@@ -198,8 +199,8 @@ public final class KafkaSource implements Source {
         long waitNanos = slab.count() == 0
                 ? Math.max(1_000_000, Math.min(flushNanos, 100_000_000))
                 : Math.max(0, firstBufferedNanos + flushNanos - System.nanoTime());
-        ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofNanos(waitNanos));
-        for (ConsumerRecord<byte[], byte[]> record : records) {
+        ConsumerRecords<byte[], ByteBuffer> records = consumer.poll(Duration.ofNanos(waitNanos));
+        for (ConsumerRecord<byte[], ByteBuffer> record : records) {
             if (slab.count() == 0) {
                 firstBufferedNanos = System.nanoTime();
             }

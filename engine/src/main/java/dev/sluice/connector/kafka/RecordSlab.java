@@ -5,13 +5,15 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The values of a batch of Kafka records copied once into off-heap memory, with Arrow-style
+ * The values of a batch of Kafka records copied once into off-heap memory (from the consumer's
+ * own buffers, see {@link ValueViews}), with Arrow-style
  * offsets ({@code count + 1} longs) for the core's decoder, and each record's origin for
  * metadata columns, dead letters and checkpoint positions. Reused batch after batch; it only
  * grows (old segments stay in the arena until close, a bounded cost of doubling).
@@ -42,12 +44,17 @@ final class RecordSlab implements AutoCloseable {
         headers = new org.apache.kafka.common.header.Headers[capacity];
     }
 
-    void add(ConsumerRecord<byte[], byte[]> record) {
-        byte[] value = record.value() == null ? new byte[0] : record.value();
-        ensure(value.length);
-        MemorySegment.copy(value, 0, data, JAVA_BYTE, used, value.length);
+    void add(ConsumerRecord<byte[], ByteBuffer> record) {
+        ByteBuffer value = record.value();
+        int length = value == null ? 0 : value.remaining();
+        ensure(length);
+        if (length > 0 && value.hasArray()) {
+            MemorySegment.copy(value.array(), value.arrayOffset() + value.position(), data, JAVA_BYTE, used, length);
+        } else if (length > 0) {
+            MemorySegment.copy(MemorySegment.ofBuffer(value), 0, data, used, length);
+        }
         offsets.setAtIndex(JAVA_LONG, count, used);
-        used += value.length;
+        used += length;
         topics[count] = record.topic();
         partitions[count] = record.partition();
         recordOffsets[count] = record.offset();

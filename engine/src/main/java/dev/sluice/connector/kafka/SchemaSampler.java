@@ -2,6 +2,7 @@ package dev.sluice.connector.kafka;
 
 import dev.sluice.bridge.NativeDecoder;
 import dev.sluice.plugin.InvalidSettingException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +34,7 @@ final class SchemaSampler {
         props.put(ConsumerConfig.GROUP_ID_CONFIG, "sluice-schema-sample-" + UUID.randomUUID());
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(rows));
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        try (KafkaConsumer<byte[], ByteBuffer> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ValueViews());
                 RecordSlab sample = new RecordSlab(rows)) {
             List<TopicPartition> partitions = new ArrayList<>();
             for (String topic : topics) {
@@ -44,7 +45,7 @@ final class SchemaSampler {
             Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
             long deadline = System.nanoTime() + LIMIT.toNanos();
             while (sample.count() < rows && System.nanoTime() < deadline && !atEnd(consumer, ends)) {
-                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+                for (ConsumerRecord<byte[], ByteBuffer> record : consumer.poll(Duration.ofMillis(200))) {
                     if (sample.count() < rows) {
                         sample.add(record);
                     }
@@ -62,7 +63,7 @@ final class SchemaSampler {
         }
     }
 
-    private static boolean atEnd(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> ends) {
+    private static boolean atEnd(KafkaConsumer<byte[], ByteBuffer> consumer, Map<TopicPartition, Long> ends) {
         for (Map.Entry<TopicPartition, Long> end : ends.entrySet()) {
             if (consumer.position(end.getKey()) < end.getValue()) {
                 return false;
