@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use crate::avro::{AvroFraming, AvroReader};
 use crate::error::{CoreError, Result};
+use crate::flat_json::FlatJsonDecoder;
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -61,6 +62,8 @@ pub struct RecordDecoder {
     schema: SchemaRef,
     delimiter: u8,
     avro: Option<Arc<AvroReader>>,
+    /// JSON rows of a flat schema: tried before arrow-json (see `flat_json`).
+    flat_json: Option<Arc<FlatJsonDecoder>>,
 }
 
 /// The outcome of decoding one batch of records.
@@ -91,7 +94,22 @@ impl RecordDecoder {
             (_, Some(schema)) => (schema, None),
             (format, None) => return Err(CoreError::invalid(format!("{format:?} decoders need a schema"))),
         };
-        Ok(RecordDecoder { format: options.format, schema, delimiter, avro })
+        let flat_json = match options.format {
+            Format::Json | Format::Debezium => FlatJsonDecoder::try_new(schema.clone()).map(Arc::new),
+            _ => None,
+        };
+        Ok(RecordDecoder { format: options.format, schema, delimiter, avro, flat_json })
+    }
+
+    /// The same decoder without the flat JSON fast path, to compare against.
+    #[cfg(test)]
+    pub(crate) fn arrow_only(&self) -> RecordDecoder {
+        RecordDecoder { format: self.format, schema: self.schema.clone(), delimiter: self.delimiter, avro: self.avro.clone(), flat_json: None }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn has_fast_path(&self) -> bool {
+        self.flat_json.is_some()
     }
 
     pub fn schema(&self) -> &SchemaRef {
@@ -138,6 +156,10 @@ impl RecordDecoder {
         if let Some(avro) = &self.avro {
             return avro.decode(records);
         }
+        // Returns None for anything it does not decode exactly as arrow-json does.
+        if let Some(batch) = self.flat_json.as_ref().and_then(|flat| flat.decode(records)) {
+            return Ok(batch);
+        }
         // One more row than records, so a record holding two values shows as a count mismatch.
         let mut decoder = self.new_decoder(records.len() + 1)?;
         match (&mut decoder, contiguous(records)) {
@@ -178,7 +200,7 @@ impl RecordDecoder {
                 Err(message) => errors.push(index, record, &message),
             }
         }
-        let json = RecordDecoder { format: Format::Json, schema: self.schema.clone(), delimiter: b',', avro: None };
+        let json = RecordDecoder { format: Format::Json, schema: self.schema.clone(), delimiter: b',', avro: None, flat_json: self.flat_json.clone() };
         let slices: Vec<&[u8]> = rows.iter().map(Vec::as_slice).collect();
         let inner = json.decode(&slices)?;
         let kept: Vec<usize> = match &inner.good {

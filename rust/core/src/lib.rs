@@ -11,6 +11,7 @@ pub mod decode;
 pub mod encode;
 pub mod error;
 pub mod file_io;
+mod flat_json;
 pub mod functions;
 pub mod jni_bridge;
 pub mod nexmark;
