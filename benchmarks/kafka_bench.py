@@ -187,12 +187,15 @@ sinks:
 
     first_records = first_record_series(servers, work, stamp, int(os.environ.get("FIRST_RECORD_RUNS", "7")))
 
+    java_opts = os.environ.get("SLUICE_JAVA_OPTS", "")  # the launcher adds these JVM options to Sluice's
     results = ROOT / "benchmarks" / "results"
     results.mkdir(parents=True, exist_ok=True)
     (results / f"kafka-{stamp}.json").write_text(json.dumps(
-        {"events": n, "topic_bytes": total_bytes, "rows": rows, "first_record_ms_quiet": first_records}, indent=2))
+        {"events": n, "topic_bytes": total_bytes, "sluice_java_opts": java_opts, "rows": rows,
+         "first_record_ms_quiet": first_records}, indent=2))
     lines = [f"Kafka JSON -> SQL -> Kafka, {n:,} Nexmark bid events ({total_bytes / 1e6:,.0f} MB of JSON), "
-             f"1 partition, 1 lane; medians of {repeats} alternating runs per engine (range in brackets); {stamp}", "",
+             f"1 partition, 1 lane; medians of {repeats} alternating runs per engine (range in brackets); {stamp}"
+             + (f"; Sluice with SLUICE_JAVA_OPTS={java_opts}" if java_opts else ""), "",
              "| query | engine | events/s | MB/s | process CPU s | events per CPU-s | broker CPU s | ratio events/s | ratio per CPU-s |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:

@@ -8,6 +8,7 @@ import dev.sluice.config.ConfigType;
 import dev.sluice.config.ParsedConfig;
 import dev.sluice.plugin.InvalidSettingException;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +17,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
@@ -34,20 +36,20 @@ final class KafkaSettings {
 
     private static final JsonFactory JSON = new JsonFactory();
 
-    private static final java.util.concurrent.atomic.AtomicBoolean MBEAN_SERVER_STARTED = new java.util.concurrent.atomic.AtomicBoolean();
+    private static final AtomicBoolean MBEAN_SERVER_STARTED = new AtomicBoolean();
 
     private KafkaSettings() {}
 
     /**
-     * Every Kafka client registers an MBean, and the platform MBean server's first use costs
-     * 150–200 ms of CPU (it introspects every platform MXBean and diagnostic command), under a
+     * Every Kafka client registers an MBean, and the platform MBean server's first use takes
+     * ~200 ms (it introspects every platform MXBean and diagnostic command), under a
      * lock the consumer and the access checks then wait on. Started in the background as soon as
      * a pipeline names a Kafka stage, it is ready by the time the consumer is created.
      */
     static void startPlatformMBeanServer() {
         if (MBEAN_SERVER_STARTED.compareAndSet(false, true)) {
             Thread.ofPlatform().daemon().name("sluice-mbean-server-start")
-                    .start(java.lang.management.ManagementFactory::getPlatformMBeanServer);
+                    .start(ManagementFactory::getPlatformMBeanServer);
         }
     }
 
