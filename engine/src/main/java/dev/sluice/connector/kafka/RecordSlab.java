@@ -12,9 +12,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The values of a batch of Kafka records copied once into off-heap memory (from the consumer's
- * own buffers, see {@link ValueViews}), with Arrow-style
- * offsets ({@code count + 1} longs) for the core's decoder, and each record's origin for
+ * The values of a batch of Kafka records copied once into off-heap memory, straight from the
+ * consumer's own buffers ({@link ValueViews}), with Arrow-style offsets ({@code count + 1}
+ * longs) for the core's decoder, and each record's origin for
  * metadata columns, dead letters and checkpoint positions. Reused batch after batch; it only
  * grows (old segments stay in the arena until close, a bounded cost of doubling).
  */
