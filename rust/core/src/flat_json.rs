@@ -646,8 +646,8 @@ impl<'a> Cursor<'a> {
         self.signed_integer()
     }
 
-    /// Skips any JSON value in strict syntax (an unknown field), checking it as arrow-json would
-    /// reject nothing we accept: escapes and surrogates must be valid.
+    /// Skips any JSON value in strict syntax (an unknown field). Escapes and surrogates inside it
+    /// are still checked: arrow-json fails a batch on bad ones, so accepting them would differ.
     fn skip_value(&mut self, depth: u32, scratch: &mut Vec<u8>) -> Option<()> {
         match self.peek()? {
             b'"' => self.string(scratch).map(drop),
