@@ -14,6 +14,9 @@ echo "== JDK: $JAVA_HOME; cargo target: $CARGO_TARGET_DIR"
 echo "== Rust: cargo test (release profile, no LTO: shares the build with the engine JAR)"
 cargo test --release --locked --manifest-path rust/Cargo.toml
 
+echo "== Rust: the native heap ends where it started after 1 M ABI cycles (counting allocator)"
+cargo test --release --locked --manifest-path rust/Cargo.toml -p sluice-core --features alloc-stats --test native_memory
+
 echo "== C header: rust/core/include/sluice.h matches what cbindgen generates"
 cargo run --quiet --release --locked --manifest-path rust/header-check/Cargo.toml -- check
 

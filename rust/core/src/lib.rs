@@ -4,6 +4,9 @@
 //! the Foreign Function & Memory API.
 
 pub mod abi;
+/// Counting global allocator, for leak tests only (`--features alloc-stats`).
+#[cfg(feature = "alloc-stats")]
+pub mod alloc_stats;
 pub mod avro;
 pub mod bench_abi;
 pub mod cdata;

@@ -252,7 +252,9 @@ impl ExecutionPlan for LookupJoinExec {
     fn execute(&self, partition: usize, context: Arc<TaskContext>) -> datafusion::error::Result<SendableRecordBatchStream> {
         let probe = self.probe.execute(partition, Arc::clone(&context))?;
         let stream = LookupJoinStream {
-            join: Arc::clone(&self.join),
+            // A fresh copy: the stream registers metrics in the node at every execution, and a
+            // transform re-executes this plan after each failed batch (tests/native_memory.rs).
+            join: Arc::clone(&self.join).reset_state()?,
             slots: Arc::clone(&self.slots),
             partition,
             context,

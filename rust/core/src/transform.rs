@@ -29,6 +29,7 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::PartitionStream;
+use datafusion::physical_plan::execution_plan::reset_plan_states;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::executor::block_on;
@@ -144,7 +145,11 @@ impl SqlTransform {
         for index in 0..self.streams.len() {
             if let Err(e) = poll_until_pending(&mut self.streams[index], &mut self.ready) {
                 // The failed batch is dropped whole; fresh streams of the same plan take the
-                // next one. The caller applies its on_error policy.
+                // next one. The caller applies its on_error policy. The nodes are renewed first:
+                // each execution registers metrics in its node that live as long as the node,
+                // so restarting the same nodes would grow by kilobytes per failed batch
+                // (tests/native_memory.rs).
+                self.plan = reset_plan_states(Arc::clone(&self.plan))?;
                 self.start_streams()?;
                 return Err(e);
             }
