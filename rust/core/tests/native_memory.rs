@@ -13,7 +13,9 @@
 //! - a single batch handle left unfreed shows up, so the instrument is not blind.
 //!
 //! `harness = false` (Cargo.toml): the allocator counts every thread, so nothing may run
-//! beside the measured code. `SLUICE_LEAK_CYCLES` overrides the cycle count.
+//! beside the measured code. `SLUICE_LEAK_CYCLES` overrides the cycle count; the growth check
+//! compares peaks of periodic sawtooths (join renewals every 4096 batches, lookup failures
+//! every 17 500 cycles), so it needs runs of 100 000 cycles or more.
 
 use std::ffi::{c_char, CStr, CString};
 use std::sync::Arc;
@@ -29,7 +31,7 @@ use sluice_core::alloc_stats::{sluice_debug_live_bytes, stats};
 const ROWS: i64 = 4;
 /// Keys of the side table; stream ids are looked up by `id % 128`, so some rows find none.
 const SIDE_KEYS: i64 = 100;
-/// Every this many cycles one JSON record is malformed (its row becomes an error row).
+/// Every this many cycles one record is malformed (it becomes an error row).
 const BAD_RECORD_EVERY: u64 = 1000;
 
 fn main() {
