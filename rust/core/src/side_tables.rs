@@ -468,6 +468,20 @@ mod tests {
     }
 
     #[test]
+    fn the_lookup_join_works_on_after_failed_batches() {
+        // A failed batch restarts the plan's streams, each from a renewed copy of the join.
+        let sql = "SELECT s.id, t.value, 10 / (s.id - 5) AS r FROM s JOIN side t ON s.id = t.key";
+        let mut t = plan(sql, side_table(side_csv("failed", 10))).unwrap();
+        for round in 0..3 {
+            let err = t.push(0, batch(&[4, 5])).err().expect("division by zero");
+            assert_eq!(err.kind, ErrorKind::Execution, "round {round}: {}", err.message);
+            assert_eq!(drain(&mut t), vec![], "round {round}: nothing of the failed batch");
+            t.push(0, batch(&[1, 2, 11])).unwrap();
+            assert_eq!(drain(&mut t), looked_up(&[1, 2], 10), "round {round}");
+        }
+    }
+
+    #[test]
     fn left_joins_from_the_stream_semi_joins_and_join_filters_emit_at_once() {
         let path = side_csv("kinds", 5);
         let mut left = plan("SELECT s.id, t.value FROM s LEFT JOIN side t ON s.id = t.key", side_table(path.clone())).unwrap();
