@@ -689,6 +689,16 @@ class KafkaPipelineTest {
                     && run.stderr().contains("max.message.bytes"), run.stderr());
             // No epoch was finalized: the group has no offsets, a rerun reads everything again.
             assertTrue(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).isEmpty());
+            // The way back from a failed sink is a restart from the last checkpoint: with the
+            // setting raised, the rerun writes every row.
+            var topic = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, out);
+            admin.incrementalAlterConfigs(Map.of(topic, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("max.message.bytes", "1048588"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+            CliResult rerun = sluice("run", file.toString(), "--state-dir", dir.resolve("state").toString());
+            assertEquals(0, rerun.code(), rerun.stderr());
+            assertEquals(expectedIds(200), idSet(KafkaTestSupport.consumeAll(servers, out, 100, Duration.ofSeconds(30))));
+            assertEquals(200L, committed(servers, group).get(new TopicPartition(in, 0)));
         }
     }
 
