@@ -4,6 +4,8 @@
 #   benchmarks/run.sh jmh [JMH args...]   JMH suites (default: all; e.g. TransformPushBenchmark -p rows=1024)
 #   benchmarks/run.sh kafka [EVENTS [QUERIES]]  Kafka JSON -> SQL (q0,q1,q2,q22) -> Kafka vs a plain
 #                                         consume->produce loop (default 1 000 000 events, all queries)
+#   benchmarks/run.sh restart [REPEATS]  restart to first new output record after kill -9 and SIGTERM
+#                                         (default 5 restarts per mode; see restart_bench.py)
 #   benchmarks/run.sh nexmark [EVENTS [QUERIES]] [--partitions P] [--parallelism N] [--series kafka,memory]
 #                                         [--engines 'Sluice FFM,Flink SQL'] [--no-parity] [--keep-topics]
 #                                         Nexmark side by side: Sluice FFM/JNI, Flink SQL, Kafka Streams over
@@ -69,11 +71,17 @@ case "$mode" in
       python3 benchmarks/kafka_bench.py "$@"
     }
     ;;
+  restart)
+    mvn -q -B -ntp -DskipTests package -pl benchmarks -am
+    bash ci/kafka.sh start
+    export SLUICE_JVM_FLAGS
+    python3 benchmarks/restart_bench.py "$@"
+    ;;
   nexmark)
     run_nexmark "$@"
     ;;
   *)
-    echo "usage: benchmarks/run.sh [jmh [JMH args...] | kafka [EVENTS [QUERIES]] | nexmark [EVENTS [QUERIES]] [options]]" >&2
+    echo "usage: benchmarks/run.sh [jmh [JMH args...] | kafka [EVENTS [QUERIES]] | restart [REPEATS] | nexmark [EVENTS [QUERIES]] [options]]" >&2
     exit 2
     ;;
 esac

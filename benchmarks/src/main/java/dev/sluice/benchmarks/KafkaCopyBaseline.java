@@ -17,7 +17,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 /**
  * The I/O ceiling for Kafka → Kafka: a plain kafka-clients loop that consumes {@code count}
  * records and produces each value unchanged, with the client settings Sluice uses (512 KiB
- * batches, 20 ms linger, lz4, acks=all, idempotence; fetches of at least 64 KiB). Prints one
+ * batches, 20 ms linger, lz4, acks=all, idempotence, one request in flight; fetches of at least
+ * 64 KiB). Prints one
  * JSON line: events, seconds (the copy loop), cpu_seconds (the whole process, JVM start
  * included, as Sluice reports its own), bytes.
  *
@@ -47,6 +48,7 @@ public final class KafkaCopyBaseline {
         producerProps.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
         producerProps.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(512 * 1024));
         producerProps.put(ProducerConfig.LINGER_MS_CONFIG, "20");
+        producerProps.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
         var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         long start = System.nanoTime();
         long copied = 0;

@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
 /** Options every command that touches a pipeline shares, and how it reports errors. */
 final class CommonOptions {
 
-    @Option(names = "--verbose", description = "Print stack traces with errors.")
+    @Option(names = "--verbose", description = "Print stack traces with errors, and the Kafka clients' warnings.")
     boolean verbose;
 
     @Option(names = "--bridge", paramLabel = "ffm|jni",
@@ -55,6 +55,10 @@ final class CommonOptions {
      * when it is null.
      */
     Pipeline assemble(Path file, PrintStream err, boolean withState, Path stateDir) {
+        if (verbose) {
+            // Kafka's client logs are off unless asked for (simplelogger.properties); set before its loggers exist.
+            System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka", "warn");
+        }
         PositionStore positions = PositionStore.NONE;
         try {
             PipelineSpec spec = PipelineLoader.load(file);

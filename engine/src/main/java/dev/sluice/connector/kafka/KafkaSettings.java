@@ -58,7 +58,23 @@ final class KafkaSettings {
                 .define("bootstrap_servers", ConfigType.STRING, null, false,
                         "The brokers, host:port[,host:port]. Default: properties' bootstrap.servers, else 127.0.0.1:9092.")
                 .define("properties", ConfigType.MAP, null, false,
-                        "Kafka client properties passed through as they are (security, timeouts, tuning).");
+                        "Kafka client properties passed through as they are (security, timeouts, tuning).")
+                .define(CHECK_TIMEOUT, ConfigType.DURATION, "5s", false,
+                        "How long the check at start (brokers reachable, topic there, ACLs) waits for a broker "
+                                + "before the run fails with the reason.");
+    }
+
+    static final String CHECK_TIMEOUT = "check_timeout";
+
+    /** The start-up check's timeout, carried to {@link #checkAccess} in the client properties. */
+    private static final String CHECK_TIMEOUT_PROPERTY = "sluice.check.timeout.ms";
+
+    /** The client properties for {@link #checkAccess}: the stage's, plus its check timeout. */
+    static Properties checkProperties(Properties props, ParsedConfig config) {
+        Properties check = new Properties();
+        check.putAll(props);
+        check.put(CHECK_TIMEOUT_PROPERTY, Long.toString(Math.max(1, config.getDuration(CHECK_TIMEOUT).toMillis())));
+        return check;
     }
 
     static Properties clientProperties(ParsedConfig config) {
@@ -84,10 +100,20 @@ final class KafkaSettings {
      * consumer that waits forever or a producer that fails on its first send.
      */
     static void checkAccess(Properties props, Collection<String> topics, AclOperation operation, String group) {
+        checkAccess(props, topics, operation, group, client -> {});
+    }
+
+    /** As above, then runs {@code more} with the same Admin client (best-effort look-ups). */
+    static void checkAccess(Properties props, Collection<String> topics, AclOperation operation, String group,
+            java.util.function.Consumer<Admin> more) {
         Properties admin = new Properties();
         admin.putAll(props);
-        admin.putIfAbsent(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-        admin.putIfAbsent(CommonClientConfigs.DEFAULT_API_TIMEOUT_MS_CONFIG, "15000");
+        long timeoutMs = Long.parseLong((String) admin.remove(CHECK_TIMEOUT_PROPERTY));
+        // The admin lives for this check only: its timeouts are the check's, whatever the
+        // stage's clients use. An unreachable broker fails the start after check_timeout.
+        admin.put(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(timeoutMs));
+        admin.put(CommonClientConfigs.DEFAULT_API_TIMEOUT_MS_CONFIG, Long.toString(timeoutMs));
+        String within = "within " + formatMillis(timeoutMs) + " (" + CHECK_TIMEOUT + ")";
         // The admin lives for this one check; with the default 100 ms backoff, describing a
         // group that has no coordinator state yet adds about 100 ms to every start.
         admin.putIfAbsent(CommonClientConfigs.RETRY_BACKOFF_MS_CONFIG, "10");
@@ -99,8 +125,11 @@ final class KafkaSettings {
             for (String topic : topics) {
                 TopicDescription description;
                 try {
-                    description = described.get(topic).get(15, TimeUnit.SECONDS);
+                    description = described.get(topic).get(timeoutMs + 1_000, TimeUnit.MILLISECONDS);
                 } catch (ExecutionException e) {
+                    if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+                        throw new InvalidSettingException("bootstrap_servers", "no Kafka broker answered at " + servers + " " + within);
+                    }
                     throw topicProblem(topic, servers, e.getCause());
                 }
                 Set<AclOperation> allowed = description.authorizedOperations();
@@ -111,15 +140,31 @@ final class KafkaSettings {
                 }
             }
             if (group != null) {
-                checkGroup(client, group, servers);
+                checkGroup(client, group, servers, timeoutMs + 1_000);
             }
+            more.accept(client);
         } catch (TimeoutException e) {
-            throw new InvalidSettingException("bootstrap_servers", "no Kafka broker answered at " + servers + " within 15 s");
+            throw new InvalidSettingException("bootstrap_servers", "no Kafka broker answered at " + servers + " " + within);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InvalidSettingException("bootstrap_servers", "interrupted while connecting to " + servers);
         } catch (KafkaException e) {
             throw new InvalidSettingException("bootstrap_servers", "Kafka at " + servers + ": " + e.getMessage());
+        }
+    }
+
+    /** The topic's max.message.bytes, or -1 when it cannot be read (no DESCRIBE_CONFIGS ACL). */
+    static int maxMessageBytes(Admin client, String topic) {
+        try {
+            org.apache.kafka.common.config.ConfigResource resource =
+                    new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+            var entry = client.describeConfigs(List.of(resource)).all().get(10, TimeUnit.SECONDS).get(resource).get("max.message.bytes");
+            return entry == null || entry.value() == null ? -1 : Integer.parseInt(entry.value());
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
         }
     }
 
@@ -137,12 +182,16 @@ final class KafkaSettings {
         return new InvalidSettingException("bootstrap_servers", "Kafka at " + servers + ": " + cause.getMessage());
     }
 
-    private static void checkGroup(Admin client, String group, String servers)
+    private static String formatMillis(long ms) {
+        return ms % 1000 == 0 ? (ms / 1000) + " s" : ms + " ms";
+    }
+
+    private static void checkGroup(Admin client, String group, String servers, long timeoutMs)
             throws InterruptedException, TimeoutException {
         try {
             Set<AclOperation> allowed = client
                     .describeConsumerGroups(List.of(group), new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true))
-                    .describedGroups().get(group).get(15, TimeUnit.SECONDS).authorizedOperations();
+                    .describedGroups().get(group).get(timeoutMs, TimeUnit.MILLISECONDS).authorizedOperations();
             if (allowed != null && !allowed.contains(AclOperation.READ) && !allowed.contains(AclOperation.ALL)) {
                 throw new InvalidSettingException("group_id", "not authorized to read as consumer group '" + group + "' on "
                         + servers + " (allowed: " + allowed + "); grant the ACL or change group_id");
@@ -154,6 +203,37 @@ final class KafkaSettings {
             }
             // A group that does not exist yet, or a broker without group descriptions: the consumer will say.
         }
+    }
+
+    /** The id in a state DB entry {@code {"id": "..."}} (a source's group instance id). */
+    static String idOf(String json) {
+        try (JsonParser parser = JSON.createParser(json)) {
+            if (parser.nextToken() == JsonToken.START_OBJECT) {
+                while (parser.nextToken() == JsonToken.FIELD_NAME) {
+                    String field = parser.currentName();
+                    JsonToken value = parser.nextToken();
+                    if (field.equals("id") && value == JsonToken.VALUE_STRING) {
+                        return parser.getText();
+                    }
+                    parser.skipChildren();
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("bad group instance id in the state DB: " + json, e);
+        }
+        throw new IllegalStateException("bad group instance id in the state DB (no \"id\"): " + json);
+    }
+
+    static String idJson(String id) {
+        java.io.StringWriter out = new java.io.StringWriter();
+        try (com.fasterxml.jackson.core.JsonGenerator json = JSON.createGenerator(out)) {
+            json.writeStartObject();
+            json.writeStringField("id", id);
+            json.writeEndObject();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return out.toString();
     }
 
     /** The offset in a state DB position ({@code {"offset": N, ...}}). */

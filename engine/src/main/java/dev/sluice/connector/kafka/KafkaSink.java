@@ -15,13 +15,17 @@ import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
+import dev.sluice.runtime.ErrorPolicy;
+import dev.sluice.runtime.SourceSettings;
 import dev.sluice.runtime.StageType;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Properties;
+import java.util.Queue;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -33,12 +37,15 @@ import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The {@code kafka} sink: rows encoded in the core (one slab plus offsets per batch); Java only
  * wraps each record's bytes into a producer record. Idempotent producer, acks=all; a barrier
  * waits until every record is acknowledged, so an acknowledged epoch is durable in Kafka.
+ * A record Kafka refuses as too large follows the node's {@code on_error}; any other send
+ * failure fails the run before its epoch is finalized, so a restart replays it.
  */
 public final class KafkaSink implements Sink {
 
@@ -56,7 +63,15 @@ public final class KafkaSink implements Sink {
                                     + "Default: the primary key of the source the rows come from (its `primary_key`), "
                                     + "if the rows still have its columns; else no key.")
                     .defineEnum("compression", List.of("none", "gzip", "snappy", "lz4", "zstd"), "lz4", false,
-                            "Producer compression.")), false),
+                            "Producer compression.")
+                    .defineEnum(ErrorPolicy.KEY, List.of("dead_letter", "skip", "fail"), "dead_letter", false,
+                            "What to do with a row Kafka refuses as too large (the producer's max.request.size or the "
+                                    + "topic's max.message.bytes): write it with the reason to the dead letter, skip it "
+                                    + "(counted), or fail the run.")
+                    .define(SourceSettings.DEAD_LETTER, ConfigType.PATH, null, false,
+                            "The dead-letter file (JSON lines: node, position = the row's number in this run's output, "
+                                    + "error, record). Default: <node>.dead-letter.jsonl next to the first file sink's "
+                                    + "output, else next to the pipeline file.")), false),
             KafkaSink::new).preparedBy(KafkaSettings::startPlatformMBeanServer);
 
     private final ParsedConfig config;
@@ -68,6 +83,13 @@ public final class KafkaSink implements Sink {
     private KafkaProducer<byte[], byte[]> producer;
     private StageContext context;
     private final AtomicReference<Exception> failure = new AtomicReference<>();
+    /** Records refused as too large, handed from the producer's threads to the lane (on_error). */
+    private final Queue<Refused> refused = new ConcurrentLinkedQueue<>();
+    /** Rows handed to the sender so far: a refused row's position in the dead letter. */
+    private long rowsSent;
+    private int maxRequestSize;
+    /** The topic's max.message.bytes as the check at start read it; -1 if unknown. */
+    private volatile int maxMessageBytes = -1;
     /** Messages handed to the sender thread and not yet acknowledged (or failed). */
     private final AtomicLong inFlight = new AtomicLong();
     /** At most two encoded batches wait for the sender: beyond that the lane waits (back-pressure). */
@@ -109,19 +131,34 @@ public final class KafkaSink implements Sink {
         // defaults (FIELD-NOTES); properties: can override both.
         props.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(512 * 1024));
         props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "20");
-        Properties checkProps = new Properties();
-        checkProps.putAll(props);
+        props.putIfAbsent(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, Integer.toString(MAX_IN_FLIGHT));
+        maxRequestSize = Integer.parseInt(String.valueOf(props.getOrDefault(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576")).trim());
+        Properties checkProps = KafkaSettings.checkProperties(props, config);
         context.checkWhileOpening(() -> KafkaSettings.checkAccess(checkProps, List.of(topic),
-                org.apache.kafka.common.acl.AclOperation.WRITE, null));
+                org.apache.kafka.common.acl.AclOperation.WRITE, null,
+                admin -> maxMessageBytes = KafkaSettings.maxMessageBytes(admin, topic)));
         producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
         sender = new Thread(this::sendLoop, "sluice-kafka-sink-" + context.nodeName());
         sender.setDaemon(true);
         sender.start();
     }
 
+    /**
+     * One produce request in flight per broker. With more, a partition that this producer has
+     * not written yet can lose its first batch for good (KAFKA-15591, fixed only in Kafka 4.5):
+     * a broker that has published a partition's metadata but not yet opened the partition
+     * (a topic just created, partitions just added; seconds under load) refuses request A with
+     * NOT_LEADER_OR_FOLLOWER, request B overtakes it and is accepted (a broker without state for
+     * the producer accepts any first sequence), and every retry of A then gets
+     * OUT_OF_ORDER_SEQUENCE_NUMBER until delivery.timeout.ms (2 min) fails the run. With one
+     * request in flight the retried A always goes before B. (properties: can raise it.)
+     */
+    static final int MAX_IN_FLIGHT = 1;
+
     @Override
     public void write(Batch batch) {
         throwIfFailed();
+        handleRefused();
         if (batch instanceof NativeBatch nativeBatch) {
             write(nativeBatch);
         } else {
@@ -142,7 +179,8 @@ public final class KafkaSink implements Sink {
         NativeEncoder.Records records = encoder.encodeRecords(batch);
         // Counted before the hand-off, so a barrier also waits for records still queued.
         inFlight.addAndGet(records.count());
-        Outgoing next = new Outgoing(records, ops);
+        Outgoing next = new Outgoing(records, ops, rowsSent);
+        rowsSent += records.count();
         try {
             while (!outgoing.offer(next, 100, TimeUnit.MILLISECONDS)) {
                 throwIfFailed();
@@ -178,10 +216,16 @@ public final class KafkaSink implements Sink {
     private static final byte[][] OPS = {"i".getBytes(StandardCharsets.UTF_8), "u".getBytes(StandardCharsets.UTF_8),
         "d".getBytes(StandardCharsets.UTF_8)};
 
-    /** Encoded records on their way to the sender thread, with each row's {@code op} header if any. */
-    private record Outgoing(NativeEncoder.Records records, byte[][] ops) {}
+    /**
+     * Encoded records on their way to the sender thread, with each row's {@code op} header if
+     * any, and the number of the first row in this run's output.
+     */
+    private record Outgoing(NativeEncoder.Records records, byte[][] ops, long firstRow) {}
 
-    private static final Outgoing STOP = new Outgoing(null, null);
+    private static final Outgoing STOP = new Outgoing(null, null, 0);
+
+    /** A record Kafka refused as too large: its row number, bytes and why. */
+    private record Refused(long row, byte[] value, String reason) {}
 
     /** The sender thread: wraps each record into a producer record and sends it, in order. */
     private void sendLoop() {
@@ -202,7 +246,7 @@ public final class KafkaSink implements Sink {
             int sent = 0;
             try (NativeEncoder.Records records = next.records()) {
                 for (; sent < records.count(); sent++) {
-                    send(records, next.ops(), sent);
+                    send(records, next.ops(), sent, next.firstRow() + sent);
                 }
             } catch (Throwable e) {
                 // Whatever stops this thread must reach the lane, or its next hand-off would wait forever.
@@ -212,7 +256,7 @@ public final class KafkaSink implements Sink {
         }
     }
 
-    private void send(NativeEncoder.Records records, byte[][] ops, int i) {
+    private void send(NativeEncoder.Records records, byte[][] ops, int i, long row) {
         // The producer needs a byte[] per message: one copy straight out of the native slab.
         byte[] value = new byte[(int) records.length(i)];
         MemorySegment.copy(records.data(), JAVA_BYTE, records.start(i), value, 0, value.length);
@@ -225,8 +269,15 @@ public final class KafkaSink implements Sink {
         if (ops != null) {
             message.headers().add("op", ops[i]);
         }
-        producer.send(message, onSent);
+        // Only a record near a size limit can be refused as too large: only its callback keeps
+        // its bytes for the dead letter (the others' become garbage once the producer copied them).
+        int limit = maxMessageBytes < 0 ? 0 : Math.min(maxRequestSize, maxMessageBytes);
+        boolean nearLimit = value.length + (messageKey == null ? 0 : messageKey.length) + NEAR_LIMIT_MARGIN >= limit;
+        producer.send(message, new Sent(row, nearLimit ? value : null, value.length));
     }
+
+    /** More than a one-record batch's overhead (headers included) can add to key and value. */
+    private static final int NEAR_LIMIT_MARGIN = 1024;
 
     /** Frees records that will not be sent and stops waiting for them. */
     private void discard(Outgoing unsent) {
@@ -234,13 +285,50 @@ public final class KafkaSink implements Sink {
         inFlight.addAndGet(-unsent.records().count());
     }
 
-    /** One callback for every send: remembers the first failure for the next write or barrier. */
-    private final org.apache.kafka.clients.producer.Callback onSent = (metadata, e) -> {
-        if (e != null) {
-            failure.compareAndSet(null, e);
+    /**
+     * The callback of one send: a record refused as too large goes to on_error (on the lane);
+     * any other failure is remembered for the next write or barrier, which fails the run.
+     */
+    private final class Sent implements org.apache.kafka.clients.producer.Callback {
+        private final long row;
+        private final byte[] value;
+        private final int length;
+
+        Sent(long row, byte[] value, int length) {
+            this.row = row;
+            this.value = value;
+            this.length = length;
         }
-        inFlight.decrementAndGet();
-    };
+
+        @Override
+        public void onCompletion(org.apache.kafka.clients.producer.RecordMetadata metadata, Exception e) {
+            if (e instanceof RecordTooLargeException) {
+                refused.add(new Refused(row, value == null ? new byte[0] : value, tooLarge(length, e)));
+            } else if (e != null) {
+                failure.compareAndSet(null, e);
+            }
+            inFlight.decrementAndGet(); // after the hand-off above: a barrier that sees 0 sees it too
+        }
+    }
+
+    /** Why a record of {@code bytes} was refused, and which settings let it through. */
+    private String tooLarge(long bytes, Exception e) {
+        // The producer's own check names its setting; the broker's refusal does not.
+        String limit = String.valueOf(e.getMessage()).contains("max.request.size")
+                ? "the producer's max.request.size (" + maxRequestSize + " bytes)"
+                : "the topic's max.message.bytes on the broker";
+        return "a record of " + bytes + " bytes is too large for topic " + topic + ": it exceeds " + limit
+                + "; raise max.request.size under the sink's properties: and the topic's max.message.bytes "
+                + "(and the consumers' max.partition.fetch.bytes), or make the row smaller";
+    }
+
+    /** Applies on_error to the records refused so far; with {@code fail} this throws. */
+    private void handleRefused() {
+        Refused r;
+        while ((r = refused.poll()) != null) {
+            context.reject(r.row(), r.value(), r.reason());
+        }
+    }
 
     /**
      * The epoch is durable once every message sent before the barrier is acknowledged. Waits
@@ -257,6 +345,9 @@ public final class KafkaSink implements Sink {
             LockSupport.parkNanos(200_000);
         }
         throwIfFailed();
+        // Every send of the epoch is answered: its refused records reach the dead letter,
+        // which the runner flushes right after this, before the epoch can be finalized.
+        handleRefused();
     }
 
     private void throwIfFailed() {

@@ -31,6 +31,7 @@ import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -55,6 +56,12 @@ public final class KafkaSource implements Source {
             SourceSettings.errorHandling(SourceSettings.batching(AvroSettings.define(KafkaSettings.client(new ConfigDef()
                     .define("topic", ConfigType.LIST, null, true, "The topic, or a list of topics.")
                     .define("group_id", ConfigType.STRING, null, false, "Consumer group. Default: sluice-<pipeline name>.")
+                    .define("group_instance_id", ConfigType.STRING, null, false,
+                            "Static group membership: each lane's consumer joins as <this>-lane-<n> (group.instance.id), "
+                                    + "so a restarted instance, even after kill -9, gets its partitions back at once "
+                                    + "instead of after session.timeout.ms. Must differ between instances sharing the group. "
+                                    + "Default: sluice-<pipeline>-<node>-<random>, made on the first run and kept in the "
+                                    + "state DB; `none` for dynamic membership. Bounded sources use dynamic membership.")
                     .defineEnum("starting_offsets", List.of("committed", "earliest", "latest"), "committed", false,
                             "Where to start without a checkpoint: the group's committed offsets (else earliest), "
                                     + "or earliest/latest regardless of them.")
@@ -114,6 +121,12 @@ public final class KafkaSource implements Source {
     private boolean ended;
     /** The emitter of the poll in progress: a rebalance inside poll flushes the slab through it. */
     private Emitter currentOut;
+    /** Static membership: group.instance.id is this plus {@code -lane-<lane>}; null for dynamic. */
+    private String instanceBase;
+    private int lane = -1;
+
+    /** The key under which the derived group_instance_id is kept in the state DB, beside the offsets. */
+    static final String INSTANCE_POSITION = "_group_instance_id";
 
     KafkaSource(ParsedConfig config) {
         this.config = config;
@@ -135,8 +148,7 @@ public final class KafkaSource implements Source {
         this.context = context;
         Properties props = KafkaSettings.clientProperties(config);
         String group = config.has("group_id") ? config.getString("group_id") : "sluice-" + context.pipelineName();
-        Properties checkProps = new Properties();
-        checkProps.putAll(props); // the consumer's settings below are not the check's
+        Properties checkProps = KafkaSettings.checkProperties(props, config); // without the consumer's settings below
         Runnable accessCheck = () -> KafkaSettings.checkAccess(checkProps, topics, AclOperation.READ, group);
         if (format.equals("json") && !config.has("schema")) {
             accessCheck.run(); // inferring the schema reads the topic: it must exist first
@@ -162,6 +174,13 @@ public final class KafkaSource implements Source {
             }
         }
         props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        instanceBase = instanceBase(props);
+        if (instanceBase != null) {
+            lane = Instances.claim(instanceBase);
+            props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instanceBase + "-lane-" + lane);
+        } else {
+            props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        }
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(batchSize));
         props.putIfAbsent(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "65536");
@@ -189,6 +208,28 @@ public final class KafkaSource implements Source {
                     + schema.getFields().stream().map(org.apache.arrow.vector.types.pojo.Field::getName).toList());
         }
         return PrimaryKey.with(schema, primaryKey);
+    }
+
+    /**
+     * The base of group.instance.id: the setting (or properties' group.instance.id), else the one
+     * an earlier run of this state DB made, else a new one (saved with the next checkpoint).
+     */
+    private String instanceBase(Properties props) {
+        String configured = config.has("group_instance_id") ? config.getString("group_instance_id")
+                : (String) props.get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        if (configured != null) {
+            return configured.isBlank() || configured.equals("none") ? null : configured;
+        }
+        if (bounded) {
+            // A bounded lane leaves the group when it is done; a static member cannot (it stays
+            // until session.timeout.ms, and a lane joining later would wait for it).
+            return null;
+        }
+        String saved = context.restoredPositions().get(INSTANCE_POSITION);
+        if (saved != null) {
+            return KafkaSettings.idOf(saved);
+        }
+        return Instances.derived(context.pipelineName(), context.nodeName());
     }
 
     @Override
@@ -301,6 +342,9 @@ public final class KafkaSource implements Source {
         Map<String, String> out = new TreeMap<>();
         at.forEach((tp, offset) -> out.put(tp.topic() + "/" + tp.partition(),
                 "{\"offset\":" + offset + ",\"epoch\":" + epoch + "}"));
+        if (instanceBase != null && !config.has("group_instance_id")) {
+            out.put(INSTANCE_POSITION, KafkaSettings.idJson(instanceBase));
+        }
         return out;
     }
 
@@ -327,7 +371,14 @@ public final class KafkaSource implements Source {
     public void close() {
         currentOut = null; // leaving the group revokes partitions: nothing is emitted any more
         if (consumer != null) {
-            consumer.close(Duration.ofSeconds(5));
+            // A static member stays in the group after close unless told to leave: a clean stop
+            // hands its partitions over now (a kill -9 cannot, and its successor replaces it).
+            consumer.close(CloseOptions.timeout(Duration.ofSeconds(5))
+                    .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
+        }
+        if (lane >= 0) {
+            Instances.release(instanceBase, lane);
+            lane = -1;
         }
         if (deadLetters != null) {
             deadLetters.close();

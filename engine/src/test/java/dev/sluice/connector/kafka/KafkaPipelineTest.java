@@ -40,6 +40,12 @@ class KafkaPipelineTest {
     Path dir;
 
     private Path pipeline(String servers, String in, String out, String group, String extraSource) throws IOException {
+        return pipeline(servers, in, out, group, extraSource, "{session.timeout.ms: 6000, heartbeat.interval.ms: 1000}", "");
+    }
+
+    /** Kafka → SQL (amount >= 50, half the records) → Kafka, with the source's client properties and more sink settings. */
+    private Path pipeline(String servers, String in, String out, String group, String extraSource, String sourceProperties,
+            String extraSink) throws IOException {
         Path file = dir.resolve("kafka.yaml");
         Files.writeString(file, """
                 name: kafka-test
@@ -54,7 +60,7 @@ class KafkaPipelineTest {
                     metadata: [_partition, _offset]
                     batch_size: 500
                     batch_flush_interval: 20ms
-                    properties: {session.timeout.ms: 6000, heartbeat.interval.ms: 1000}
+                    properties: %s
                 %s
                 transforms:
                   big:
@@ -67,7 +73,9 @@ class KafkaPipelineTest {
                     topic: %s
                     key: [id]
                     bootstrap_servers: %s
-                """.formatted(in, group, servers, extraSource.indent(4).stripTrailing(), out, servers));
+                %s
+                """.formatted(in, group, servers, sourceProperties, extraSource.indent(4).stripTrailing(), out, servers,
+                extraSink.indent(4).stripTrailing()));
         return file;
     }
 
@@ -149,9 +157,10 @@ class KafkaPipelineTest {
         List<Map<TopicPartition, Long>> committedAtKills = new ArrayList<>();
         try (KafkaTestSupport.OutputCounter progress = new KafkaTestSupport.OutputCounter(servers, out)) {
             for (int kill = 0; kill < 3; kill++) {
+                // Everything the runs before wrote is counted first, so what arrives next is this run's.
+                long seen = progress.awaitCaughtUp(Duration.ofSeconds(60));
                 Process process = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
                 // Kill mid-stream: once this run has written something, after a random pause.
-                long seen = progress.count();
                 progress.awaitMoreThan(seen, Duration.ofSeconds(60));
                 Thread.sleep(random.nextInt(700));
                 process.destroyForcibly(); // kill -9: no final checkpoint
@@ -168,7 +177,7 @@ class KafkaPipelineTest {
             last.destroy();
             last.waitFor(30, TimeUnit.SECONDS);
         }
-        Set<Long> ids = new HashSet<>();
+        Set<Long> ids = new java.util.TreeSet<>();
         Map<TopicPartition, Map<Long, Integer>> copies = new HashMap<>();
         for (ConsumerRecord<byte[], byte[]> r : results) {
             JsonNode row = JSON.readTree(r.value());
@@ -176,10 +185,11 @@ class KafkaPipelineTest {
             TopicPartition source = new TopicPartition(in, row.get("_partition").asInt());
             copies.computeIfAbsent(source, k -> new HashMap<>()).merge(row.get("_offset").asLong(), 1, Integer::sum);
         }
-        assertEquals(n / 2, ids.size(), "every expected output key is present: nothing lost\n" + log());
+        assertEquals(expectedIds(n), ids, "exactly the expected ids are present: nothing lost, nothing made up\n" + log());
         // A record may appear once more per kill only if that kill happened before its epoch
         // was finalized, i.e. at or after the offset committed when the process died.
         long duplicates = 0;
+        long bound = 0;
         for (var partition : copies.entrySet()) {
             for (var offset : partition.getValue().entrySet()) {
                 long allowed = 1 + committedAtKills.stream()
@@ -187,8 +197,10 @@ class KafkaPipelineTest {
                 assertTrue(offset.getValue() <= allowed, partition.getKey() + "@" + offset.getKey() + " written "
                         + offset.getValue() + " times, but only " + allowed + " kills could replay it");
                 duplicates += offset.getValue() - 1;
+                bound += allowed - 1;
             }
         }
+        assertTrue(duplicates <= bound, duplicates + " duplicates, but the kills could replay only " + bound);
         System.err.printf("kill -9 test: %d output rows, %d distinct, %d duplicates from unfinalized epochs; committed at kills %s%n",
                 results.size(), ids.size(), duplicates, committedAtKills);
     }
@@ -239,12 +251,222 @@ class KafkaPipelineTest {
             assertTrue(restart.waitFor(120, TimeUnit.SECONDS) && restart.exitValue() == 0, "broker restarted");
             assertTrue(process.isAlive(), "the pipeline survived the broker restart\n" + log());
             KafkaTestSupport.produce(servers, in, records(n).subList(n / 2, n));
-            results = KafkaTestSupport.consumeAll(servers, out, n / 2, Duration.ofSeconds(120));
+            // Distinct ids, not a count: duplicates from replayed epochs could reach a count early.
+            results = KafkaTestSupport.consumeUntil(servers, out, new AllIds(n / 2), Duration.ofSeconds(120));
         } finally {
             process.destroy();
             process.waitFor(30, TimeUnit.SECONDS);
         }
-        assertEquals(n / 2, distinctIds(results), "nothing lost across the broker restart\n" + log());
+        assertEquals(expectedIds(n), idSet(results), "nothing lost across the broker restart\n" + log());
+    }
+
+    /**
+     * What failed the suite on a fresh, loaded machine (issue 10): the tests' own producer writing
+     * to a topic created a moment before, refused with OUT_OF_ORDER_SEQUENCE_NUMBER until its
+     * delivery timeout (KAFKA-15591; see KafkaSink.MAX_IN_FLIGHT). Many partitions widen the
+     * broker's window between listing the partitions and opening them, and small batches sent at
+     * once put several requests per partition in it: with five requests in flight most rounds
+     * failed; the delivery timeout is short so that such a failure shows in seconds.
+     */
+    @Test
+    void testInputReachesATopicCreatedAMomentBefore() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        for (int round = 0; round < 3; round++) {
+            String topic = KafkaTestSupport.uniqueTopic("fresh");
+            KafkaTestSupport.createTopics(servers, 24, topic);
+            KafkaTestSupport.produce(servers, topic, records(24_000), Map.of("batch.size", "2048", "linger.ms", "0",
+                    "delivery.timeout.ms", "15000", "request.timeout.ms", "10000"));
+            assertEquals(24_000, KafkaTestSupport.endOffsets(servers, topic));
+        }
+    }
+
+    /**
+     * A killed instance's consumer stays in the group until session.timeout.ms (45 s by
+     * default); with static membership its successor takes its place, and its partitions, at
+     * once. Measured from the successor's start to its first new output record.
+     */
+    @Test
+    void theSuccessorOfAKilledPipelineMakesProgressWithinSeconds() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        KafkaTestSupport.createTopics(servers, 3, in, out);
+        int n = 60_000;
+        Thread producer = streamInput(servers, in, n, 2_000);
+        // The client's default session timeout (45 s): what a kill -9 used to cost.
+        Path file = pipeline(servers, in, out, "g-" + in, "", "{}", "");
+        try (KafkaTestSupport.OutputCounter progress = new KafkaTestSupport.OutputCounter(servers, out)) {
+            Process first = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+            progress.awaitMoreThan(0, Duration.ofSeconds(60));
+            Thread.sleep(1_500); // a checkpoint or two, so the instance id is in the state DB
+            first.destroyForcibly();
+            first.waitFor(10, TimeUnit.SECONDS);
+            long seen = progress.awaitCaughtUp(Duration.ofSeconds(60));
+            long start = System.nanoTime();
+            Process second = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+            try {
+                progress.awaitMoreThan(seen, Duration.ofSeconds(40));
+                long millis = (System.nanoTime() - start) / 1_000_000;
+                System.err.printf("kill -9 restart: first new output after %d ms%n", millis);
+                // A JVM start, a pipeline start and a first batch: seconds, not the 45 s session timeout.
+                assertTrue(millis < 15_000, "the successor made progress only after " + millis + " ms\n" + log());
+            } finally {
+                second.destroy();
+                second.waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+        producer.interrupt();
+        producer.join();
+    }
+
+    /**
+     * A row too large for Kafka follows the sink's on_error: the dead letter gets it with the
+     * reason and the setting to raise, the run goes on and its checkpoints complete. Before,
+     * the run failed on it, and every restart failed on it again.
+     */
+    @Test
+    void aRowTooLargeForKafkaGoesToTheSinksDeadLetter() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        String small = KafkaTestSupport.uniqueTopic("small");
+        String group = "g-" + in;
+        KafkaTestSupport.createTopics(servers, 1, in, out);
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(small, 1, (short) 1)
+                    .configs(Map.of("max.message.bytes", "4000")))).all().get(30, TimeUnit.SECONDS);
+        }
+        KafkaTestSupport.produce(servers, in, records(200));
+        // Row 7 is over the producer's max.request.size (1 MiB); row 8 fits it, not topic `small`
+        // (uncompressed, in batches that are small enough for the rest).
+        Path file = dir.resolve("big.yaml");
+        Files.writeString(file, """
+                name: big-rows
+                sources:
+                  events: {type: kafka, topic: %s, group_id: %s, bootstrap_servers: %s, bounded: true,
+                           schema: {id: bigint, name: string, amount: bigint}}
+                transforms:
+                  t:
+                    type: sql
+                    sql: "SELECT id, CASE WHEN id = 7 THEN repeat('x', 1100000) WHEN id = 8 THEN repeat('y', 6000) ELSE name END AS name FROM events"
+                sinks:
+                  out: {type: kafka, from: t, topic: %s, key: [id], bootstrap_servers: %s}
+                  small: {type: kafka, from: t, topic: %s, key: [id], bootstrap_servers: %s,
+                          compression: none, properties: {batch.size: 1000}}
+                """.formatted(in, group, servers, out, servers, small, servers));
+        CliResult run = sluice("run", file.toString(), "--state-dir", dir.resolve("state").toString());
+        assertEquals(0, run.code(), run.stderr());
+        Set<Long> all = new java.util.TreeSet<>();
+        for (long i = 0; i < 200; i++) {
+            all.add(i);
+        }
+        Set<Long> withoutBig = new java.util.TreeSet<>(all);
+        withoutBig.remove(7L);
+        assertEquals(withoutBig, idSet(KafkaTestSupport.consumeAll(servers, out, 199, Duration.ofSeconds(30))));
+        Set<Long> withoutBoth = new java.util.TreeSet<>(withoutBig);
+        withoutBoth.remove(8L);
+        assertEquals(withoutBoth, idSet(KafkaTestSupport.consumeAll(servers, small, 198, Duration.ofSeconds(30))));
+        // on_error's default: each sink's dead letter (next to the pipeline file) has what it refused, and why.
+        List<String> dead = Files.readAllLines(dir.resolve("out.dead-letter.jsonl"));
+        assertEquals(1, dead.size(), run.stderr());
+        JsonNode letter = JSON.readTree(dead.get(0));
+        assertEquals("out", letter.get("node").asText());
+        assertTrue(letter.get("record").asText().startsWith("{\"id\":7,\"name\":\"xxx"), dead.get(0).substring(0, 200));
+        assertTrue(letter.get("error").asText().contains("max.request.size (1048576 bytes)"), letter.get("error").asText());
+        List<String> deadSmall = Files.readAllLines(dir.resolve("small.dead-letter.jsonl"));
+        assertEquals(2, deadSmall.size(), run.stderr());
+        JsonNode second = JSON.readTree(deadSmall.get(1));
+        assertEquals("{\"id\":8,\"name\":\"" + "y".repeat(6000) + "\"}", second.get("record").asText());
+        assertTrue(second.get("error").asText().contains("topic's max.message.bytes"), second.get("error").asText());
+        // Counted in the summary; the run finalized its epochs and committed the input's end.
+        assertTrue(run.stderr().contains("rejected 1") && run.stderr().contains("rejected 2"), run.stderr());
+        assertEquals(200L, committed(servers, group).get(new TopicPartition(in, 0)), run.stderr());
+    }
+
+    /**
+     * On restart the positions of the last finalized epoch in the state DB win over the group's
+     * committed offsets, whether those are behind (records would be replayed) or ahead (records
+     * would be skipped); and the positions saved are exactly the input's end offsets.
+     */
+    @Test
+    void stateDbPositionsWinOverTheGroupsCommittedOffsets() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        String group = "g-" + in;
+        KafkaTestSupport.createTopics(servers, 2, in, out);
+        List<String[]> input = records(3_000);
+        Path file = pipeline(servers, in, out, group, "bounded: true");
+        Path state = dir.resolve("state");
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
+            // Run 1 reads ids 0..999.
+            KafkaTestSupport.produce(servers, in, input.subList(0, 1_000));
+            assertEquals(0, sluice("run", file.toString(), "--state-dir", state.toString()).code());
+            Map<TopicPartition, Long> end1 = endOffsets(admin, in);
+            assertEquals(end1, savedPositions(state, in), "the state DB holds the end offsets run 1 reached");
+            assertEquals(end1, committed(servers, group));
+            // The group's offsets moved back to 0: following them would replay ids 0..999.
+            moveGroup(admin, group, end1, 0);
+            KafkaTestSupport.produce(servers, in, input.subList(1_000, 2_000));
+            assertEquals(0, sluice("run", file.toString(), "--state-dir", state.toString()).code());
+            Map<TopicPartition, Long> end2 = endOffsets(admin, in);
+            assertEquals(end2, savedPositions(state, in));
+            assertEquals(end2, committed(servers, group), "the finalized positions were committed again");
+            // The group's offsets moved to the end: following them would skip ids 2000..2999.
+            KafkaTestSupport.produce(servers, in, input.subList(2_000, 3_000));
+            Map<TopicPartition, Long> end3 = endOffsets(admin, in);
+            moveGroup(admin, group, end3, -1);
+            assertEquals(0, sluice("run", file.toString(), "--state-dir", state.toString()).code());
+            assertEquals(end3, savedPositions(state, in));
+        }
+        // Every kept id exactly once: nothing replayed by the group's offsets, nothing skipped.
+        List<ConsumerRecord<byte[], byte[]>> results = KafkaTestSupport.consumeAll(servers, out, 1_500, Duration.ofSeconds(30));
+        List<Long> ids = results.stream().map(KafkaPipelineTest::idOf).sorted().toList();
+        assertEquals(List.copyOf(expectedIds(3_000)), ids);
+    }
+
+    private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
+        Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new HashMap<>();
+        for (var p : admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()) {
+            latest.put(new TopicPartition(topic, p.partition()), org.apache.kafka.clients.admin.OffsetSpec.latest());
+        }
+        Map<TopicPartition, Long> out = new HashMap<>();
+        admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).forEach((tp, info) -> out.put(tp, info.offset()));
+        return out;
+    }
+
+    /** Commits offset {@code to} (or, with -1, the given end offsets) for the group's partitions. */
+    private static void moveGroup(Admin admin, String group, Map<TopicPartition, Long> end, long to) throws Exception {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        end.forEach((tp, offset) -> offsets.put(tp, new OffsetAndMetadata(to < 0 ? offset : to)));
+        admin.alterConsumerGroupOffsets(group, offsets).all().get(30, TimeUnit.SECONDS);
+    }
+
+    /** The offsets the state DB holds for source {@code events} (the test pipeline's name: kafka-test). */
+    private static Map<TopicPartition, Long> savedPositions(Path state, String topic) {
+        Map<TopicPartition, Long> out = new HashMap<>();
+        try (dev.sluice.state.StatePositionStore store = dev.sluice.state.StatePositionStore.open(state, "kafka-test")) {
+            store.load("events").forEach((key, json) -> {
+                if (key.startsWith(topic + "/")) {
+                    out.put(new TopicPartition(topic, Integer.parseInt(key.substring(topic.length() + 1))), KafkaSettings.offsetOf(json));
+                }
+            });
+        }
+        return out;
+    }
+
+    /** An unreachable broker fails the start after check_timeout, with one clean message. */
+    @Test
+    void anUnreachableBrokerFailsFastAndQuietly() throws Exception {
+        Path file = pipeline("127.0.0.1:1", "in", "out", "g", "");
+        long start = System.nanoTime();
+        CliResult validate = sluice("validate", file.toString());
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        String message = validate.stderr();
+        assertEquals(2, validate.code(), message);
+        assertTrue(message.contains("no Kafka broker answered at 127.0.0.1:1 within 5 s (check_timeout)"), message);
+        assertTrue(millis < 10_000, "took " + millis + " ms\n" + message);
+        assertTrue(!message.contains("org.apache.kafka") && !message.contains("WARN"), "client logs leaked:\n" + message);
     }
 
     @Test
@@ -406,6 +628,9 @@ class KafkaPipelineTest {
         CliResult wrong = sluice("validate", saslPipeline(sasl, in, "alice", "wrong").toString());
         assertEquals(2, wrong.code(), wrong.stderr());
         assertTrue(wrong.stderr().contains("Authentication failed"), wrong.stderr());
+        // Said once, by Sluice: no client ERROR/WARN lines, no exception class names.
+        assertTrue(!wrong.stderr().contains("org.apache.kafka") && !wrong.stderr().contains("WARN")
+                && !wrong.stderr().contains("Exception"), wrong.stderr());
         // The super user passes the same checks.
         CliResult admin = sluice("validate", saslPipeline(sasl, in, "admin", "admin-secret").toString());
         assertEquals(0, admin.code(), admin.stderr());
@@ -445,7 +670,7 @@ class KafkaPipelineTest {
     }
 
     @Test
-    void aMessageTheBrokerRefusesFailsTheRunWithoutCommittingIt() throws Exception {
+    void aMessageTheBrokerRefusesFailsTheRunWithoutCommittingItWhenOnErrorIsFail() throws Exception {
         String servers = KafkaTestSupport.bootstrap();
         String in = KafkaTestSupport.uniqueTopic("in");
         String out = KafkaTestSupport.uniqueTopic("out");
@@ -456,12 +681,24 @@ class KafkaPipelineTest {
             admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(out, 1, (short) 1)
                     .configs(Map.of("max.message.bytes", "64")))).all().get(30, TimeUnit.SECONDS);
             KafkaTestSupport.produce(servers, in, records(200));
-            Path file = pipeline(servers, in, out, group, "bounded: true");
+            Path file = pipeline(servers, in, out, group, "bounded: true", "{}", "on_error: fail");
             CliResult run = sluice("run", file.toString(), "--state-dir", dir.resolve("state").toString());
             assertEquals(1, run.code(), run.stderr());
-            assertTrue(run.stderr().contains("writing to topic " + out + " failed"), run.stderr());
+            // Which node, which topic, and which setting lets the record through.
+            assertTrue(run.stderr().contains("node 'out'") && run.stderr().contains("too large for topic " + out)
+                    && run.stderr().contains("max.message.bytes"), run.stderr());
             // No epoch was finalized: the group has no offsets, a rerun reads everything again.
             assertTrue(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).isEmpty());
+            // The way back from a failed sink is a restart from the last checkpoint: with the
+            // setting raised, the rerun writes every row.
+            var topic = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, out);
+            admin.incrementalAlterConfigs(Map.of(topic, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("max.message.bytes", "1048588"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+            CliResult rerun = sluice("run", file.toString(), "--state-dir", dir.resolve("state").toString());
+            assertEquals(0, rerun.code(), rerun.stderr());
+            assertEquals(expectedIds(200), idSet(KafkaTestSupport.consumeAll(servers, out, 100, Duration.ofSeconds(30))));
+            assertEquals(200L, committed(servers, group).get(new TopicPartition(in, 0)));
         }
     }
 
@@ -511,11 +748,26 @@ class KafkaPipelineTest {
     }
 
     private static long distinctIds(List<ConsumerRecord<byte[], byte[]>> results) {
-        Set<Long> ids = new HashSet<>();
+        return idSet(results).size();
+    }
+
+    private static Set<Long> idSet(List<ConsumerRecord<byte[], byte[]>> results) {
+        Set<Long> ids = new java.util.TreeSet<>();
         for (ConsumerRecord<byte[], byte[]> r : results) {
             ids.add(idOf(r));
         }
-        return ids.size();
+        return ids;
+    }
+
+    /** The ids the test pipeline's SQL (amount >= 50) keeps of {@link #records}(n). */
+    private static Set<Long> expectedIds(int n) {
+        Set<Long> ids = new java.util.TreeSet<>();
+        for (long i = 0; i < n; i++) {
+            if (i % 100 >= 50) {
+                ids.add(i);
+            }
+        }
+        return ids;
     }
 
     private static Map<TopicPartition, Long> committed(String servers, String group) throws Exception {
