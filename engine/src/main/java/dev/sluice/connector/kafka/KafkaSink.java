@@ -66,6 +66,7 @@ public final class KafkaSink implements Sink {
     /** Whether rows carry {@code _op}: it then travels as the {@code op} header, not in the value. */
     private boolean changeStream;
     private KafkaProducer<byte[], byte[]> producer;
+    private Properties producerProperties;
     private StageContext context;
     private final AtomicReference<Exception> failure = new AtomicReference<>();
     /** Messages handed to the sender thread and not yet acknowledged (or failed). */
@@ -113,7 +114,13 @@ public final class KafkaSink implements Sink {
         checkProps.putAll(props);
         context.checkWhileOpening(() -> KafkaSettings.checkAccess(checkProps, List.of(topic),
                 org.apache.kafka.common.acl.AclOperation.WRITE, null));
-        producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+        producerProperties = props;
+    }
+
+    /** The producer connects only for a run: validation stops at {@link #open}. */
+    @Override
+    public void start() {
+        producer = new KafkaProducer<>(producerProperties, new ByteArraySerializer(), new ByteArraySerializer());
         sender = new Thread(this::sendLoop, "sluice-kafka-sink-" + context.nodeName());
         sender.setDaemon(true);
         sender.start();
