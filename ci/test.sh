@@ -38,4 +38,7 @@ rows=$(wc -l < "$out/stdout.jsonl")
 head -n 3 "$out/stdout.jsonl"
 tail -n 4 "$out/stderr.txt"
 ./sluice validate examples/quickstart.yaml
+
+echo "== Launcher: no command, a JRE, stale JARs, missing tools (ci/launcher-test.sh)"
+bash ci/launcher-test.sh
 echo "== all tests passed"

@@ -1,6 +1,8 @@
-# Sourced by ./sluice, ci/test.sh and benchmarks/run.sh: finds a JDK >= 22 and the JVM flags.
-# Order: $JAVA_HOME if it is >= 22, then the newest JDK >= 22 under /usr/lib/jvm (or
-# $SLUICE_JVM_DIR). Exports JAVA_HOME and PATH; defines SLUICE_JVM_FLAGS.
+# Sourced by ./sluice, ci/test.sh, ci/kafka.sh and benchmarks/run.sh: finds a Java >= 22 and the
+# JVM flags. Order: $JAVA_HOME if it is >= 22, then the newest Java >= 22 under /usr/lib/jvm (or
+# $SLUICE_JVM_DIR). SLUICE_JAVA_KIND=jdk (the default: the scripts build, so javac is needed) or
+# jre (only bin/java: the launcher when the JAR needs no build). Exports JAVA_HOME and PATH;
+# defines SLUICE_JVM_FLAGS. The java on PATH is not used: it is often an older default.
 
 sluice_java_major() {
   # Prints the feature version of the java at $1/bin/java, or nothing.
@@ -12,16 +14,18 @@ sluice_java_major() {
   fi
 }
 
-sluice_find_jdk() {
-  local candidate major best="" best_major=0
-  if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/javac" ]; then
+sluice_find_java() {
+  # Prints the home of a Java >= 22 of kind $1 (jdk: has bin/javac; jre: has bin/java), or fails.
+  local tool=java candidate major best="" best_major=0
+  [ "${1:-jdk}" = jdk ] && tool=javac
+  if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/$tool" ] && [ -x "$JAVA_HOME/bin/java" ]; then
     major=$(sluice_java_major "$JAVA_HOME")
     if [ -n "$major" ] && [ "$major" -ge 22 ]; then
       echo "$JAVA_HOME"; return 0
     fi
   fi
   for candidate in "${SLUICE_JVM_DIR:-/usr/lib/jvm}"/*; do
-    [ -x "$candidate/bin/javac" ] || continue
+    [ -x "$candidate/bin/$tool" ] && [ -x "$candidate/bin/java" ] || continue
     major=$(sluice_java_major "$candidate")
     [ -n "$major" ] || continue
     if [ "$major" -ge 22 ] && [ "$major" -gt "$best_major" ]; then
@@ -32,9 +36,15 @@ sluice_find_jdk() {
   return 1
 }
 
-if ! SLUICE_JAVA_HOME=$(sluice_find_jdk); then
-  echo "sluice: no JDK 22 or newer found (JAVA_HOME=${JAVA_HOME:-unset}, searched ${SLUICE_JVM_DIR:-/usr/lib/jvm})." >&2
-  echo "sluice: install one (e.g. Temurin 25) and set JAVA_HOME to it." >&2
+sluice_java_kind=${SLUICE_JAVA_KIND:-jdk}
+if ! SLUICE_JAVA_HOME=$(sluice_find_java "$sluice_java_kind"); then
+  if [ "$sluice_java_kind" = jdk ]; then
+    echo "sluice: no JDK 22 or newer (with javac) found (JAVA_HOME=${JAVA_HOME:-unset}, searched ${SLUICE_JVM_DIR:-/usr/lib/jvm})." >&2
+    echo "sluice: building needs one: install a JDK (e.g. Temurin 25) and set JAVA_HOME to it." >&2
+  else
+    echo "sluice: no Java 22 or newer found (JAVA_HOME=${JAVA_HOME:-unset}, searched ${SLUICE_JVM_DIR:-/usr/lib/jvm})." >&2
+    echo "sluice: install a JRE or JDK 22+ (e.g. Temurin 25) and set JAVA_HOME to it." >&2
+  fi
   exit 1
 fi
 export JAVA_HOME=$SLUICE_JAVA_HOME

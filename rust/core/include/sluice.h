@@ -154,7 +154,8 @@ int32_t sluice_sql_table_references(const char *sql, struct SluiceBuffer **out_j
 /*
  Runs a bounded query (any SQL, aggregations included) once over one batch, given as a C
  struct array and schema (both moved in), registered as table `table`. `options_json` is
- `{"sql": "...", "table": "name"}`; the result is one batch. For small data (the state DB).
+ `{"sql": "...", "table": "name", "allow_writes": false}`; the result is one batch. Read-only
+ unless `allow_writes` is true (default false). For small data (the state DB).
  */
 int32_t sluice_sql_query(const char *options_json,
                          struct ArrowArray *array,

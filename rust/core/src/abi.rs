@@ -29,7 +29,7 @@ use crate::error::{CoreError, ErrorKind, Result};
 use crate::file_io::{FileReader, FileWriter, ReaderOptions, WriterOptions};
 use crate::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
 use crate::side_tables::SideTable;
-use crate::transform::{plan_count, run_bounded_query, table_references, SqlTransform};
+use crate::transform::{plan_count, run_bounded_query_with, table_references, SqlTransform};
 
 /// Version of this ABI; the host refuses a library whose version differs.
 pub const SLUICE_ABI_VERSION: i32 = 1;
@@ -263,11 +263,15 @@ struct QueryOptions {
     sql: String,
     /// The name the SQL uses for the batch.
     table: String,
+    /// Statements that write or define (COPY, INSERT, CREATE, SET) run only when true.
+    #[serde(default)]
+    allow_writes: bool,
 }
 
 /// Runs a bounded query (any SQL, aggregations included) once over one batch, given as a C
 /// struct array and schema (both moved in), registered as table `table`. `options_json` is
-/// `{"sql": "...", "table": "name"}`; the result is one batch. For small data (the state DB).
+/// `{"sql": "...", "table": "name", "allow_writes": false}`; the result is one batch. Read-only
+/// unless `allow_writes` is true (default false). For small data (the state DB).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_sql_query(
     options_json: *const c_char,
@@ -280,7 +284,7 @@ pub unsafe extern "C" fn sluice_sql_query(
         let schema = import_schema(schema)?;
         let batch = owned.ok_or_else(|| CoreError::invalid("ArrowArray pointer is NULL"))?.import(&schema)?;
         let options: QueryOptions = options(options_json, "query options")?;
-        let result = run_bounded_query(&options.sql, &options.table, batch)?;
+        let result = run_bounded_query_with(&options.sql, &options.table, batch, options.allow_writes)?;
         write_out(out_batch, batch_handle(result))
     })
 }

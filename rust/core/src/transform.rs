@@ -292,14 +292,37 @@ pub fn streaming_context() -> Result<SessionContext> {
 
 /// Runs `sql` once over one in-memory table (bounded: any SQL, aggregations included) and
 /// returns the result as one batch. For small data such as the state DB, not for streams.
+/// Read-only: see [`run_bounded_query_with`].
 pub fn run_bounded_query(sql: &str, table: &str, batch: RecordBatch) -> Result<RecordBatch> {
+    run_bounded_query_with(sql, table, batch, false)
+}
+
+/// As [`run_bounded_query`]; unless `allow_writes`, statements that write or define anything
+/// (`COPY … TO`, `INSERT`, `CREATE EXTERNAL TABLE`, which reads any file, `SET`, …) are refused
+/// before they run: DataFusion's defaults would let a query read and write files.
+pub fn run_bounded_query_with(sql: &str, table: &str, batch: RecordBatch, allow_writes: bool) -> Result<RecordBatch> {
     let ctx = streaming_context()?;
     let schema = batch.schema();
     let mem = datafusion::datasource::MemTable::try_new(schema, vec![vec![batch]])?;
     ctx.register_table(TableReference::bare(table), Arc::new(mem))?;
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    let plan = runtime.block_on(ctx.state().create_logical_plan(sql))?;
+    if !allow_writes {
+        datafusion::execution::context::SQLOptions::new()
+            .with_allow_ddl(false)
+            .with_allow_dml(false)
+            .with_allow_statements(false)
+            .verify_plan(&plan)
+            .map_err(|e| {
+                let why = match e {
+                    datafusion::error::DataFusionError::Plan(message) => message,
+                    other => other.to_string(),
+                };
+                CoreError::plan(format!("the query is read-only unless writes are allowed ({why})"))
+            })?;
+    }
     let batches = runtime.block_on(async {
-        let frame = ctx.sql(sql).await?;
+        let frame = ctx.execute_logical_plan(plan).await?;
         let schema = Arc::new(frame.schema().as_arrow().clone());
         frame.collect().await.map(|batches| (schema, batches))
     })?;
@@ -507,6 +530,27 @@ mod tests {
         let out = run_bounded_query("SELECT count(*) AS n, max(id) AS top FROM state WHERE id > 0", "state", batch(&[0, 1, 2, 3])).unwrap();
         assert_eq!(out.num_rows(), 1);
         assert_eq!(out.column(0).as_any().downcast_ref::<Int64Array>().unwrap().value(0), 3);
+    }
+
+    #[test]
+    fn bounded_queries_are_read_only_unless_writes_are_allowed() {
+        let dir = std::env::temp_dir().join(format!("sluice-read-only-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("copied.csv");
+        let _ = std::fs::remove_file(&target);
+        let copy = format!("COPY (SELECT id FROM state) TO '{}' STORED AS CSV", target.display());
+        let secret = dir.join("secret.csv");
+        std::fs::write(&secret, "a\n1\n").unwrap();
+        let create = format!("CREATE EXTERNAL TABLE secret STORED AS CSV LOCATION '{}'", secret.display());
+        for sql in [copy.as_str(), create.as_str(), "SET datafusion.execution.batch_size = 1"] {
+            let err = run_bounded_query(sql, "state", batch(&[1, 2])).unwrap_err();
+            assert!(err.to_string().contains("read-only"), "{sql}: {err}");
+        }
+        assert!(!target.exists(), "a refused COPY wrote its file");
+        // Allowed, the same COPY writes: the refusal above is the option, not a missing feature.
+        run_bounded_query_with(&copy, "state", batch(&[1, 2]), true).unwrap();
+        assert!(target.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

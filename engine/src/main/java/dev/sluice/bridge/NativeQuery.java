@@ -17,15 +17,21 @@ public final class NativeQuery {
 
     /**
      * Runs {@code sql} with {@code root} registered as table {@code table} and returns the
-     * result (the caller closes it). {@code root} stays usable.
+     * result (the caller closes it). {@code root} stays usable. Read-only: statements that write
+     * or define (COPY … TO, INSERT, CREATE EXTERNAL TABLE, SET) fail.
      *
-     * @throws NativePlanException when the SQL is invalid
+     * @throws NativePlanException when the SQL is invalid or not read-only
      */
     public static NativeBatch run(BufferAllocator allocator, String sql, String table, VectorSchemaRoot root) {
+        return run(allocator, sql, table, root, false);
+    }
+
+    /** As {@link #run(BufferAllocator, String, String, VectorSchemaRoot)}; {@code allowWrites} lets any SQL run. */
+    public static NativeBatch run(BufferAllocator allocator, String sql, String table, VectorSchemaRoot root, boolean allowWrites) {
         try (ArrowArray array = ArrowArray.allocateNew(allocator);
                 ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
             Data.exportVectorSchemaRoot(allocator, root, null, array, schema);
-            String options = Json.object(Map.of("sql", sql, "table", table));
+            String options = Json.object(Map.of("sql", sql, "table", table, "allow_writes", allowWrites));
             return new NativeBatch(NativeCore.bridge().sqlQuery(options, array.memoryAddress(), schema.memoryAddress()));
         }
     }

@@ -10,12 +10,14 @@ import picocli.CommandLine.Command;
         versionProvider = Main.Version.class,
         description = "A lightweight streaming SQL engine: YAML pipelines of sources, SQL transforms and sinks.",
         subcommands = {RunCommand.class, ValidateCommand.class, StateCommand.class, ConfigDocsCommand.class, CommandLine.HelpCommand.class})
-public final class Main implements Runnable {
+public final class Main implements java.util.concurrent.Callable<Integer> {
 
     /** Exit code for a pipeline file, SQL or setting that is wrong (nothing ran). */
     public static final int EXIT_CONFIG = 2;
     /** Exit code for a run that failed while running. */
     public static final int EXIT_FAILED = 1;
+    /** Exit code for a command line without a command (picocli uses 2 for other usage errors too). */
+    public static final int EXIT_USAGE = 2;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -31,9 +33,11 @@ public final class Main implements Runnable {
         return new CommandLine(new Main()).execute(args);
     }
 
+    /** No command: the usage, and a non-zero exit so that scripts notice. */
     @Override
-    public void run() {
+    public Integer call() {
         spec.commandLine().usage(System.err);
+        return EXIT_USAGE;
     }
 
     static final class Version implements CommandLine.IVersionProvider {

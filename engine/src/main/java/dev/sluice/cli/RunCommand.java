@@ -8,8 +8,6 @@ import dev.sluice.runtime.StageTypes;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -17,7 +15,7 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code sluice run PIPELINE.yaml}: runs until bounded sources end or Ctrl-C / SIGTERM, which
- * takes a final barrier (sinks flush) before exiting.
+ * takes a final barrier (sinks flush) before exiting with 0 ({@link StopSignals}).
  */
 @Command(name = "run", description = "Run a pipeline until its bounded sources end or Ctrl-C.")
 final class RunCommand implements Callable<Integer> {
@@ -131,17 +129,24 @@ final class RunCommand implements Callable<Integer> {
             options.report(System.err, "error: " + file + ": ", e);
             return Main.EXIT_CONFIG;
         }
-        AtomicBoolean stop = new AtomicBoolean();
-        CountDownLatch finished = new CountDownLatch(1);
-        Thread hook = new Thread(() -> {
-            stop.set(true);
+        try {
+            // Destinations open only now: validation never gets here.
+            lanes.start();
+        } catch (RuntimeException e) {
             try {
-                finished.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException ignored) {
-                Thread.currentThread().interrupt();
+                lanes.close();
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
             }
-        }, "sluice-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+            if (e instanceof dev.sluice.config.ConfigException config) {
+                options.report(System.err, config);
+            } else {
+                options.report(System.err, "error: " + file + ": ", e);
+            }
+            return Main.EXIT_CONFIG;
+        }
+        AtomicBoolean stop = new AtomicBoolean();
+        StopSignals signals = StopSignals.install(stop, pipeline.name());
         boolean terminal = System.console() != null && System.console().isTerminal();
         Progress progress = new Progress(pipeline.name(), pipeline.stats(), System.err, terminal);
         try (lanes) {
@@ -158,12 +163,7 @@ final class RunCommand implements Callable<Integer> {
             options.report(System.err, "error: ", e);
             return Main.EXIT_FAILED;
         } finally {
-            finished.countDown();
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // The hook is running: it waits for `finished`, counted down above.
-            }
+            signals.close();
         }
     }
 }

@@ -144,8 +144,9 @@ final class StateCommand implements Callable<Integer> {
 
     @Command(name = "query", description = {
         "Run SQL over the state as table 'state' and print the result to stdout; (N rows) goes to stderr.",
-        "Read-only: works while the pipeline runs. Any bounded SQL works, including aggregations, ORDER BY "
-            + "and JSON functions such as json_get_int(data, 'offset')."})
+        "Read-only: works while the pipeline runs. Any bounded SQL that only reads works, including aggregations, "
+            + "ORDER BY and JSON functions such as json_get_int(data, 'offset'); statements that write or read files "
+            + "(COPY ... TO, CREATE EXTERNAL TABLE, INSERT, SET) are refused unless --allow-writes."})
     static final class Query extends Action {
 
         @Parameters(index = "1", paramLabel = "SQL", description = "The query, e.g. \"SELECT * FROM state ORDER BY key\".")
@@ -155,6 +156,10 @@ final class StateCommand implements Callable<Integer> {
                 description = "table (aligned columns, the default) or json (one JSON object per line).")
         ResultPrinter.Format format;
 
+        @Option(names = "--allow-writes", description = "Let the SQL write and read files (COPY ... TO, CREATE EXTERNAL TABLE). "
+                + "The state DB itself is never changed by a query.")
+        boolean allowWrites;
+
         @Override
         int run() {
             List<StateRow> rows;
@@ -162,7 +167,7 @@ final class StateCommand implements Callable<Integer> {
                 rows = store.scan("");
             }
             try (BufferAllocator allocator = ArrowC.rootAllocator().newChildAllocator("state-query", 0, Long.MAX_VALUE);
-                    VectorSchemaRoot result = StateTable.query(rows, sql, allocator)) {
+                    VectorSchemaRoot result = StateTable.query(rows, sql, allocator, allowWrites)) {
                 ResultPrinter.print(result, format, System.out);
                 System.err.println(rowCount(result.getRowCount()));
             }

@@ -136,7 +136,11 @@ public final class ConfigDef {
                 if (key.required()) {
                     problems.add(where, node.name(), "missing required key '" + key.name() + "' for " + owner);
                 } else if (key.defaultValue() != null) {
-                    effective.put(key.name(), resolveDefault(key, baseDir));
+                    try {
+                        effective.put(key.name(), resolveDefault(key, baseDir, node.paths()));
+                    } catch (ValueConverter.Failure e) {
+                        problems.add(where, node.name(), "default of key '" + key.name() + "': " + e.getMessage());
+                    }
                 }
                 continue;
             }
@@ -147,7 +151,7 @@ public final class ConfigDef {
                 continue;
             }
             try {
-                Object converted = ValueConverter.convert(key.type(), key.allowedValues(), value, baseDir);
+                Object converted = ValueConverter.convert(key.type(), key.allowedValues(), value, baseDir, node.paths());
                 if (key.validator() != null && !key.validator().accepts(converted)) {
                     problems.add(value.location(), node.name(),
                             "key '" + key.name() + "' " + key.validator().requirement() + ", got " + value.describe());
@@ -205,7 +209,7 @@ public final class ConfigDef {
             Validator validator) {
         Object converted;
         try {
-            converted = ValueConverter.convert(type, allowed, new ConfigValue(yamlForm(defaultValue), null), null);
+            converted = ValueConverter.convert(type, allowed, new ConfigValue(yamlForm(defaultValue), null), null, null);
             if (type == ConfigType.PATH) {
                 Path.of((String) converted); // fail now on a malformed path (InvalidPathException); it is resolved per file later
             }
@@ -243,16 +247,12 @@ public final class ConfigDef {
         };
     }
 
-    private static Object resolveDefault(ConfigKey key, Path baseDir) {
+    private static Object resolveDefault(ConfigKey key, Path baseDir, PathPolicy paths) throws ValueConverter.Failure {
         if (key.type() != ConfigType.PATH) {
             return key.defaultValue();
         }
         String text = (String) key.defaultValue();
-        try {
-            return ValueConverter.resolvePath(text, new ConfigValue(text, null), baseDir);
-        } catch (ValueConverter.Failure e) {
-            throw new IllegalStateException("default of key '" + key.name() + "' was checked when defined", e);
-        }
+        return ValueConverter.allowedPath(text, new ConfigValue(text, null), baseDir, paths);
     }
 
     /** Relative PATH values are relative to the directory of the pipeline file. */

@@ -18,8 +18,27 @@ public final class ConfigDocs {
     private ConfigDocs() {
     }
 
-    /** The Markdown reference: a section per node kind, a subsection per type with a table of its keys. */
+    /** The Markdown reference: the pipeline-wide settings, then {@link #nodeTypes}. */
     public static String markdown(NodeTypeRegistry registry) {
+        return PIPELINE_SETTINGS + "\n" + nodeTypes(registry);
+    }
+
+    /** The top-level settings of a pipeline file (read by PipelineLoader, PathPolicy and the runtime). */
+    static final String PIPELINE_SETTINGS = """
+            # Pipeline settings
+
+            Top-level keys of a pipeline file besides `sources`, `transforms` and `sinks`.
+
+            | Key | Type | Default | Description |
+            | --- | --- | --- | --- |
+            | `name` | string | the file name without its extension | The pipeline's name: its state DB (`.sluice/state/NAME`), the default consumer group (`sluice-NAME`), the progress line. |
+            | `checkpoint.interval` | duration | `10s` | Time between checkpoints (a barrier through every node, then the sources' positions are saved and committed). |
+            | `checkpoint.timeout` | duration | `60s` | Longest the sinks may take to make an epoch durable; an epoch that misses it is given up, counted, and the run goes on. |
+            | `paths.allowed_dirs` | list | the pipeline file's directory and the working directory | The directories every file the pipeline names must be inside: file sources and sinks, dead letters, side tables, schema files — every setting of type path. Relative entries are relative to the pipeline file; listing directories replaces the defaults. Paths are compared after `..` and symbolic links are resolved; one outside is refused by `validate` and `run` with its file:line:column, node and reason. |
+            """;
+
+    /** A section per node kind, a subsection per type with a table of its keys. */
+    public static String nodeTypes(NodeTypeRegistry registry) {
         StringBuilder out = new StringBuilder("# Pipeline node types\n");
         for (NodeKind kind : NodeKind.values()) {
             String block = kind.blockName();

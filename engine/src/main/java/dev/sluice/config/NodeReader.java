@@ -11,7 +11,8 @@ final class NodeReader {
     }
 
     /** The node, or null after adding its problems to {@code problems}. */
-    static NodeSpec read(NodeKind kind, String name, Location location, ConfigValue body, ConfigProblems problems) {
+    static NodeSpec read(NodeKind kind, String name, Location location, ConfigValue body, PathPolicy paths,
+            ConfigProblems problems) {
         if (name.isBlank()) {
             problems.add(location, null, "a " + kind.word() + " needs a non-empty name");
             return null;
@@ -30,7 +31,7 @@ final class NodeReader {
             problems.add(type.location(), name, "'type' must be a non-empty string, got " + type.describe());
         }
         Map<String, Location> from = readFrom(kind, name, location, body, problems);
-        return problems.list().size() == before ? new NodeSpec(kind, name, location, body, from) : null;
+        return problems.list().size() == before ? new NodeSpec(kind, name, location, body, from, paths) : null;
     }
 
     private static Map<String, Location> readFrom(

@@ -21,14 +21,17 @@ public final class NodeSpec {
     private final List<String> from;
     private final Map<String, Location> fromLocations;
     private final Map<String, ConfigValue> settings;
+    private final PathPolicy paths;
 
     /**
      * Made by {@link PipelineLoader} once the structure is known to be valid.
      *
      * @param body the node's map, holding at least a string {@code type}
      * @param fromLocations the inputs named by {@code from}, in order, with the location of each name
+     * @param paths the pipeline's allowed directories, which every PATH setting of the node must stay inside
      */
-    NodeSpec(NodeKind kind, String name, Location location, ConfigValue body, Map<String, Location> fromLocations) {
+    NodeSpec(NodeKind kind, String name, Location location, ConfigValue body, Map<String, Location> fromLocations,
+            PathPolicy paths) {
         this.kind = kind;
         this.name = name;
         this.location = location;
@@ -40,6 +43,12 @@ public final class NodeSpec {
         rest.remove(PipelineLoader.TYPE);
         rest.remove(PipelineLoader.FROM);
         this.settings = Collections.unmodifiableMap(rest);
+        this.paths = paths;
+    }
+
+    /** The directories this node's files must stay inside (the pipeline's {@code paths.allowed_dirs}). */
+    public PathPolicy paths() {
+        return paths;
     }
 
     /** Whether this is a source, transform or sink. */

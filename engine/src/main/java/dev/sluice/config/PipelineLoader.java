@@ -28,7 +28,7 @@ public final class PipelineLoader {
      * settings are added here as the engine grows (e.g. {@code checkpoint}); any other key is an error,
      * so that a misspelt block is not silently ignored.
      */
-    public static final List<String> TOP_LEVEL_KEYS = List.of("name", "checkpoint", "sources", "transforms", "sinks");
+    public static final List<String> TOP_LEVEL_KEYS = List.of("name", "checkpoint", PathPolicy.KEY, "sources", "transforms", "sinks");
 
     static final String TYPE = "type";
     static final String FROM = "from";
@@ -87,16 +87,17 @@ public final class PipelineLoader {
             }
         }
         String name = pipelineName(top.get(NAME), file, problems);
+        PathPolicy paths = PathPolicy.read(top.get(PathPolicy.KEY), file, problems);
         Map<NodeKind, Map<String, NodeSpec>> nodes = new HashMap<>();
         Map<String, NodeSpec> byName = new HashMap<>();
         for (NodeKind kind : NodeKind.values()) {
-            Map<String, NodeSpec> block = readBlock(kind, top.get(kind.blockName()), problems);
+            Map<String, NodeSpec> block = readBlock(kind, top.get(kind.blockName()), paths, problems);
             block.values().forEach(node -> checkUnique(node, byName, problems));
             nodes.put(kind, block);
         }
         problems.throwIfAny();
         return new PipelineSpec(file, name, nodes.get(NodeKind.SOURCE), nodes.get(NodeKind.TRANSFORM),
-                nodes.get(NodeKind.SINK), top);
+                nodes.get(NodeKind.SINK), top, paths);
     }
 
     private static String pipelineName(ConfigValue value, Path file, ConfigProblems problems) {
@@ -111,7 +112,7 @@ public final class PipelineLoader {
         return dot > 0 ? fileName.substring(0, dot) : fileName;
     }
 
-    private static Map<String, NodeSpec> readBlock(NodeKind kind, ConfigValue block, ConfigProblems problems) {
+    private static Map<String, NodeSpec> readBlock(NodeKind kind, ConfigValue block, PathPolicy paths, ConfigProblems problems) {
         Map<String, NodeSpec> nodes = new LinkedHashMap<>();
         // An empty block ("sinks:" with nothing under it) means no nodes of that kind.
         if (block == null || block.isNull()) {
@@ -123,7 +124,7 @@ public final class PipelineLoader {
             return nodes;
         }
         block.asMap().forEach((name, body) -> {
-            NodeSpec node = NodeReader.read(kind, name, block.keyLocation(name), body, problems);
+            NodeSpec node = NodeReader.read(kind, name, block.keyLocation(name), body, paths, problems);
             if (node != null) {
                 nodes.put(name, node);
             }

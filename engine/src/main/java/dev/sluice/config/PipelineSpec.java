@@ -20,6 +20,7 @@ import java.util.Objects;
  * @param sinks sinks by name
  * @param topLevel every top-level entry as written (including {@code sources} and the other
  *     blocks), for pipeline-wide settings such as a future {@code checkpoint}
+ * @param paths the directories its files must stay inside ({@code paths.allowed_dirs})
  */
 public record PipelineSpec(
         Path file,
@@ -27,12 +28,14 @@ public record PipelineSpec(
         Map<String, NodeSpec> sources,
         Map<String, NodeSpec> transforms,
         Map<String, NodeSpec> sinks,
-        Map<String, ConfigValue> topLevel) {
+        Map<String, ConfigValue> topLevel,
+        PathPolicy paths) {
 
     /** Checks the file and name are given and makes the maps immutable, keeping their order. */
     public PipelineSpec {
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(paths, "paths");
         sources = ordered(sources);
         transforms = ordered(transforms);
         sinks = ordered(sinks);

@@ -48,8 +48,10 @@ final class ValueConverter {
      *
      * @param allowed the allowed values of an ENUM, otherwise ignored
      * @param baseDir the directory relative paths are resolved against; null to leave PATHs as text
+     * @param paths the directories a PATH must stay inside; null only with a null {@code baseDir}
      */
-    static Object convert(ConfigType type, List<String> allowed, ConfigValue value, Path baseDir) throws Failure {
+    static Object convert(ConfigType type, List<String> allowed, ConfigValue value, Path baseDir, PathPolicy paths)
+            throws Failure {
         if (value.isNull()) {
             throw failure(value, expected(type, allowed), "");
         }
@@ -63,7 +65,7 @@ final class ValueConverter {
             case LIST -> toList(value);
             case MAP -> toMap(value);
             case ENUM -> toEnum(value, allowed);
-            case PATH -> baseDir == null ? text(value, type, allowed) : resolvePath(text(value, type, allowed), value, baseDir);
+            case PATH -> baseDir == null ? text(value, type, allowed) : allowedPath(text(value, type, allowed), value, baseDir, paths);
             case SECTIONS -> throw new IllegalArgumentException("sections are parsed by ConfigDef against their own definitions");
         };
     }
@@ -81,6 +83,16 @@ final class ValueConverter {
         } catch (InvalidPathException e) {
             throw failure(value, expected(ConfigType.PATH, List.of()), " (" + e.getReason() + ")");
         }
+    }
+
+    /** A PATH resolved as {@link #resolvePath} does, refused if it leads outside {@code paths}. */
+    static Path allowedPath(String text, ConfigValue value, Path baseDir, PathPolicy paths) throws Failure {
+        Path path = resolvePath(text, value, baseDir);
+        String refusal = paths.refusal(path);
+        if (refusal != null) {
+            throw new Failure(value.location(), refusal);
+        }
+        return path;
     }
 
     /** What a value of {@code type} looks like, for "expected X, got Y" messages. */

@@ -1,6 +1,7 @@
 package dev.sluice.runtime;
 
 import dev.sluice.config.ConfigException;
+import dev.sluice.config.ConfigProblems;
 import dev.sluice.config.ConfigValue;
 import dev.sluice.config.Durations;
 import dev.sluice.config.PipelineSpec;
@@ -28,27 +29,30 @@ public record CheckpointSettings(Duration interval, Duration timeout) {
         }
         Duration interval = DEFAULT_INTERVAL;
         Duration timeout = DEFAULT_TIMEOUT;
+        ConfigProblems problems = new ConfigProblems(); // every bad key at once, not the first
         for (Map.Entry<String, ConfigValue> entry : block.asMap().entrySet()) {
             ConfigValue value = entry.getValue();
             String key = entry.getKey();
             if (!key.equals("interval") && !key.equals("timeout")) {
-                throw new ConfigException(block.keyLocation(key), "unknown key 'checkpoint." + key + "'; known: interval, timeout");
+                problems.add(block.keyLocation(key), null, "unknown key 'checkpoint." + key + "'; known: interval, timeout");
+                continue;
             }
             Duration duration;
             try {
                 duration = Durations.parse(String.valueOf(value.toPlain()));
             } catch (IllegalArgumentException e) {
-                throw new ConfigException(value.location(), "checkpoint." + key + ": " + e.getMessage());
+                problems.add(value.location(), null, "checkpoint." + key + ": " + e.getMessage());
+                continue;
             }
             if (duration.isZero() || duration.isNegative()) {
-                throw new ConfigException(value.location(), "checkpoint." + key + " must be positive");
-            }
-            if (key.equals("interval")) {
+                problems.add(value.location(), null, "checkpoint." + key + " must be positive");
+            } else if (key.equals("interval")) {
                 interval = duration;
             } else {
                 timeout = duration;
             }
         }
+        problems.throwIfAny();
         return new CheckpointSettings(interval, timeout);
     }
 }

@@ -34,6 +34,11 @@ public final class Lanes implements AutoCloseable {
         return new Lanes(lanes);
     }
 
+    /** Opens every lane's destinations and connections (see {@link Pipeline#start}). */
+    public void start() {
+        lanes.forEach(Pipeline::start);
+    }
+
     public int count() {
         return lanes.size();
     }

@@ -28,8 +28,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /**
  * An assembled pipeline: every node's config validated, the graph resolved and checked, and
  * every stage opened in topological order (so each knows its input schemas and SQL is planned
- * now, once). Assembling is also what {@code sluice validate} does. Close it to close every
- * stage and free the native memory.
+ * now, once). Assembling is also all that {@code sluice validate} does, so it has no effect
+ * outside the process: destinations and connections open only in {@link #start}, which a run
+ * calls. Close it to close every stage and free the native memory.
  */
 public final class Pipeline implements AutoCloseable {
 
@@ -40,6 +41,7 @@ public final class Pipeline implements AutoCloseable {
     private final List<DeadLetterFile> deadLetters;
     private final CheckpointSettings checkpoint;
     private final PositionStore positions;
+    private boolean started;
 
     private Pipeline(PipelineSpec spec, List<PipelineNode> order, RunStats stats, BufferAllocator allocator,
             List<DeadLetterFile> deadLetters, CheckpointSettings checkpoint, PositionStore positions) {
@@ -76,8 +78,23 @@ public final class Pipeline implements AutoCloseable {
      * {@link #stats()}, so the counters cover the whole run.
      */
     static Pipeline assemble(PipelineSpec spec, StageTypes types, PositionStore positions, RunStats shared, int lane) {
-        CheckpointSettings checkpoint = CheckpointSettings.of(spec);
-        Map<String, PipelineNode> nodes = configure(spec, types);
+        // Pipeline-wide settings and every node's settings are checked together: all problems at once.
+        List<ConfigException> problems = new ArrayList<>();
+        CheckpointSettings checkpoint = null;
+        Map<String, PipelineNode> nodes = null;
+        try {
+            checkpoint = CheckpointSettings.of(spec);
+        } catch (ConfigException e) {
+            problems.add(e);
+        }
+        try {
+            nodes = configure(spec, types);
+        } catch (ConfigException e) {
+            problems.add(e);
+        }
+        if (!problems.isEmpty()) {
+            throw ConfigException.of(problems);
+        }
         List<PipelineNode> order = link(spec, nodes);
         checkLanes(order);
         List<String> names = order.stream().map(PipelineNode::name).toList();
@@ -240,16 +257,42 @@ public final class Pipeline implements AutoCloseable {
                 }
             }
         }
+        // An input name that is wrong leaves its intended upstream unread: say that only when all names resolve.
+        boolean namesResolve = problems.isEmpty();
         for (PipelineNode node : nodes.values()) {
-            if (node.kind() != NodeKind.SINK && node.downstream.isEmpty() && problems.isEmpty()) {
+            if (node.kind() != NodeKind.SINK && node.downstream.isEmpty() && namesResolve) {
                 problems.add(new ConfigException(node.spec.location(), node.name(),
                         "nothing reads this " + node.kind().word() + "; name it in a transform's SQL or a sink's `from:`"));
             }
         }
+        problems.addAll(cycles(nodes));
         if (!problems.isEmpty()) {
             throw ConfigException.of(problems);
         }
         return topologicalOrder(nodes);
+    }
+
+    /**
+     * One problem per cycle of the graph (per strongly connected component with an edge inside),
+     * naming exactly its nodes in the order the rows flow, e.g. {@code a → b → c → a}, at the place
+     * where the first of them names its input.
+     */
+    private static List<ConfigException> cycles(Map<String, PipelineNode> nodes) {
+        List<ConfigException> problems = new ArrayList<>();
+        for (List<PipelineNode> component : Cycles.stronglyConnected(nodes.values())) {
+            PipelineNode first = component.stream().min(java.util.Comparator.comparing(n -> n.spec.location())).orElseThrow();
+            List<PipelineNode> cycle = Cycles.shortestThrough(first, new java.util.HashSet<>(component));
+            if (cycle == null) {
+                continue; // a single node that does not read itself
+            }
+            List<String> names = new ArrayList<>(cycle.stream().map(PipelineNode::name).toList());
+            names.add(first.name());
+            PipelineNode last = cycle.get(cycle.size() - 1);
+            problems.add(new ConfigException(locationOfInput(first, last.name()), first.name(),
+                    "the pipeline has a cycle: " + String.join(" → ", names) + " (each node reads the one before it); "
+                            + "rows cannot flow around a loop"));
+        }
+        return problems;
     }
 
     private static List<PipelineNode> topologicalOrder(Map<String, PipelineNode> nodes) {
@@ -272,66 +315,127 @@ public final class Pipeline implements AutoCloseable {
             }
         }
         if (order.size() < nodes.size()) {
-            List<String> cycle = nodes.values().stream().filter(n -> !order.contains(n)).map(PipelineNode::name).toList();
-            PipelineNode first = nodes.get(cycle.get(0));
-            throw new ConfigException(first.spec.location(), first.name(),
-                    "the pipeline has a cycle through " + String.join(" → ", cycle));
+            throw new IllegalStateException("cycles are reported before ordering: " + nodes.keySet() + " ordered as " + order);
         }
         return order;
     }
 
-    /** Opens every stage in topological order; a failure names the node and the setting. */
+    /**
+     * Opens every stage in topological order; a failure names the node and the setting. A stage
+     * that fails does not stop the others: every node whose inputs opened is still opened, so
+     * all problems are reported at once (a node after a failed one is skipped, as its input
+     * schema is unknown).
+     */
     private void open(Path defaultDeadLetterDir, int lane) {
         Map<String, PipelineNode> byName = new HashMap<>();
+        List<ConfigException> problems = new ArrayList<>();
+        java.util.Set<String> failed = new java.util.HashSet<>();
         for (PipelineNode node : order) {
             byName.put(node.name(), node);
-            ParsedConfig config = node.config;
-            ErrorPolicy policy = definesKey(node, ErrorPolicy.KEY) ? ErrorPolicy.parse(config.getString(ErrorPolicy.KEY)) : ErrorPolicy.FAIL;
-            DeadLetterFile deadLetter = null;
-            if (policy == ErrorPolicy.DEAD_LETTER) {
-                Path path = definesKey(node, "dead_letter") && config.has("dead_letter")
-                        ? config.getPath("dead_letter")
-                        : defaultDeadLetterDir.resolve(node.name() + ".dead-letter.jsonl");
-                if (lane > 0) {
-                    // Each lane writes its own file: two writers must not share one.
-                    path = path.resolveSibling(path.getFileName().toString().replaceFirst("(\\.[^.]*)?$", ".lane" + lane + "$1"));
-                }
-                deadLetter = new DeadLetterFile(path);
-                deadLetters.add(deadLetter);
+            if (node.inputs.stream().anyMatch(failed::contains)) {
+                failed.add(node.name());
+                continue;
             }
-            node.stats = stats.node(node.name());
-            node.context = new NodeContext(node.name(), spec.name(), directory(spec), allocator, node.stats, policy, deadLetter,
-                    node.kind() == NodeKind.SOURCE ? positions.load(node.name()) : Map.of());
             try {
-                node.stage = node.type.create(config);
-                node.schema = switch (node.kind()) {
-                    case SOURCE -> node.source().open(node.context);
-                    case TRANSFORM -> {
-                        List<Schema> schemas = node.inputs.stream().map(i -> byName.get(i).schema).toList();
-                        yield inheritKey(((Transform) node.stage).open(node.context, node.inputs, schemas), node, byName);
-                    }
-                    case SINK -> {
-                        Schema schema = inheritKey(sinkSchema(node, byName), node, byName);
-                        node.sink().open(node.context, schema);
-                        yield schema;
-                    }
-                };
-            } catch (Exception e) {
-                throw openFailure(node, e);
+                openNode(node, byName, defaultDeadLetterDir, lane);
+            } catch (ConfigException e) {
+                failed.add(node.name());
+                problems.add(e);
             }
         }
         // Checks the stages left running (broker round trips) overlapped the opening of the rest.
         for (PipelineNode node : order) {
+            if (node.context == null) {
+                continue;
+            }
             try {
                 node.context.awaitChecks();
             } catch (Exception e) {
-                throw openFailure(node, e);
+                if (!failed.contains(node.name())) {
+                    problems.add(openFailure(node, e));
+                }
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw ConfigException.of(problems);
+        }
+    }
+
+    /** Opens one stage: its error policy and dead letter, its context, then the stage itself. */
+    private void openNode(PipelineNode node, Map<String, PipelineNode> byName, Path defaultDeadLetterDir, int lane) {
+        ParsedConfig config = node.config;
+        ErrorPolicy policy = definesKey(node, ErrorPolicy.KEY) ? ErrorPolicy.parse(config.getString(ErrorPolicy.KEY)) : ErrorPolicy.FAIL;
+        DeadLetterFile deadLetter = null;
+        if (policy == ErrorPolicy.DEAD_LETTER) {
+            Path path = definesKey(node, "dead_letter") && config.has("dead_letter")
+                    ? config.getPath("dead_letter")
+                    : defaultDeadLetterDir.resolve(node.name() + ".dead-letter.jsonl");
+            if (lane > 0) {
+                // Each lane writes its own file: two writers must not share one.
+                path = path.resolveSibling(path.getFileName().toString().replaceFirst("(\\.[^.]*)?$", ".lane" + lane + "$1"));
+            }
+            // A dead_letter setting was checked as a path; the default next to the output must stay inside too.
+            String refusal = spec.paths().refusal(path);
+            if (refusal != null) {
+                throw at(node.spec, "dead_letter", "the dead letter " + refusal + "; or set dead_letter: to a file inside them");
+            }
+            deadLetter = new DeadLetterFile(path);
+            deadLetters.add(deadLetter);
+        }
+        node.stats = stats.node(node.name());
+        node.context = new NodeContext(node.name(), spec.name(), directory(spec), allocator, node.stats, policy, deadLetter,
+                node.kind() == NodeKind.SOURCE ? positions.load(node.name()) : Map.of());
+        try {
+            node.stage = node.type.create(config);
+            node.schema = switch (node.kind()) {
+                case SOURCE -> node.source().open(node.context);
+                case TRANSFORM -> {
+                    List<Schema> schemas = node.inputs.stream().map(i -> byName.get(i).schema).toList();
+                    yield inheritKey(((Transform) node.stage).open(node.context, node.inputs, schemas), node, byName);
+                }
+                case SINK -> {
+                    Schema schema = inheritKey(sinkSchema(node, byName), node, byName);
+                    node.sink().open(node.context, schema);
+                    yield schema;
+                }
+            };
+        } catch (Exception e) {
+            throw openFailure(node, e);
+        }
+    }
+
+    /**
+     * Opens what the stages write to and read from (files, producers, consumer groups), sinks
+     * first so that no source connects for a run whose output cannot open. Called by a run,
+     * never by validation; idempotent. A failure is reported at the node like one in opening.
+     *
+     * @throws ConfigException naming the node (and setting, if known) whose destination failed
+     */
+    public void start() {
+        if (started) {
+            return;
+        }
+        started = true;
+        for (NodeKind kind : List.of(NodeKind.SINK, NodeKind.SOURCE)) {
+            for (PipelineNode node : order) {
+                if (node.kind() != kind) {
+                    continue;
+                }
+                try {
+                    if (kind == NodeKind.SINK) {
+                        node.sink().start();
+                    } else {
+                        node.source().start();
+                    }
+                } catch (Exception e) {
+                    throw openFailure(node, e);
+                }
             }
         }
     }
 
     /** A stage's failure to open as a configuration problem at its node (and setting, if known). */
-    private static RuntimeException openFailure(PipelineNode node, Exception e) {
+    private static ConfigException openFailure(PipelineNode node, Exception e) {
         return switch (e) {
             case ConfigException config -> config;
             case InvalidSettingException setting -> at(node.spec, setting.key(), setting.getMessage());
@@ -375,9 +479,8 @@ public final class Pipeline implements AutoCloseable {
     }
 
     private static Location locationOfInput(PipelineNode node, String input) {
-        Location from = node.spec.fromLocation(input);
-        if (from != null) {
-            return from;
+        if (node.spec.from().contains(input)) {
+            return node.spec.fromLocation(input);
         }
         Location sql = node.spec.locationOf("sql");
         return sql != null ? sql : node.spec.location();

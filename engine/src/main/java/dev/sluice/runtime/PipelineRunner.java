@@ -53,6 +53,7 @@ public final class PipelineRunner {
     /** Runs until every source ends or {@code stop} is set. */
     public Outcome run(AtomicBoolean stop) {
         try {
+            pipeline.start(); // a no-op when the caller started it to report failures as configuration errors
             return drive(stop);
         } finally {
             // Stages closing later (a consumer leaving its group) must not start a checkpoint

@@ -59,15 +59,25 @@ public final class StateTable {
 
     /**
      * Runs {@code sql} over {@code rows} as table {@value #NAME} and returns the result; the
-     * caller closes it. Any bounded SQL works: aggregations, ORDER BY, JSON functions. The
-     * table is a copy: statements that would change it change nothing in the state DB.
+     * caller closes it. Any bounded SQL that only reads works: aggregations, ORDER BY, JSON
+     * functions; statements that write or define (COPY … TO, CREATE EXTERNAL TABLE, SET) are
+     * refused.
      *
-     * @throws dev.sluice.bridge.NativePlanException if the SQL is invalid
+     * @throws dev.sluice.bridge.NativePlanException if the SQL is invalid or not read-only
      * @throws dev.sluice.bridge.NativeExecutionException if it fails while running
      */
     public static VectorSchemaRoot query(List<StateRow> rows, String sql, BufferAllocator allocator) {
+        return query(rows, sql, allocator, false);
+    }
+
+    /**
+     * As {@link #query(List, String, BufferAllocator)}; with {@code allowWrites} any SQL runs,
+     * also statements that read or write files. The table is a copy either way: nothing a
+     * statement does changes the state DB.
+     */
+    public static VectorSchemaRoot query(List<StateRow> rows, String sql, BufferAllocator allocator, boolean allowWrites) {
         try (VectorSchemaRoot table = toVectors(rows, allocator);
-                NativeBatch result = NativeQuery.run(allocator, sql, NAME, table)) {
+                NativeBatch result = NativeQuery.run(allocator, sql, NAME, table, allowWrites)) {
             return result.toVectors(allocator);
         }
     }

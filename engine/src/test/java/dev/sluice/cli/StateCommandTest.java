@@ -128,6 +128,24 @@ class StateCommandTest {
     }
 
     @Test
+    void queriesAreReadOnlyUnlessWritesAreAllowed() throws IOException {
+        assertEquals(0, state("set", "orders", "k", "{\"offset\": 1}").code());
+        Path copied = dir.resolve("copied.csv");
+        String copy = "COPY (SELECT key FROM state) TO '" + copied + "' STORED AS CSV";
+        Path secret = Files.writeString(dir.resolve("secret.csv"), "a\n1\n");
+        for (String sql : List.of(copy, "CREATE EXTERNAL TABLE secret STORED AS CSV LOCATION '" + secret + "'",
+                "SET datafusion.execution.batch_size = 1")) {
+            Result refused = state("query", sql);
+            assertEquals(Main.EXIT_CONFIG, refused.code(), sql);
+            assertTrue(refused.stderr().contains("read-only unless writes are allowed"), refused.stderr());
+        }
+        assertFalse(Files.exists(copied), "a refused COPY wrote its file");
+        Result allowed = state("query", copy, "--allow-writes");
+        assertEquals(0, allowed.code(), allowed.stderr());
+        assertTrue(Files.readString(copied).contains("k"), "COPY with --allow-writes wrote the rows");
+    }
+
+    @Test
     void queriesFreeTheirMemory() {
         assertEquals(0, state("set", "orders", "k", "{\"offset\": 1}").code());
         long handles = NativeCore.bridge().liveHandles();

@@ -52,6 +52,7 @@ class ConfigDocsTest {
                 Prints rows.
 
                 This type takes no settings.
-                """, ConfigDocs.markdown(registry));
+                """, ConfigDocs.nodeTypes(registry));
+        assertEquals(ConfigDocs.PIPELINE_SETTINGS + "\n" + ConfigDocs.nodeTypes(registry), ConfigDocs.markdown(registry));
     }
 }

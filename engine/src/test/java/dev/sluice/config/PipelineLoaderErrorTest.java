@@ -38,7 +38,7 @@ class PipelineLoaderErrorTest {
 
     @Test
     void emptyFile() {
-        assertEquals("pipe.yaml: pipeline file is empty; expected a map with name, checkpoint, sources, transforms, sinks",
+        assertEquals("pipe.yaml: pipeline file is empty; expected a map with name, checkpoint, paths, sources, transforms, sinks",
                 loadError("# nothing here\n"));
     }
 
@@ -205,14 +205,14 @@ class PipelineLoaderErrorTest {
     @Test
     void unknownTopLevelKeySuggestsTheClosest() {
         assertEquals("pipe.yaml:1:1: unknown top-level key 'source'; did you mean 'sources'? "
-                + "Known top-level keys: name, checkpoint, sources, transforms, sinks", loadError("source: {}\n"));
+                + "Known top-level keys: name, checkpoint, paths, sources, transforms, sinks", loadError("source: {}\n"));
         assertEquals("pipe.yaml:2:1: unknown top-level key 'metrics'. "
-                + "Known top-level keys: name, checkpoint, sources, transforms, sinks", loadError("sources: {}\nmetrics: {}\n"));
+                + "Known top-level keys: name, checkpoint, paths, sources, transforms, sinks", loadError("sources: {}\nmetrics: {}\n"));
     }
 
     @Test
     void topLevelMustBeAMap() {
-        assertEquals("pipe.yaml:1:1: the top level must be a map with name, checkpoint, sources, transforms, sinks, got a list",
+        assertEquals("pipe.yaml:1:1: the top level must be a map with name, checkpoint, paths, sources, transforms, sinks, got a list",
                 loadError("- a\n- b\n"));
     }
 

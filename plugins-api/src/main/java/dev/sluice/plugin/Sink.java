@@ -5,8 +5,20 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /** The end of a pipeline: writes batches somewhere. */
 public interface Sink extends AutoCloseable {
 
-    /** Opens the sink for batches of {@code schema}. */
+    /**
+     * Prepares the sink for batches of {@code schema}: checks its settings against the schema,
+     * builds encoders, runs read-only checks (does the topic exist). It must leave the
+     * destination untouched — no file created or truncated, no connection that writes —
+     * because {@code sluice validate} stops here; {@link #start} opens the destination.
+     */
     void open(StageContext context, Schema schema) throws Exception;
+
+    /**
+     * Opens the destination (creates or replaces the file, starts the producer). Called once,
+     * only when the pipeline is about to run, after every stage has opened and every check
+     * passed; never by validation. Default: nothing to open.
+     */
+    default void start() throws Exception {}
 
     /** Writes one batch (borrowed). May buffer. */
     void write(Batch batch) throws Exception;

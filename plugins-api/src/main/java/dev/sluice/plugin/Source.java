@@ -15,8 +15,20 @@ public interface Source extends AutoCloseable {
         END
     }
 
-    /** Opens the source and returns the schema of the batches it will emit. */
+    /**
+     * Prepares the source and returns the schema of the batches it will emit. Reading to learn
+     * the schema is fine; anything with an effect outside the process (joining a consumer
+     * group, committing, writing) belongs in {@link #start}, because {@code sluice validate}
+     * stops here.
+     */
     Schema open(StageContext context) throws Exception;
+
+    /**
+     * Connects to the input for reading (e.g. joins the consumer group). Called once, only
+     * when the pipeline is about to run, after every stage has opened and every check passed;
+     * never by validation. Default: nothing to connect.
+     */
+    default void start() throws Exception {}
 
     /** Emits what is available, without blocking for long (at most the flush interval). */
     Poll poll(Emitter out) throws Exception;

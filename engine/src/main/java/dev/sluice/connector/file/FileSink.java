@@ -13,6 +13,7 @@ import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
 import dev.sluice.runtime.StageType;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -20,14 +21,14 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * The {@code file} sink: JSON lines, CSV or Parquet, encoded and written in the core. The file
- * is replaced at start. JSON lines and CSV are synced to disk at every barrier; a Parquet file
+ * is replaced when the run starts (never by validation). JSON lines and CSV are synced to disk at every barrier; a Parquet file
  * is complete when the run ends (its footer is written last).
  */
 public final class FileSink implements Sink {
 
     public static final StageType TYPE = StageType.of(NodeKind.SINK, "file", "Writes every row to one file.",
             new ConfigDef()
-                    .define("path", ConfigType.PATH, null, true, "The file to write, relative to the pipeline file; replaced at start.")
+                    .define("path", ConfigType.PATH, null, true, "The file to write, relative to the pipeline file; replaced when a run starts (validate leaves it alone).")
                     .defineEnum("format", FileFormats.ALL, null, false, "json (lines), csv or parquet. Default: from the file extension.")
                     .define("header", ConfigType.BOOLEAN, true, false, "CSV: write a header line."),
             FileSink::new);
@@ -44,9 +45,18 @@ public final class FileSink implements Sink {
         this.header = config.getBoolean("header");
     }
 
+    /** Checks the path without touching it: validation calls only this. */
     @Override
     public void open(StageContext context, Schema schema) {
         this.context = context;
+        if (Files.isDirectory(path)) {
+            throw new InvalidSettingException("path", path + " is a directory; name the file to write");
+        }
+    }
+
+    /** Creates (or replaces) the file: a run only. */
+    @Override
+    public void start() {
         try {
             writer = NativeFileWriter.open(Map.of("path", path.toString(), "format", format, "header", header));
         } catch (NativeException e) {

@@ -21,7 +21,7 @@ final class AvroSettings {
                         "Avro: the schema as JSON text (a record). " + (source
                                 ? "Required for avro unless avro_schema_file is given."
                                 : "Default: derived from the columns."))
-                .define("avro_schema_file", ConfigType.STRING, null, false,
+                .define("avro_schema_file", ConfigType.PATH, null, false,
                         "Avro: a file holding the schema, relative to the pipeline file.");
         if (source) {
             def.defineEnum("avro_framing", List.of("none", "confluent"), "none", false,
@@ -44,7 +44,7 @@ final class AvroSettings {
             }
             return options;
         }
-        String schema = schemaText(config, pipelineDirectory);
+        String schema = schemaText(config);
         if (schema != null) {
             options.put("avro_schema", schema);
         } else if (source) {
@@ -63,7 +63,7 @@ final class AvroSettings {
         return options;
     }
 
-    private static String schemaText(ParsedConfig config, Path pipelineDirectory) {
+    private static String schemaText(ParsedConfig config) {
         if (config.has("avro_schema") && config.has("avro_schema_file")) {
             throw new InvalidSettingException("avro_schema_file", "give avro_schema or avro_schema_file, not both");
         }
@@ -73,7 +73,7 @@ final class AvroSettings {
         if (!config.has("avro_schema_file")) {
             return null;
         }
-        Path file = pipelineDirectory.resolve(config.getString("avro_schema_file"));
+        Path file = config.getPath("avro_schema_file"); // resolved and checked against paths.allowed_dirs
         try {
             return Files.readString(file);
         } catch (IOException e) {

@@ -81,6 +81,7 @@ public final class KafkaSink implements Sink {
     /** Whether rows carry {@code _op}: it then travels as the {@code op} header, not in the value. */
     private boolean changeStream;
     private KafkaProducer<byte[], byte[]> producer;
+    private Properties producerProperties;
     private StageContext context;
     private final AtomicReference<Exception> failure = new AtomicReference<>();
     /** Records refused as too large, handed from the producer's threads to the lane (on_error). */
@@ -137,7 +138,13 @@ public final class KafkaSink implements Sink {
         context.checkWhileOpening(() -> KafkaSettings.checkAccess(checkProps, List.of(topic),
                 org.apache.kafka.common.acl.AclOperation.WRITE, null,
                 admin -> maxMessageBytes = KafkaSettings.maxMessageBytes(admin, topic)));
-        producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+        producerProperties = props;
+    }
+
+    /** The producer connects only for a run: validation stops at {@link #open}. */
+    @Override
+    public void start() {
+        producer = new KafkaProducer<>(producerProperties, new ByteArraySerializer(), new ByteArraySerializer());
         sender = new Thread(this::sendLoop, "sluice-kafka-sink-" + context.nodeName());
         sender.setDaemon(true);
         sender.start();

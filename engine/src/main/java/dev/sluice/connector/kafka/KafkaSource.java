@@ -108,6 +108,7 @@ public final class KafkaSource implements Source {
     private final Map<TopicPartition, Long> endOffsets = new HashMap<>();
     private StageContext context;
     private KafkaConsumer<byte[], ByteBuffer> consumer;
+    private Properties consumerProperties;
     private NativeDecoder decoder;
     private RecordSlab slab;
     private VectorSchemaRoot meta;
@@ -187,14 +188,10 @@ public final class KafkaSource implements Source {
         props.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "20");
         String starting = config.getString("starting_offsets");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, starting.equals("latest") ? "latest" : "earliest");
-        consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ValueViews());
-        consumer.subscribe(topics, new Rebalance(starting));
+        consumerProperties = props;
         decoder = NativeDecoder.create(context.allocator(), format, config.getString("delimiter"), declared, formatOptions);
         slab = new RecordSlab(batchSize);
         meta = metadata.isEmpty() ? null : MetadataColumns.root(metadata, context.allocator());
-        if (config.has("dead_letter_topic")) {
-            deadLetters = new DeadLetterProducer(KafkaSettings.clientProperties(config), config.getString("dead_letter_topic"));
-        }
         Schema values = switch (format) {
             case "raw" -> MetadataColumns.RAW_SCHEMA;
             case "debezium" -> MetadataColumns.withOp(declared);
@@ -230,6 +227,16 @@ public final class KafkaSource implements Source {
             return KafkaSettings.idOf(saved);
         }
         return Instances.derived(context.pipelineName(), context.nodeName());
+    }
+
+    /** Joins the group only for a run: validation stops at {@link #open}. */
+    @Override
+    public void start() {
+        consumer = new KafkaConsumer<>(consumerProperties, new ByteArrayDeserializer(), new ValueViews());
+        consumer.subscribe(topics, new Rebalance(config.getString("starting_offsets")));
+        if (config.has("dead_letter_topic")) {
+            deadLetters = new DeadLetterProducer(KafkaSettings.clientProperties(config), config.getString("dead_letter_topic"));
+        }
     }
 
     @Override
