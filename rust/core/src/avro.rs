@@ -95,6 +95,7 @@ impl AvroReader {
 pub fn encode(batch: &RecordBatch, schema_json: Option<&str>) -> Result<(Vec<u8>, Vec<i64>)> {
     let mut arrow_schema: Schema = batch.schema().as_ref().clone();
     if let Some(json) = schema_json {
+        reject_nulls_the_schema_cannot_hold(batch, json)?;
         arrow_schema.metadata.insert(SCHEMA_METADATA_KEY.to_string(), json.to_string());
     }
     let mut encoder = WriterBuilder::new(arrow_schema.clone()).build_encoder::<AvroBinaryFormat>().map_err(avro_config)?;
@@ -103,6 +104,29 @@ pub fn encode(batch: &RecordBatch, schema_json: Option<&str>) -> Result<(Vec<u8>
     let rows = encoder.flush();
     let offsets = rows.offsets().iter().map(|&o| o as i64).collect();
     Ok((Vec::from(rows.bytes().clone()), offsets))
+}
+
+/// arrow-avro writes a null in a field whose writer type has no "null" branch as that type's
+/// zero value (an empty string, 0): a different row. Refuse it instead, naming column and row.
+fn reject_nulls_the_schema_cannot_hold(batch: &RecordBatch, schema_json: &str) -> Result<()> {
+    let schema: serde_json::Value = serde_json::from_str(schema_json).map_err(|e| CoreError::config(format!("Avro schema is not JSON: {e}")))?;
+    let Some(fields) = schema.get("fields").and_then(|f| f.as_array()) else { return Ok(()) };
+    for field in fields {
+        let (Some(name), Some(avro_type)) = (field.get("name").and_then(|n| n.as_str()), field.get("type")) else { continue };
+        let takes_null = match avro_type {
+            serde_json::Value::String(t) => t == "null",
+            serde_json::Value::Array(branches) => branches.iter().any(|b| b.as_str() == Some("null")),
+            _ => false,
+        };
+        let Some(column) = batch.column_by_name(name) else { continue };
+        if !takes_null && column.null_count() > 0 {
+            let row = (0..column.len()).find(|&i| column.is_null(i)).unwrap_or(0);
+            return Err(CoreError::data(format!(
+                "Avro encoding: column '{name}' is null in row {row}, but the writer schema's field '{name}' has no \"null\" branch; declare it as [\"null\", ...] or filter the nulls out"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn avro_config(e: impl std::fmt::Display) -> CoreError {
@@ -172,6 +196,26 @@ mod tests {
         let mut longer = whole.to_vec();
         longer.push(0x55);
         assert!(reader.decode(&[&longer]).is_err());
+    }
+
+    #[test]
+    fn a_null_in_a_field_without_a_null_branch_is_an_error_not_an_empty_string() {
+        let schema = Schema::new(vec![Field::new("auction", DataType::Int64, false), Field::new("channel", DataType::Utf8, true)]);
+        let batch = RecordBatch::try_new(
+            Arc::new(schema),
+            vec![Arc::new(Int64Array::from(vec![7, 8])), Arc::new(StringArray::from(vec![Some("apple"), None]))],
+        )
+        .unwrap();
+        let err = encode(&batch, Some(SCHEMA)).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Data, "{}", err.message);
+        assert!(err.message.contains("'channel' is null in row 1"), "{}", err.message);
+        let nullable = r#"{"type":"record","name":"Bid","fields":[
+            {"name":"auction","type":"long"},{"name":"channel","type":["null","string"]}]}"#;
+        let (bytes, offsets) = encode(&batch, Some(nullable)).unwrap();
+        let owned = records(&bytes, &offsets);
+        let slices: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+        let decoded = AvroReader::new(nullable, AvroFraming::None, None).unwrap().decode(&slices).unwrap();
+        assert!(decoded.column(1).is_null(1), "the null stays a null");
     }
 
     #[test]
