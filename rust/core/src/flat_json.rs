@@ -874,6 +874,8 @@ impl<'g> Walk<'_, 'g> {
     /// The object at the cursor, its members checked by `fields`; Ok(true) at its end.
     fn object(&mut self, fields: &'g [(Box<[u8]>, Guard)]) -> Result<bool, String> {
         self.cursor.pos += 1;
+        // Members usually come in schema order: the one after the last match is tried first.
+        let mut expected = 0;
         loop {
             self.separators();
             match self.cursor.bump() {
@@ -881,8 +883,18 @@ impl<'g> Walk<'_, 'g> {
                 Some(b'}') => return Ok(true),
                 _ => return Ok(false),
             }
-            let Some(name) = self.cursor.string_body(&mut self.scratch) else { return Ok(false) };
-            let known = fields.iter().find(|(n, _)| same_bytes(n, name.as_bytes()));
+            // The expected name, raw, then any name unescaped.
+            let plain = fields.get(expected).is_some_and(|(n, _)| !n.contains(&b'"') && !n.contains(&b'\\'));
+            let known = if plain && self.cursor.eat_name(&fields[expected].0) {
+                Some(expected)
+            } else {
+                let Some(name) = self.cursor.string_body(&mut self.scratch) else { return Ok(false) };
+                fields.iter().position(|(n, _)| same_bytes(n, name.as_bytes()))
+            };
+            if let Some(index) = known {
+                expected = index + 1;
+            }
+            let known = known.map(|index| &fields[index]);
             self.cursor.skip_whitespace();
             if !self.cursor.eat(b':') {
                 return Ok(false);
@@ -948,6 +960,16 @@ impl<'g> Walk<'_, 'g> {
         let shown = || String::from_utf8_lossy(token).into_owned();
         match guard {
             Guard::Integer(min, max, name) => {
+                // The common case first: a plain integer of up to 18 digits (always exact).
+                let digits = token.strip_prefix(b"-").unwrap_or(token);
+                if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
+                    let magnitude = digits.iter().fold(0i128, |acc, d| acc * 10 + i128::from(d - b'0'));
+                    let value = if digits.len() < token.len() { -magnitude } else { magnitude };
+                    if value < *min || value > *max {
+                        return Err(format!("column '{}': {} is out of range for {name}", column(), shown()));
+                    }
+                    return Ok(());
+                }
                 let exact = ExactNumber::parse(token).ok_or_else(|| format!("column '{}': {} is not a number", column(), shown()))?;
                 let value = exact.integer().ok_or_else(|| format!("column '{}': {} is not an integer ({name})", column(), shown()))?;
                 if value < *min || value > *max {
