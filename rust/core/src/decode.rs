@@ -534,22 +534,29 @@ fn merge_types(a: &DataType, b: &DataType) -> (DataType, bool) {
 }
 
 /// The row and operation of one Debezium change event: c and r (snapshot reads) are inserts,
-/// u updates with the new row, d deletes with the old one.
+/// u updates with the new row, d deletes with the old one. The row is the envelope's own text:
+/// through `serde_json::Value` numbers beyond i64 or with many digits would pass via f64.
 fn unwrap_envelope(record: &[u8]) -> std::result::Result<(Vec<u8>, &'static str), String> {
-    let value: serde_json::Value = serde_json::from_slice(record).map_err(|e| format!("not a JSON change event: {e}"))?;
-    let payload = match value.get("payload") {
-        Some(payload) if payload.is_object() => payload,
-        _ => &value,
+    serde_json::from_slice::<serde::de::IgnoredAny>(record).map_err(|e| format!("not a JSON change event: {e}"))?;
+    let not_object = || "not a JSON change event: not an object".to_string();
+    let is_object = |raw: &[u8]| raw.first() == Some(&b'{');
+    let member = |members: &[(String, &'_ [u8])], name: &str| members.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.to_vec());
+    let outer = crate::flat_json::raw_members(record).ok_or_else(not_object)?;
+    let payload = match member(&outer, "payload") {
+        Some(payload) if is_object(&payload) => crate::flat_json::raw_members(&payload).ok_or_else(not_object)?.into_iter().map(|(n, v)| (n, v.to_vec())).collect(),
+        _ => outer.into_iter().map(|(n, v)| (n, v.to_vec())).collect::<Vec<(String, Vec<u8>)>>(),
     };
-    let op = payload.get("op").and_then(|op| op.as_str()).ok_or("no \"op\" in the Debezium envelope")?;
-    let (row, op) = match op {
-        "c" | "r" => (payload.get("after"), "i"),
-        "u" => (payload.get("after"), "u"),
-        "d" => (payload.get("before"), "d"),
+    let get = |name: &str| payload.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_slice());
+    let op: Option<String> = get("op").and_then(|op| serde_json::from_slice(op).ok());
+    let op = op.ok_or("no \"op\" in the Debezium envelope")?;
+    let (row, op) = match op.as_str() {
+        "c" | "r" => (get("after"), "i"),
+        "u" => (get("after"), "u"),
+        "d" => (get("before"), "d"),
         other => return Err(format!("unknown Debezium op {other:?}")),
     };
-    let row = row.filter(|row| row.is_object()).ok_or_else(|| format!("a Debezium {op} event without its row"))?;
-    Ok((serde_json::to_vec(row).map_err(|e| e.to_string())?, op))
+    let row = row.filter(|row| is_object(row)).ok_or_else(|| format!("a Debezium {op} event without its row"))?;
+    Ok((row.to_vec(), op))
 }
 
 /// The schema of raw records: the bytes of each record as one Binary column.
@@ -986,6 +993,25 @@ mod strict_tests {
         for (message, (column, value)) in messages.iter().zip([("id", "-9223372036854775809"), ("id", "1.5"), ("small", "128"), ("d", "1.234"), ("d", "1234.5"), ("x", "1e400")]) {
             assert!(message.contains(column) && message.contains(value), "{message}");
         }
+    }
+
+    /// Debezium rows keep their numbers as written: a decimal with 19 digits stays exact, an
+    /// integer beyond i64 is a dead letter (both went through f64 in serde_json::Value).
+    #[test]
+    fn debezium_rows_keep_their_numbers_exact() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("d", DataType::Decimal128(20, 2), true)]));
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Debezium, ","), Some(schema)).unwrap();
+        let records: [&[u8]; 3] = [
+            br#"{"payload":{"op":"c","after":{"id":1,"d":12345678901234567.89}}}"#,
+            br#"{"op":"c","after":{"id":-9223372036854775809,"d":1}}"#,
+            br#"{"op":"u","before":null,"after":{"id":3,"d":"0.10"}}"#,
+        ];
+        let decoded = decoder.decode(&records).unwrap();
+        assert_eq!(ids(&decoded), vec![Some(1), Some(3)]);
+        let d = decoded.batch.column(1).as_primitive::<arrow::datatypes::Decimal128Type>();
+        assert_eq!(d.values().to_vec(), vec![1234567890123456789, 10]);
+        assert_eq!(error_indexes(&decoded), vec![1]);
+        assert!(error_messages(&decoded)[0].contains("'id'"), "{:?}", error_messages(&decoded));
     }
 
     /// NaN and infinities are IEEE values of float columns (documented), never nulls.

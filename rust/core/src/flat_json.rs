@@ -1004,6 +1004,34 @@ impl<'g> Walk<'_, 'g> {
     }
 }
 
+/// The members of the JSON object `record` with each value's text as written, or None if it is
+/// not one object. For valid JSON only (the caller checks it first).
+pub(crate) fn raw_members(record: &[u8]) -> Option<Vec<(String, &[u8])>> {
+    let mut cursor = Cursor::new(record);
+    let mut scratch = Vec::new();
+    cursor.skip_whitespace();
+    cursor.expect(b'{')?;
+    let mut members = Vec::new();
+    loop {
+        cursor.skip_whitespace();
+        match cursor.bump()? {
+            b'}' => return Some(members),
+            b',' => continue,
+            b'"' => {}
+            _ => return None,
+        }
+        let name = cursor.string_body(&mut scratch)?.to_owned();
+        cursor.skip_whitespace();
+        cursor.expect(b':')?;
+        cursor.skip_whitespace();
+        let start = cursor.pos;
+        if !skip_lenient(&mut cursor) {
+            return None;
+        }
+        members.push((name, &record[start..cursor.pos]));
+    }
+}
+
 /// Skips the value at the cursor as arrow-json's tape reads it: a string, a literal, a number
 /// token, or brackets matched by depth (strings inside skipped whole). False where it fails.
 fn skip_lenient(cursor: &mut Cursor) -> bool {
