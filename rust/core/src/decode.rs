@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use crate::avro::{AvroFraming, AvroReader};
 use crate::error::{CoreError, Result};
-use crate::flat_json::FlatJsonDecoder;
+use crate::flat_json::{ExactNumber, FlatJsonDecoder, ValueGuard};
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -57,6 +57,7 @@ fn default_delimiter() -> String {
 }
 
 /// Decodes records of one format and schema. Reused for every batch of a stream.
+#[derive(Clone)]
 pub struct RecordDecoder {
     format: Format,
     schema: SchemaRef,
@@ -64,6 +65,13 @@ pub struct RecordDecoder {
     avro: Option<Arc<AvroReader>>,
     /// JSON rows of a flat schema: tried before arrow-json (see `flat_json`).
     flat_json: Option<Arc<FlatJsonDecoder>>,
+    /// JSON records that go to arrow-json: catches the values it would store wrongly.
+    guard: Option<Arc<ValueGuard>>,
+    /// CSV: the schema arrow-csv decodes (decimal and float columns as text, converted here
+    /// exactly) and the positions of those columns.
+    csv_text: Option<(SchemaRef, Vec<usize>)>,
+    /// JSON: numbers and booleans in string columns become their text (inferred schemas).
+    text_coercion: bool,
 }
 
 /// The outcome of decoding one batch of records.
@@ -94,22 +102,29 @@ impl RecordDecoder {
             (_, Some(schema)) => (schema, None),
             (format, None) => return Err(CoreError::invalid(format!("{format:?} decoders need a schema"))),
         };
-        let flat_json = match options.format {
-            Format::Json | Format::Debezium => FlatJsonDecoder::try_new(schema.clone()).map(Arc::new),
-            _ => None,
+        let (flat_json, guard) = match options.format {
+            Format::Json | Format::Debezium => (FlatJsonDecoder::try_new(schema.clone()).map(Arc::new), ValueGuard::try_new(&schema).map(Arc::new)),
+            _ => (None, None),
         };
-        Ok(RecordDecoder { format: options.format, schema, delimiter, avro, flat_json })
+        let csv_text = (options.format == Format::Csv).then(|| csv_text_schema(&schema)).flatten();
+        Ok(RecordDecoder { format: options.format, schema, delimiter, avro, flat_json, guard, csv_text, text_coercion: false })
     }
 
     /// The same decoder without the flat JSON fast path, to compare against.
     #[cfg(test)]
     pub(crate) fn arrow_only(&self) -> RecordDecoder {
-        RecordDecoder { format: self.format, schema: self.schema.clone(), delimiter: self.delimiter, avro: self.avro.clone(), flat_json: None }
+        RecordDecoder { flat_json: None, ..self.clone() }
     }
 
     #[cfg(test)]
     pub(crate) fn has_fast_path(&self) -> bool {
         self.flat_json.is_some()
+    }
+
+    /// JSON numbers and booleans given to string columns become their text instead of errors
+    /// (for schemas inferred with [`infer_json_schema_widening`]).
+    pub fn with_text_coercion(self) -> Self {
+        RecordDecoder { text_coercion: true, ..self }
     }
 
     pub fn schema(&self) -> &SchemaRef {
@@ -160,22 +175,62 @@ impl RecordDecoder {
         if let Some(batch) = self.flat_json.as_ref().and_then(|flat| flat.decode(records)) {
             return Ok(batch);
         }
-        // One more row than records, so a record holding two values shows as a count mismatch.
+        // Records are fed one at a time and each must add exactly one complete row: a record
+        // holding two values, or half of one, fails here even when the batch's count adds up.
         let mut decoder = self.new_decoder(records.len() + 1)?;
-        match (&mut decoder, contiguous(records)) {
-            // JSON values need no separator: one call over the whole slab is the fast path.
-            (FormatDecoder::Json(d), Some(all)) => {
-                if d.decode(all)? != all.len() {
-                    return Err(CoreError::data("JSON records were not fully consumed"));
-                }
-            }
-            _ => {
-                for record in records {
-                    decoder.feed(record)?;
-                }
-            }
+        for record in records {
+            decoder.feed(record, self.guard.as_deref(), self.delimiter)?;
         }
-        decoder.finish()
+        let batch = decoder.finish()?;
+        match &self.csv_text {
+            Some((_, columns)) => self.csv_columns_from_text(batch, columns),
+            None => Ok(batch),
+        }
+    }
+
+    /// Converts the text of CSV decimal and float columns exactly (arrow-csv drops decimal
+    /// digits past the scale and turns float overflow into infinity).
+    fn csv_columns_from_text(&self, batch: RecordBatch, columns: &[usize]) -> Result<RecordBatch> {
+        use arrow::array::{Array, AsArray, Decimal128Builder, Float32Builder, Float64Builder};
+        let mut arrays = batch.columns().to_vec();
+        for &c in columns {
+            let field = self.schema.field(c);
+            let text = batch.column(c).as_string::<i32>();
+            let bad = |value: &str, why: &str| CoreError::data(format!("column '{}': {value} {why}", field.name()));
+            arrays[c] = match field.data_type() {
+                DataType::Decimal128(precision, scale) => {
+                    let mut values = Decimal128Builder::with_capacity(text.len());
+                    for value in text.iter() {
+                        match value {
+                            None => values.append_null(),
+                            Some(v) => match ExactNumber::parse(v.as_bytes()) {
+                                None => return Err(bad(v, &format!("is not a number ({})", field.data_type()))),
+                                Some(n) => values.append_value(n.decimal(*precision, *scale).ok_or_else(|| bad(v, &format!("does not fit {}", field.data_type())))?),
+                            },
+                        }
+                    }
+                    Arc::new(values.finish().with_precision_and_scale(*precision, *scale)?)
+                }
+                DataType::Float64 => {
+                    let mut values = Float64Builder::with_capacity(text.len());
+                    for value in text.iter() {
+                        values.append_option(value.map(|v| csv_float::<f64>(v).ok_or_else(|| bad(v, "is not a Float64"))).transpose()?);
+                    }
+                    Arc::new(values.finish())
+                }
+                DataType::Float32 => {
+                    let mut values = Float32Builder::with_capacity(text.len());
+                    for value in text.iter() {
+                        values.append_option(value.map(|v| csv_float::<f32>(v).ok_or_else(|| bad(v, "is not a Float32"))).transpose()?);
+                    }
+                    Arc::new(values.finish())
+                }
+                other => return Err(CoreError::invalid(format!("no text conversion to {other}"))),
+            };
+            debug_assert_eq!(arrays[c].len(), batch.num_rows());
+        }
+        let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        Ok(RecordBatch::try_new_with_options(self.schema.clone(), arrays, &options)?)
     }
 
     /// Unwraps every envelope to its row, decodes the rows as JSON and appends `_op`.
@@ -200,7 +255,7 @@ impl RecordDecoder {
                 Err(message) => errors.push(index, record, &message),
             }
         }
-        let json = RecordDecoder { format: Format::Json, schema: self.schema.clone(), delimiter: b',', avro: None, flat_json: self.flat_json.clone() };
+        let json = RecordDecoder { format: Format::Json, ..self.clone() };
         let slices: Vec<&[u8]> = rows.iter().map(Vec::as_slice).collect();
         let inner = json.decode(&slices)?;
         let kept: Vec<usize> = match &inner.good {
@@ -239,19 +294,33 @@ impl RecordDecoder {
                     positions.push(index as u32);
                 }
                 Ok(batch) => errors.push(index, record, &format!("expected one record, found {}", batch.num_rows())),
-                Err(e) => errors.push(index, record, &e.message),
+                Err(e) => errors.push(index, record, &self.name_csv_column(e.message)),
             }
         }
         let batch = concat_batches(&self.schema, &good)?;
         Ok(Decoded { batch, errors: errors.finish("index")?, good: Some(positions) })
     }
 
+    /// arrow-csv names a column by its index: add its name.
+    fn name_csv_column(&self, message: String) -> String {
+        const AT: &str = "for column ";
+        let Some(at) = message.find(AT).filter(|_| self.format == Format::Csv) else { return message };
+        let start = at + AT.len();
+        let digits = message[start..].bytes().take_while(u8::is_ascii_digit).count();
+        match message[start..start + digits].parse::<usize>().ok().filter(|&i| i < self.schema.fields().len()) {
+            Some(i) => format!("{} '{}'{}", &message[..start + digits], self.schema.field(i).name(), &message[start + digits..]),
+            None => message,
+        }
+    }
+
     fn new_decoder(&self, batch_size: usize) -> Result<FormatDecoder> {
         Ok(match self.format {
-            Format::Json => FormatDecoder::Json(arrow::json::ReaderBuilder::new(self.schema.clone()).with_batch_size(batch_size).build_decoder()?),
+            Format::Json => FormatDecoder::Json(
+                arrow::json::ReaderBuilder::new(self.schema.clone()).with_batch_size(batch_size).with_coerce_primitive(self.text_coercion).build_decoder()?,
+            ),
             Format::Raw | Format::Debezium | Format::Avro => return Err(CoreError::invalid("raw, debezium and avro records use no arrow format decoder")),
             Format::Csv => FormatDecoder::Csv(
-                arrow::csv::ReaderBuilder::new(self.schema.clone())
+                arrow::csv::ReaderBuilder::new(self.csv_text.as_ref().map_or(&self.schema, |(text, _)| text).clone())
                     .with_header(false)
                     .with_delimiter(self.delimiter)
                     .with_batch_size(batch_size)
@@ -267,23 +336,40 @@ enum FormatDecoder {
 }
 
 impl FormatDecoder {
-    fn feed(&mut self, record: &[u8]) -> Result<()> {
+    /// Decodes one record, which must add exactly one complete row.
+    fn feed(&mut self, record: &[u8], guard: Option<&ValueGuard>, delimiter: u8) -> Result<()> {
         match self {
             FormatDecoder::Json(d) => {
-                let used = d.decode(record)?;
-                if used != record.len() {
+                if let Some(guard) = guard {
+                    guard.check(record).map_err(CoreError::data)?;
+                }
+                let before = d.len();
+                if d.decode(record)? != record.len() {
                     return Err(CoreError::data("JSON record was not fully consumed"));
                 }
-                // Separates records so two values cannot run together.
-                d.decode(b"\n")?;
+                if d.has_partial_record() {
+                    return Err(CoreError::data("the record ends inside a JSON value: it is cut short, or continues in the next record"));
+                }
+                match d.len() - before {
+                    1 => {}
+                    0 => return Err(CoreError::data("empty record: no JSON object")),
+                    n => return Err(CoreError::data(format!("the record holds {n} JSON values; a record must be exactly one object"))),
+                }
             }
             FormatDecoder::Csv(d) => {
                 let record = record.strip_suffix(b"\n").unwrap_or(record);
                 let record = record.strip_suffix(b"\r").unwrap_or(record);
+                check_csv_record(record, delimiter)?;
+                let before = d.capacity();
                 let used = d.decode(record)?;
                 let end = d.decode(b"\n")?;
                 if used != record.len() || end != 1 {
                     return Err(CoreError::data("CSV record was not fully consumed"));
+                }
+                match before - d.capacity() {
+                    1 => {}
+                    0 => return Err(CoreError::data("empty record: no CSV row")),
+                    n => return Err(CoreError::data(format!("the record holds {n} CSV rows; a record must be exactly one"))),
                 }
             }
         }
@@ -299,40 +385,178 @@ impl FormatDecoder {
     }
 }
 
+/// Fails a CSV record that holds a line break outside quotes (two rows glued together) or ends
+/// inside a quoted field (cut short: the rest would run into the next record). Follows the
+/// states of csv-core, which arrow-csv uses: a quote opens a quoted field only at a field's
+/// start, `""` inside one is a quote, and `\r` or `\n` ends a row.
+fn check_csv_record(record: &[u8], delimiter: u8) -> Result<()> {
+    #[derive(PartialEq)]
+    enum State {
+        FieldStart,
+        InField,
+        Quoted,
+        QuoteInQuoted,
+    }
+    let mut state = State::FieldStart;
+    for (at, &b) in record.iter().enumerate() {
+        state = match state {
+            State::Quoted if b == b'"' => State::QuoteInQuoted,
+            State::Quoted => State::Quoted,
+            State::QuoteInQuoted if b == b'"' => State::Quoted,
+            State::FieldStart if b == b'"' => State::Quoted,
+            _ if b == delimiter => State::FieldStart,
+            _ if b == b'\n' || b == b'\r' => {
+                return Err(CoreError::data(format!("the record holds a line break outside quotes at byte {at}: more than one CSV row")));
+            }
+            _ => State::InField,
+        };
+    }
+    if state == State::Quoted {
+        return Err(CoreError::data("the record ends inside a quoted field: it is cut short, or continues in the next record"));
+    }
+    Ok(())
+}
+
+/// The schema arrow-csv reads when some columns are better converted from their text here:
+/// Decimal128 and float columns become Utf8. None when there are none.
+fn csv_text_schema(schema: &SchemaRef) -> Option<(SchemaRef, Vec<usize>)> {
+    let columns: Vec<usize> =
+        schema.fields().iter().enumerate().filter(|(_, f)| matches!(f.data_type(), DataType::Decimal128(..) | DataType::Float32 | DataType::Float64)).map(|(i, _)| i).collect();
+    if columns.is_empty() {
+        return None;
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| if columns.contains(&i) { Field::new(f.name(), DataType::Utf8, f.is_nullable()) } else { f.as_ref().clone() })
+        .collect();
+    Some((Arc::new(Schema::new(fields)), columns))
+}
+
+/// A CSV float: a finite number, or one of the IEEE words `NaN`, `inf`, `infinity` (any case,
+/// with a sign). A number too large for the type is None, not infinity.
+fn csv_float<F: std::str::FromStr + Into<f64> + Copy>(text: &str) -> Option<F> {
+    let text = text.trim_ascii();
+    let value: F = text.parse().ok()?;
+    let is_number = ExactNumber::parse(text.as_bytes()).is_some();
+    (!is_number || value.into().is_finite()).then_some(value)
+}
+
 /// Infers a schema from the records that are JSON objects (others are left out: they are
 /// reported when the data is read). Strings stay strings: declare timestamps to get them.
 pub fn infer_json_schema(records: &[&[u8]]) -> Result<Schema> {
-    let mut sample = Vec::new();
+    infer_json_schema_widening(records).map(|(schema, _)| schema)
+}
+
+/// As [`infer_json_schema`], plus one warning per column whose values have types that do not
+/// merge (a number here, a string or a list there): such a column becomes a string column
+/// (read with [`RecordDecoder::with_text_coercion`], numbers and booleans become their text).
+/// Integers and floats merge to Float64; nulls merge with anything.
+pub fn infer_json_schema_widening(records: &[&[u8]]) -> Result<(Schema, Vec<String>)> {
+    let mut fields: Vec<Field> = Vec::new();
+    let mut mixed: Vec<(String, Vec<String>)> = Vec::new();
+    let mut objects = 0;
     for record in records {
-        if matches!(serde_json::from_slice::<serde_json::Value>(record), Ok(serde_json::Value::Object(_))) {
-            sample.extend_from_slice(record);
-            sample.push(b'\n');
+        let Ok(serde_json::Value::Object(members)) = serde_json::from_slice::<serde_json::Value>(record) else { continue };
+        objects += 1;
+        for (name, value) in members {
+            // One member at a time: a value arrow cannot type (a list of mixed items) clashes
+            // on its own instead of failing the whole sample.
+            let one = serde_json::Value::Object(serde_json::Map::from_iter([(name.clone(), value)]));
+            let (data_type, clash_here) = match arrow::json::reader::infer_json_schema_from_iterator(std::iter::once(Ok::<_, arrow::error::ArrowError>(one))) {
+                Ok(schema) => (schema.field(0).data_type().clone(), false),
+                Err(_) => (DataType::Utf8, true),
+            };
+            let seen = if clash_here { "mixed list".to_string() } else { data_type.to_string() };
+            let clash = match fields.iter_mut().find(|f| f.name() == &name) {
+                None => {
+                    fields.push(Field::new(&name, data_type, true));
+                    clash_here
+                }
+                Some(known) => {
+                    let (merged, clash) = merge_types(known.data_type(), &data_type);
+                    if clash && !mixed.iter().any(|(n, _)| n == &name) {
+                        mixed.push((name.clone(), vec![known.data_type().to_string()]));
+                    }
+                    *known = Field::new(&name, merged, true);
+                    clash || clash_here
+                }
+            };
+            if clash {
+                if !mixed.iter().any(|(n, _)| n == &name) {
+                    mixed.push((name.clone(), Vec::new()));
+                }
+                let types = &mut mixed.iter_mut().find(|(n, _)| n == &name).expect("pushed above").1;
+                if !types.contains(&seen) {
+                    types.push(seen);
+                }
+            }
         }
     }
-    if sample.is_empty() {
+    if objects == 0 {
         return Err(CoreError::data("no record in the sample is a JSON object; declare the schema"));
     }
-    let (schema, _) = arrow::json::reader::infer_json_schema_from_seekable(std::io::Cursor::new(sample), None)?;
-    Ok(schema)
+    let warnings = mixed
+        .into_iter()
+        .map(|(name, types)| format!("column '{name}' has values of different types ({}); it is read as a string, declare its type to read it otherwise", types.join(", ")))
+        .collect();
+    Ok((Schema::new(fields), warnings))
+}
+
+/// The type both `a` and `b` values fit, and whether they clashed (then Utf8).
+fn merge_types(a: &DataType, b: &DataType) -> (DataType, bool) {
+    match (a, b) {
+        _ if a == b => (a.clone(), false),
+        (DataType::Null, other) | (other, DataType::Null) => (other.clone(), false),
+        (DataType::Int64, DataType::Float64) | (DataType::Float64, DataType::Int64) => (DataType::Float64, false),
+        (DataType::List(x), DataType::List(y)) => {
+            let (item, clash) = merge_types(x.data_type(), y.data_type());
+            (DataType::List(Arc::new(Field::new(x.name(), item, true))), clash)
+        }
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            let mut fields: Vec<Field> = x.iter().map(|f| f.as_ref().clone()).collect();
+            let mut clash = false;
+            for field in y.iter() {
+                match fields.iter_mut().find(|f| f.name() == field.name()) {
+                    None => fields.push(field.as_ref().clone()),
+                    Some(known) => {
+                        let (merged, c) = merge_types(known.data_type(), field.data_type());
+                        clash |= c;
+                        *known = Field::new(field.name(), merged, true);
+                    }
+                }
+            }
+            (DataType::Struct(fields.into()), clash)
+        }
+        _ => (DataType::Utf8, true),
+    }
 }
 
 /// The row and operation of one Debezium change event: c and r (snapshot reads) are inserts,
-/// u updates with the new row, d deletes with the old one.
+/// u updates with the new row, d deletes with the old one. The row is the envelope's own text:
+/// through `serde_json::Value` numbers beyond i64 or with many digits would pass via f64.
 fn unwrap_envelope(record: &[u8]) -> std::result::Result<(Vec<u8>, &'static str), String> {
-    let value: serde_json::Value = serde_json::from_slice(record).map_err(|e| format!("not a JSON change event: {e}"))?;
-    let payload = match value.get("payload") {
-        Some(payload) if payload.is_object() => payload,
-        _ => &value,
+    serde_json::from_slice::<serde::de::IgnoredAny>(record).map_err(|e| format!("not a JSON change event: {e}"))?;
+    let not_object = || "not a JSON change event: not an object".to_string();
+    let is_object = |raw: &[u8]| raw.first() == Some(&b'{');
+    let member = |members: &[(String, &'_ [u8])], name: &str| members.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.to_vec());
+    let outer = crate::flat_json::raw_members(record).ok_or_else(not_object)?;
+    let payload = match member(&outer, "payload") {
+        Some(payload) if is_object(&payload) => crate::flat_json::raw_members(&payload).ok_or_else(not_object)?.into_iter().map(|(n, v)| (n, v.to_vec())).collect(),
+        _ => outer.into_iter().map(|(n, v)| (n, v.to_vec())).collect::<Vec<(String, Vec<u8>)>>(),
     };
-    let op = payload.get("op").and_then(|op| op.as_str()).ok_or("no \"op\" in the Debezium envelope")?;
-    let (row, op) = match op {
-        "c" | "r" => (payload.get("after"), "i"),
-        "u" => (payload.get("after"), "u"),
-        "d" => (payload.get("before"), "d"),
+    let get = |name: &str| payload.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_slice());
+    let op: Option<String> = get("op").and_then(|op| serde_json::from_slice(op).ok());
+    let op = op.ok_or("no \"op\" in the Debezium envelope")?;
+    let (row, op) = match op.as_str() {
+        "c" | "r" => (get("after"), "i"),
+        "u" => (get("after"), "u"),
+        "d" => (get("before"), "d"),
         other => return Err(format!("unknown Debezium op {other:?}")),
     };
-    let row = row.filter(|row| row.is_object()).ok_or_else(|| format!("a Debezium {op} event without its row"))?;
-    Ok((serde_json::to_vec(row).map_err(|e| e.to_string())?, op))
+    let row = row.filter(|row| is_object(row)).ok_or_else(|| format!("a Debezium {op} event without its row"))?;
+    Ok((row.to_vec(), op))
 }
 
 /// The schema of raw records: the bytes of each record as one Binary column.
@@ -419,21 +643,6 @@ pub fn error_schema(position_name: &str) -> SchemaRef {
     }
 }
 
-/// The records as one slice when they lie back to back in memory (as split from one slab).
-fn contiguous<'a>(records: &[&'a [u8]]) -> Option<&'a [u8]> {
-    let first = records.first()?;
-    let mut end = first.as_ptr_range().end;
-    for record in &records[1..] {
-        if record.as_ptr() != end {
-            return None;
-        }
-        end = record.as_ptr_range().end;
-    }
-    let len = end as usize - first.as_ptr() as usize;
-    // SAFETY: the records are adjacent slices of one allocation, so the span is one slice of it.
-    Some(unsafe { std::slice::from_raw_parts(first.as_ptr(), len) })
-}
-
 /// Splits a slab + Arrow-style offsets (`n + 1` of them) into record slices.
 pub fn split_records<'a>(data: &'a [u8], offsets: &[i64]) -> Result<Vec<&'a [u8]>> {
     let mut records = Vec::with_capacity(offsets.len().saturating_sub(1));
@@ -507,12 +716,11 @@ mod tests {
     }
 
     #[test]
-    fn back_to_back_json_in_one_slab_decodes_in_one_pass() {
+    fn back_to_back_json_in_one_slab_decodes() {
         let options = DecoderOptions::of(Format::Json, ",");
         let decoder = RecordDecoder::new(&options, Some(schema())).unwrap();
         let slab = br#"{"id":1}{"id":2,"name":"b"}{"id":3}"#;
         let records = split_records(slab, &[0, 8, 27, 35]).unwrap();
-        assert!(contiguous(&records).is_some());
         let decoded = decoder.decode(&records).unwrap();
         assert!(decoded.errors.is_none());
         assert_eq!(decoded.batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec(), vec![1, 2, 3]);
@@ -562,5 +770,267 @@ mod tests {
     fn offsets_are_checked() {
         assert!(split_records(b"abc", &[0, 2, 5]).is_err());
         assert_eq!(split_records(b"abc", &[0, 1, 3]).unwrap(), vec![&b"a"[..], &b"bc"[..]]);
+    }
+}
+
+/// Issue 10: every record decodes to exactly one row from exactly its own bytes, and every
+/// value fits its declared type, or the record is an error row (a dead letter).
+#[cfg(test)]
+mod strict_tests {
+    use super::*;
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Float64Type, Int64Type};
+
+    fn id_v() -> SchemaRef {
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("v", DataType::Utf8, true)]))
+    }
+
+    /// The decoders to check: with the flat fast path and arrow-json alone.
+    fn json_decoders(schema: SchemaRef) -> Vec<RecordDecoder> {
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(schema)).unwrap();
+        let arrow = decoder.arrow_only();
+        vec![decoder, arrow]
+    }
+
+    /// The records back to back in one slab (as the Kafka source and the file reader pass
+    /// them) and as separate allocations.
+    fn both_layouts(records: &[&[u8]], check: impl Fn(&[&[u8]])) {
+        check(records);
+        let slab = records.concat();
+        let mut offsets = vec![0i64];
+        for r in records {
+            offsets.push(offsets.last().unwrap() + r.len() as i64);
+        }
+        check(&split_records(&slab, &offsets).unwrap());
+    }
+
+    fn error_indexes(decoded: &Decoded) -> Vec<i64> {
+        decoded.errors.as_ref().map_or(vec![], |e| e.column(0).as_primitive::<Int64Type>().values().to_vec())
+    }
+
+    fn error_messages(decoded: &Decoded) -> Vec<String> {
+        decoded.errors.as_ref().map_or(vec![], |e| (0..e.num_rows()).map(|i| e.column(2).as_string::<i32>().value(i).to_string()).collect())
+    }
+
+    fn ids(decoded: &Decoded) -> Vec<Option<i64>> {
+        decoded.batch.column(0).as_primitive::<Int64Type>().iter().collect()
+    }
+
+    fn strings(decoded: &Decoded, column: usize) -> Vec<Option<String>> {
+        decoded.batch.column(column).as_string::<i32>().iter().map(|s| s.map(str::to_string)).collect()
+    }
+
+    /// The three records of the issue, alone in a batch: none may become a row.
+    #[test]
+    fn glued_and_split_json_records_are_dead_letters() {
+        let issue: [&[u8]; 3] = [br#"{"id":2000001,"v":"glued-a"}{"id":2000002,"v":"glued-b"}"#, br#"{"id":2000003,"#, br#""v":"glued-c"}"#];
+        for decoder in json_decoders(id_v()) {
+            both_layouts(&issue, |records| {
+                let decoded = decoder.decode(records).unwrap();
+                assert_eq!(decoded.batch.num_rows(), 0, "rows {:?}", ids(&decoded));
+                assert_eq!(error_indexes(&decoded), vec![0, 1, 2]);
+            });
+            // Between good records, whose values stay intact.
+            let mut records: Vec<&[u8]> = vec![br#"{"id":1,"v":"a"}"#];
+            records.extend(issue);
+            records.push(br#"{"id":5,"v":"e"}"#);
+            both_layouts(&records, |records| {
+                let decoded = decoder.decode(records).unwrap();
+                assert_eq!(ids(&decoded), vec![Some(1), Some(5)]);
+                assert_eq!(strings(&decoded, 1), vec![Some("a".into()), Some("e".into())]);
+                assert_eq!(error_indexes(&decoded), vec![1, 2, 3]);
+                assert_eq!(decoded.good, Some(vec![0, 4]));
+            });
+        }
+    }
+
+    #[test]
+    fn json_records_that_are_not_exactly_one_object_are_dead_letters() {
+        let bad: [&[u8]; 7] = [
+            br#"{"id":1,"v":"a"} {"id":2,"v":"b"}"#,
+            b"{\"id\":1,\"v\":\"a\"}\n{\"id\":2,\"v\":\"b\"}",
+            br#"{"id":1,"v":"a"} x"#,
+            br#"{"id":1,"v":"a"}}"#,
+            b"",
+            b"  \n",
+            br#"{"id":1,"v":"a""#,
+        ];
+        for decoder in json_decoders(id_v()) {
+            for case in bad {
+                // Alone, and as the only bad record between good ones (the whole-batch count
+                // would not catch a glued record next to an empty one).
+                let decoded = decoder.decode(&[case]).unwrap();
+                assert_eq!(decoded.batch.num_rows(), 0, "{:?}", String::from_utf8_lossy(case));
+                assert_eq!(error_indexes(&decoded), vec![0]);
+                let records: [&[u8]; 4] = [br#"{"id":7,"v":"g"}"#, case, br#"{"id":8}"#, b""];
+                both_layouts(&records, |records| {
+                    let decoded = decoder.decode(records).unwrap();
+                    assert_eq!(ids(&decoded), vec![Some(7), Some(8)], "{:?}", String::from_utf8_lossy(case));
+                    assert_eq!(error_indexes(&decoded), vec![1, 3]);
+                });
+            }
+            // Whitespace around one object is fine.
+            let decoded = decoder.decode(&[b" \t{\"id\":3}\r\n"]).unwrap();
+            assert_eq!(ids(&decoded), vec![Some(3)]);
+            assert!(decoded.errors.is_none());
+        }
+    }
+
+    #[test]
+    fn glued_and_split_csv_records_are_dead_letters() {
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(id_v())).unwrap();
+        // A glued record next to an empty one, or next to a record cut inside a quoted field
+        // and its rest: the batch's row count adds up either way.
+        let glued: &[u8] = b"2000001,glued-a\n2000002,glued-b";
+        let batches: [&[&[u8]]; 2] = [&[b"1,a", glued, b""], &[b"1,a", b"2000003,\"glued", b"c\"", glued]];
+        for records in batches {
+            both_layouts(records, |records| {
+                let decoded = decoder.decode(records).unwrap();
+                assert_eq!(ids(&decoded), vec![Some(1)]);
+                assert_eq!(strings(&decoded, 1), vec![Some("a".into())]);
+                assert_eq!(error_indexes(&decoded), (1..records.len() as i64).collect::<Vec<_>>());
+            });
+        }
+        for case in [&b"1,a\r2,b"[..], b"1,a\r\n2,b\n", b"1,\"a", b"\n", b"1,a,"] {
+            let decoded = decoder.decode(&[b"9,z", case]).unwrap();
+            assert_eq!(ids(&decoded), vec![Some(9)], "{:?}", String::from_utf8_lossy(case));
+            assert_eq!(error_indexes(&decoded), vec![1]);
+        }
+        // Quoted line breaks and doubled quotes stay one record.
+        let decoded = decoder.decode(&[b"1,\"a\nb\"", b"2,\"say \"\"hi\"\"\"\r\n", b"3,x\"y"]).unwrap();
+        assert!(decoded.errors.is_none(), "{:?}", error_messages(&decoded));
+        assert_eq!(strings(&decoded, 1), vec![Some("a\nb".into()), Some("say \"hi\"".into()), Some("x\"y".into())]);
+    }
+
+    fn one_column(name: &str, data_type: DataType) -> SchemaRef {
+        Arc::new(Schema::new(vec![Field::new(name, data_type, true)]))
+    }
+
+    /// `{"n": value}` for each value: which decode, and the error messages of the others.
+    fn json_outcomes(data_type: DataType, values: &[&str]) -> Vec<Result<String, String>> {
+        let mut outcomes = Vec::new();
+        for decoder in json_decoders(one_column("n", data_type.clone())) {
+            let records: Vec<String> = values.iter().map(|v| format!(r#"{{"n":{v}}}"#)).collect();
+            let slices: Vec<&[u8]> = records.iter().map(|r| r.as_bytes()).collect();
+            let decoded = decoder.decode(&slices).unwrap();
+            let formatter = arrow::util::display::ArrayFormatter::try_new(decoded.batch.column(0), &Default::default()).unwrap();
+            let mut good = (0..decoded.batch.num_rows()).map(|i| formatter.value(i).to_string());
+            let mut bad = error_messages(&decoded).into_iter();
+            let errors = error_indexes(&decoded);
+            let these: Vec<Result<String, String>> =
+                (0..values.len()).map(|i| if errors.contains(&(i as i64)) { Err(bad.next().unwrap()) } else { Ok(good.next().unwrap()) }).collect();
+            if !outcomes.is_empty() {
+                assert_eq!(outcomes, these, "fast path and arrow-json differ for {data_type}");
+            }
+            outcomes = these;
+        }
+        outcomes
+    }
+
+    fn assert_json_values(data_type: DataType, good: &[(&str, &str)], bad: &[&str]) {
+        let values: Vec<&str> = good.iter().map(|(v, _)| *v).chain(bad.iter().copied()).collect();
+        let outcomes = json_outcomes(data_type.clone(), &values);
+        for (i, (value, expected)) in good.iter().enumerate() {
+            assert_eq!(outcomes[i], Ok(expected.to_string()), "{value} as {data_type}");
+        }
+        for (i, value) in bad.iter().enumerate() {
+            match &outcomes[good.len() + i] {
+                Err(message) => {
+                    assert!(message.contains("'n'"), "{value} as {data_type}: the error names no column: {message}");
+                    assert!(message.contains(value.trim_matches('"')), "{value} as {data_type}: the error names no value: {message}");
+                }
+                Ok(decoded) => panic!("{value} as {data_type} decoded as {decoded}"),
+            }
+        }
+    }
+
+    #[test]
+    fn json_integers_that_do_not_fit_are_dead_letters() {
+        assert_json_values(
+            DataType::Int64,
+            &[("-9223372036854775808", "-9223372036854775808"), ("9223372036854775807", "9223372036854775807"), ("1.0", "1"), ("1e2", "100"), ("-2.50e1", "-25"), ("\"12\"", "12")],
+            &["-9223372036854775809", "9223372036854775808", "99999999999999999999999", "1.5", "1e-1", "9007199254740993.0", "-9.3e18", "1e400"],
+        );
+        assert_json_values(DataType::Int32, &[("-2147483648", "-2147483648"), ("2147483647", "2147483647")], &["-2147483649", "2147483648", "0.5"]);
+        assert_json_values(DataType::Int16, &[("-32768", "-32768"), ("32767", "32767")], &["-32769", "32768", "3.25"]);
+        assert_json_values(DataType::Int8, &[("-128", "-128"), ("127", "127")], &["-129", "128", "1.5"]);
+        assert_json_values(DataType::UInt8, &[("0", "0"), ("255", "255")], &["-1", "256", "0.5"]);
+        assert_json_values(DataType::UInt64, &[("18446744073709551615", "18446744073709551615")], &["-1", "18446744073709551616"]);
+        assert_json_values(
+            DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, None),
+            &[("0", "1970-01-01T00:00:00")],
+            &["1.5", "1e30", "9223372036854775808"],
+        );
+    }
+
+    #[test]
+    fn json_decimals_and_floats_that_do_not_fit_are_dead_letters() {
+        assert_json_values(
+            DataType::Decimal128(5, 2),
+            &[("123.45", "123.45"), ("-999.99", "-999.99"), ("1e2", "100.00"), ("0.5", "0.50"), ("\"1.25\"", "1.25"), ("7", "7.00")],
+            &["123.456", "1234.5", "1000", "\"1.234\"", "1e3", "0.001"],
+        );
+        assert_json_values(DataType::Float64, &[("1.5", "1.5"), ("-0.0", "-0.0")], &["1e400", "-1e400"]);
+        assert_json_values(DataType::Float32, &[("1.5", "1.5")], &["1e39"]);
+    }
+
+    #[test]
+    fn csv_values_that_do_not_fit_are_dead_letters() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("small", DataType::Int8, true),
+            Field::new("d", DataType::Decimal128(5, 2), true),
+            Field::new("x", DataType::Float64, true),
+        ]));
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(schema)).unwrap();
+        let records: [&[u8]; 8] = [b"1,2,3.25,0.5", b"-9223372036854775809,,,", b"1.5,,,", b",128,,", b",,1.234,", b",,1234.5,", b"2,-128,-999.99,", b",,,1e400"];
+        let decoded = decoder.decode(&records).unwrap();
+        assert_eq!(ids(&decoded), vec![Some(1), Some(2)]);
+        let d = decoded.batch.column(2).as_primitive::<arrow::datatypes::Decimal128Type>();
+        assert_eq!(d.values().to_vec(), vec![325, -99999]);
+        assert_eq!(error_indexes(&decoded), vec![1, 2, 3, 4, 5, 7]);
+        let messages = error_messages(&decoded);
+        for (message, (column, value)) in messages.iter().zip([("id", "-9223372036854775809"), ("id", "1.5"), ("small", "128"), ("d", "1.234"), ("d", "1234.5"), ("x", "1e400")]) {
+            assert!(message.contains(column) && message.contains(value), "{message}");
+        }
+    }
+
+    /// Debezium rows keep their numbers as written: a decimal with 19 digits stays exact, an
+    /// integer beyond i64 is a dead letter (both went through f64 in serde_json::Value).
+    #[test]
+    fn debezium_rows_keep_their_numbers_exact() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("d", DataType::Decimal128(20, 2), true)]));
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Debezium, ","), Some(schema)).unwrap();
+        let records: [&[u8]; 3] = [
+            br#"{"payload":{"op":"c","after":{"id":1,"d":12345678901234567.89}}}"#,
+            br#"{"op":"c","after":{"id":-9223372036854775809,"d":1}}"#,
+            br#"{"op":"u","before":null,"after":{"id":3,"d":"0.10"}}"#,
+        ];
+        let decoded = decoder.decode(&records).unwrap();
+        assert_eq!(ids(&decoded), vec![Some(1), Some(3)]);
+        let d = decoded.batch.column(1).as_primitive::<arrow::datatypes::Decimal128Type>();
+        assert_eq!(d.values().to_vec(), vec![1234567890123456789, 10]);
+        assert_eq!(error_indexes(&decoded), vec![1]);
+        assert!(error_messages(&decoded)[0].contains("'id'"), "{:?}", error_messages(&decoded));
+    }
+
+    /// NaN and infinities are IEEE values of float columns (documented), never nulls.
+    #[test]
+    fn csv_and_json_nan_and_infinity_are_float_values() {
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(one_column("x", DataType::Float64))).unwrap();
+        let decoded = decoder.decode(&[b"NaN", b"inf", b"-inf", b"Infinity", b"-Infinity", b"\"\""]).unwrap();
+        assert!(decoded.errors.is_none(), "{:?}", error_messages(&decoded));
+        let x = decoded.batch.column(0).as_primitive::<Float64Type>();
+        assert!(x.value(0).is_nan() && x.is_valid(0));
+        assert_eq!(&x.values()[1..5], &[f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY]);
+        assert_eq!(x.null_count(), 1, "only the empty field is null");
+        // JSON has no such numbers; as strings they are the same values.
+        for decoder in json_decoders(one_column("x", DataType::Float64)) {
+            let decoded = decoder.decode(&[br#"{"x":"NaN"}"#, br#"{"x":"-inf"}"#, br#"{"x":"Infinity"}"#]).unwrap();
+            assert!(decoded.errors.is_none(), "{:?}", error_messages(&decoded));
+            let x = decoded.batch.column(0).as_primitive::<Float64Type>();
+            assert!(x.value(0).is_nan() && x.null_count() == 0);
+            assert_eq!(&x.values()[1..], &[f64::NEG_INFINITY, f64::INFINITY]);
+        }
     }
 }

@@ -7,12 +7,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::RecordBatch;
+use arrow::compute::concat_batches;
 use arrow::datatypes::SchemaRef;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ArrowWriter;
 use serde::Deserialize;
 
 use crate::decode::{error_schema, DecoderOptions, ErrorRows, Format, RecordDecoder};
+
+/// The error of a blank line in the error rows of a read: skipped, not a malformed record
+/// (the file source counts these as skipped).
+pub const BLANK_LINE: &str = "blank line, skipped";
+
+/// Schema metadata key of the reader's warnings.
+pub const WARNINGS_KEY: &str = "sluice.warnings";
 use crate::encode::{encode, EncodeFormat, EncodeOptions};
 use crate::error::{CoreError, Result};
 
@@ -93,10 +101,24 @@ impl FileReader {
         }
     }
 
+    /// The rows' schema. Warnings (see [`FileReader::warnings`]) ride along in its metadata,
+    /// key [`WARNINGS_KEY`], one per line, for the Java side to print.
     pub fn schema(&self) -> SchemaRef {
         match self {
+            FileReader::Lines(r) if !r.warnings.is_empty() => {
+                let metadata = std::collections::HashMap::from([(WARNINGS_KEY.to_string(), r.warnings.join("\n"))]);
+                Arc::new(r.decoder.schema().as_ref().clone().with_metadata(metadata))
+            }
             FileReader::Lines(r) => r.decoder.schema().clone(),
             FileReader::Parquet { schema, .. } => schema.clone(),
+        }
+    }
+
+    /// What the reader noticed while opening, such as columns of mixed types read as strings.
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            FileReader::Lines(r) => &r.warnings,
+            FileReader::Parquet { .. } => &[],
         }
     }
 
@@ -114,7 +136,8 @@ impl FileReader {
 }
 
 /// JSON lines or CSV: reads up to `batch_size` non-blank lines into one slab and decodes them
-/// together, remembering each record's line number for dead letters.
+/// together, remembering each record's line number for dead letters. Blank lines are skipped
+/// and reported with the errors (see [`BLANK_LINE`]).
 pub struct LineReader {
     reader: BufReader<File>,
     decoder: RecordDecoder,
@@ -123,6 +146,7 @@ pub struct LineReader {
     slab: Vec<u8>,
     ends: Vec<usize>,
     lines: Vec<i64>,
+    warnings: Vec<String>,
 }
 
 impl LineReader {
@@ -131,19 +155,27 @@ impl LineReader {
         let format = if options.format == FileFormat::Csv { Format::Csv } else { Format::Json };
         let delimiter = options.delimiter.as_bytes().first().copied().unwrap_or(b',');
         let context = options.path.display().to_string();
+        let mut warnings = Vec::new();
+        let mut text_coercion = false;
         let schema = match schema {
             Some(schema) => schema,
             None => {
+                let cannot = |e: String| CoreError::data(format!("cannot infer a schema from the first {} lines: {e}", options.infer_rows)).context(&context);
                 let inferred = match format {
-                    Format::Json => infer_json_schema(&mut reader, options.infer_rows),
+                    Format::Json => {
+                        let (schema, mixed) = infer_json_schema(&mut reader, options.infer_rows).map_err(|e| cannot(e.message))?;
+                        text_coercion = !mixed.is_empty();
+                        warnings = mixed.into_iter().map(|w| format!("{context}: {w}")).collect();
+                        schema
+                    }
                     Format::Raw | Format::Debezium | Format::Avro => unreachable!("files are read as json or csv"),
                     Format::Csv => arrow::csv::reader::Format::default()
                         .with_header(options.header)
                         .with_delimiter(delimiter)
                         .infer_schema(&mut reader, Some(options.infer_rows))
-                        .map(|(schema, _)| schema),
-                }
-                .map_err(|e| CoreError::data(format!("cannot infer a schema from the first {} lines: {e}", options.infer_rows)).context(&context))?;
+                        .map(|(schema, _)| schema)
+                        .map_err(|e| cannot(e.to_string()))?,
+                };
                 reader.seek(SeekFrom::Start(0))?;
                 Arc::new(inferred)
             }
@@ -154,7 +186,10 @@ impl LineReader {
             reader.read_until(b'\n', &mut header)?;
             next_line += 1;
         }
-        let decoder = RecordDecoder::new(&DecoderOptions::of(format, &options.delimiter), Some(schema))?;
+        let mut decoder = RecordDecoder::new(&DecoderOptions::of(format, &options.delimiter), Some(schema))?;
+        if text_coercion {
+            decoder = decoder.with_text_coercion();
+        }
         Ok(LineReader {
             reader,
             decoder,
@@ -163,6 +198,7 @@ impl LineReader {
             slab: Vec::new(),
             ends: Vec::new(),
             lines: Vec::new(),
+            warnings,
         })
     }
 
@@ -170,7 +206,10 @@ impl LineReader {
         self.slab.clear();
         self.ends.clear();
         self.lines.clear();
-        while self.ends.len() < self.batch_size {
+        // Blank lines count towards the batch too, so a run of them cannot grow it without end.
+        let mut blank = ErrorRows::default();
+        let mut blank_lines = 0;
+        while self.ends.len() + blank_lines < self.batch_size {
             let start = self.slab.len();
             let read = self.reader.read_until(b'\n', &mut self.slab)?;
             if read == 0 {
@@ -180,6 +219,8 @@ impl LineReader {
             self.next_line += 1;
             let content = &self.slab[start..];
             if content.iter().all(u8::is_ascii_whitespace) {
+                blank.push(line as usize, content, BLANK_LINE);
+                blank_lines += 1;
                 self.slab.truncate(start);
                 continue;
             }
@@ -193,7 +234,11 @@ impl LineReader {
             self.lines.push(line);
         }
         if self.ends.is_empty() {
-            return Ok(None);
+            if blank.is_empty() {
+                return Ok(None);
+            }
+            let errors = blank.finish("line")?;
+            return Ok(Some(ReadBatch { batch: RecordBatch::new_empty(self.decoder.schema().clone()), errors }));
         }
         let mut records = Vec::with_capacity(self.ends.len());
         let mut start = 0;
@@ -203,16 +248,17 @@ impl LineReader {
         }
         let decoded = self.decoder.decode(&records)?;
         let errors = match decoded.errors {
-            Some(errors) => Some(renumber_to_lines(errors, &self.lines)?),
-            None => None,
+            Some(errors) => merge_by_line(renumber_to_lines(errors, &self.lines)?, blank)?,
+            None => blank.finish("line")?,
         };
         Ok(Some(ReadBatch { batch: decoded.batch, errors }))
     }
 }
 
 /// Infers a schema from the first `rows` lines that are JSON objects; malformed lines are
-/// left out here (they are reported when the file is read).
-fn infer_json_schema(reader: &mut BufReader<File>, rows: usize) -> std::result::Result<arrow::datatypes::Schema, arrow::error::ArrowError> {
+/// left out here (they are reported when the file is read). Also returns warnings on columns
+/// of mixed types.
+fn infer_json_schema(reader: &mut BufReader<File>, rows: usize) -> Result<(arrow::datatypes::Schema, Vec<String>)> {
     let mut lines = Vec::new();
     let mut line = Vec::new();
     while lines.len() < rows {
@@ -225,7 +271,15 @@ fn infer_json_schema(reader: &mut BufReader<File>, rows: usize) -> std::result::
         }
     }
     let records: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
-    crate::decode::infer_json_schema(&records).map_err(|e| arrow::error::ArrowError::JsonError(e.message))
+    crate::decode::infer_json_schema_widening(&records)
+}
+
+/// The decoder's error rows and the blank lines of one read, in line order.
+fn merge_by_line(errors: RecordBatch, blank: ErrorRows) -> Result<Option<RecordBatch>> {
+    let Some(blank) = blank.finish("line")? else { return Ok(Some(errors)) };
+    let both = concat_batches(&error_schema("line"), &[errors, blank])?;
+    let order = arrow::compute::sort_to_indices(both.column(0), None, None)?;
+    Ok(Some(arrow::compute::take_record_batch(&both, &order)?))
 }
 
 /// Turns the decoder's record indexes into file line numbers.
@@ -356,8 +410,9 @@ mod tests {
         let read = reader.next_batch().unwrap().unwrap();
         assert_eq!(read.batch.num_rows(), 3);
         let errors = read.errors.unwrap();
-        assert_eq!(errors.column(0).as_primitive::<arrow::datatypes::Int64Type>().value(0), 4);
-        assert_eq!(errors.column(1).as_binary::<i32>().value(0), b"not json");
+        assert_eq!(errors.column(0).as_primitive::<arrow::datatypes::Int64Type>().values().to_vec(), vec![2, 4]);
+        assert_eq!(errors.column(2).as_string::<i32>().value(0), BLANK_LINE);
+        assert_eq!(errors.column(1).as_binary::<i32>().value(1), b"not json");
         assert!(reader.next_batch().unwrap().is_none());
     }
 
@@ -381,6 +436,87 @@ mod tests {
         assert_eq!(batch.num_rows(), 3);
         assert_eq!(batch.column(1).as_string::<i32>().value(2), "c");
         assert_eq!(batch.column(1).null_count(), 0);
+    }
+
+    /// Issue 10: the three records of the issue on three lines are three dead letters, with
+    /// their line numbers; the good lines around them keep their values.
+    #[test]
+    fn glued_and_split_json_lines_are_dead_letters() {
+        let path = temp("glued.jsonl");
+        let issue = "{\"id\":2000001,\"v\":\"glued-a\"}{\"id\":2000002,\"v\":\"glued-b\"}\n{\"id\":2000003,\n\"v\":\"glued-c\"}\n";
+        std::fs::write(&path, format!("{{\"id\":1,\"v\":\"a\"}}\n{issue}{{\"id\":5,\"v\":\"e\"}}\n")).unwrap();
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+            arrow::datatypes::Field::new("id", arrow::datatypes::DataType::Int64, true),
+            arrow::datatypes::Field::new("v", arrow::datatypes::DataType::Utf8, true),
+        ]));
+        for file in [path.clone(), {
+            let only = temp("glued-only.jsonl");
+            std::fs::write(&only, issue).unwrap();
+            only
+        }] {
+            let mut reader = FileReader::open(options(&file, FileFormat::Json, 100), Some(schema.clone())).unwrap();
+            let read = reader.next_batch().unwrap().unwrap();
+            let errors = read.errors.expect("dead letters");
+            let lines: Vec<i64> = errors.column(0).as_primitive::<arrow::datatypes::Int64Type>().values().to_vec();
+            if file == path {
+                assert_eq!(read.batch.column(0).as_primitive::<arrow::datatypes::Int64Type>().values().to_vec(), vec![1, 5]);
+                assert_eq!(read.batch.column(1).as_string::<i32>().value(1), "e");
+                assert_eq!(lines, vec![2, 3, 4]);
+            } else {
+                assert_eq!(read.batch.num_rows(), 0);
+                assert_eq!(lines, vec![1, 2, 3]);
+            }
+            assert!(reader.next_batch().unwrap().is_none());
+        }
+    }
+
+    /// Blank lines are skipped, and reported (line, record, "blank line, skipped") with the
+    /// errors so that the file source counts them; CSV's too.
+    #[test]
+    fn blank_lines_are_reported_as_skipped() {
+        let path = temp("blank.jsonl");
+        std::fs::write(&path, "{\"a\":1}\n\n  \n{\"a\":2}\r\n\r\n").unwrap();
+        let mut reader = FileReader::open(options(&path, FileFormat::Json, 10), None).unwrap();
+        let read = reader.next_batch().unwrap().unwrap();
+        assert_eq!(read.batch.num_rows(), 2);
+        let errors = read.errors.expect("the blank lines");
+        assert_eq!(errors.column(0).as_primitive::<arrow::datatypes::Int64Type>().values().to_vec(), vec![2, 3, 5]);
+        for i in 0..3 {
+            assert!(errors.column(1).as_binary::<i32>().value(i).iter().all(u8::is_ascii_whitespace));
+            assert_eq!(errors.column(2).as_string::<i32>().value(i), BLANK_LINE);
+        }
+        let csv = temp("blank.csv");
+        std::fs::write(&csv, "a,b\n1,x\n\n2,y\n").unwrap();
+        let mut reader = FileReader::open(options(&csv, FileFormat::Csv, 10), None).unwrap();
+        let read = reader.next_batch().unwrap().unwrap();
+        assert_eq!(read.batch.num_rows(), 2);
+        assert_eq!(read.errors.unwrap().column(0).as_primitive::<arrow::datatypes::Int64Type>().values().to_vec(), vec![3]);
+    }
+
+    /// A column with mixed types is inferred as the widest type (or string), and reported.
+    #[test]
+    fn mixed_types_infer_the_widest_type() {
+        let path = temp("mixed.jsonl");
+        std::fs::write(&path, "{\"a\":1,\"b\":1,\"c\":\"x\"}\n{\"a\":\"two\",\"b\":2.5,\"c\":\"y\"}\n{\"a\":[3],\"b\":3,\"c\":\"z\"}\n").unwrap();
+        let mut reader = FileReader::open(options(&path, FileFormat::Json, 10), None).unwrap();
+        let schema = reader.schema();
+        assert_eq!(schema.field_with_name("a").unwrap().data_type(), &arrow::datatypes::DataType::Utf8);
+        assert_eq!(schema.field_with_name("b").unwrap().data_type(), &arrow::datatypes::DataType::Float64);
+        assert_eq!(schema.field_with_name("c").unwrap().data_type(), &arrow::datatypes::DataType::Utf8);
+        let warnings = reader.warnings().to_vec();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("'a'") && warnings[0].contains("mixed.jsonl"), "{warnings:?}");
+        assert_eq!(schema.metadata().get(WARNINGS_KEY), Some(&warnings[0]));
+        // Numbers become their text; a list is no string: that line is a dead letter.
+        let read = reader.next_batch().unwrap().unwrap();
+        let a = read.batch.column(0).as_string::<i32>();
+        assert_eq!((a.len(), a.value(0), a.value(1)), (2, "1", "two"));
+        assert_eq!(read.errors.unwrap().column(0).as_primitive::<arrow::datatypes::Int64Type>().values().to_vec(), vec![3]);
+        // Inference errors say "Json error" once, if at all.
+        let bad = temp("bad.jsonl");
+        std::fs::write(&bad, "nope\n").unwrap();
+        let err = FileReader::open(options(&bad, FileFormat::Json, 10), None).err().unwrap();
+        assert!(!err.message.contains("Json error: Json error"), "{}", err.message);
     }
 
     #[test]

@@ -700,6 +700,388 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// A decimal number written in text, read exactly: `±(int frac) × 10^(exponent - frac.len())`.
+/// Reads `[+-]?d*[.d*]([eE][+-]?d+)?` with at least one digit, the forms arrow's integer, float
+/// and decimal parsers take.
+#[derive(Debug)]
+pub(crate) struct ExactNumber<'a> {
+    negative: bool,
+    int: &'a [u8],
+    frac: &'a [u8],
+    exponent: i64,
+}
+
+impl<'a> ExactNumber<'a> {
+    pub(crate) fn parse(text: &'a [u8]) -> Option<Self> {
+        let (negative, rest) = match text.first()? {
+            b'-' => (true, &text[1..]),
+            b'+' => (false, &text[1..]),
+            _ => (false, text),
+        };
+        let (int, rest) = rest.split_at(rest.iter().take_while(|b| b.is_ascii_digit()).count());
+        let (frac, rest) = match rest.strip_prefix(b".") {
+            Some(after) => after.split_at(after.iter().take_while(|b| b.is_ascii_digit()).count()),
+            None => (&rest[..0], rest),
+        };
+        if int.is_empty() && frac.is_empty() {
+            return None;
+        }
+        let mut exponent: i64 = 0;
+        if let Some((&e, after)) = rest.split_first() {
+            if e != b'e' && e != b'E' {
+                return None;
+            }
+            let (sign, digits) = match after.first() {
+                Some(b'-') => (-1, &after[1..]),
+                Some(b'+') => (1, &after[1..]),
+                _ => (1, after),
+            };
+            if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            // Saturates far beyond any type's range, so huge exponents stay huge.
+            exponent = sign * digits.iter().fold(0i64, |acc, d| (acc * 10 + i64::from(d - b'0')).min(1 << 40));
+        }
+        Some(ExactNumber { negative, int, frac, exponent })
+    }
+
+    fn digits(&self) -> impl DoubleEndedIterator<Item = &u8> + Clone {
+        self.int.iter().chain(self.frac)
+    }
+
+    /// The value × 10^`shift` as an integer, when that is an integer of at most 38 digits.
+    fn scaled(&self, shift: i64) -> Option<i128> {
+        let lead = self.digits().take_while(|&&d| d == b'0').count();
+        let total = self.int.len() + self.frac.len();
+        if lead == total {
+            return Some(0);
+        }
+        let trail = self.digits().rev().take_while(|&&d| d == b'0').count();
+        let significant = total - lead - trail;
+        let exponent = self.exponent - self.frac.len() as i64 + trail as i64 + shift;
+        if exponent < 0 || significant as i64 + exponent > 38 {
+            return None;
+        }
+        let mut value: i128 = 0;
+        for d in self.digits().skip(lead).take(significant) {
+            value = value * 10 + i128::from(d - b'0');
+        }
+        value *= 10i128.pow(exponent as u32);
+        Some(if self.negative { -value } else { value })
+    }
+
+    /// The integer value, when the number is one (`1.0` and `1e2` are; `1.5` is not).
+    pub(crate) fn integer(&self) -> Option<i128> {
+        self.scaled(0)
+    }
+
+    /// The unscaled value of a `Decimal(precision, scale)`, when the number has at most `scale`
+    /// fraction digits and `precision - scale` integer digits.
+    pub(crate) fn decimal(&self, precision: u8, scale: i8) -> Option<i128> {
+        let value = self.scaled(i64::from(scale))?;
+        (value.unsigned_abs() < 10u128.pow(u32::from(precision.min(38)))).then_some(value)
+    }
+}
+
+/// Checks, per record, what arrow-json would store wrongly rather than reject: integers that
+/// do not fit their column (it converts them through f64, so `-9223372036854775809` becomes
+/// i64::MIN and `1.5` becomes 1), decimals with more digits than the column holds (it drops
+/// fraction digits) and floats that overflow to infinity. It walks each record the way
+/// arrow-json's tape does (whitespace and commas between members are skipped alike), so it sees
+/// every value arrow-json would store; where arrow-json would fail the record, it stops quietly.
+#[derive(Debug)]
+pub struct ValueGuard {
+    root: Vec<(Box<[u8]>, Guard)>,
+}
+
+static SKIP: Guard = Guard::Skip;
+
+#[derive(Debug)]
+enum Guard {
+    Skip,
+    /// Integer storage (integers, timestamps, dates, times, durations): range and type name.
+    Integer(i128, i128, String),
+    Decimal(u8, i8),
+    Float(bool),
+    Struct(Vec<(Box<[u8]>, Guard)>),
+    List(Box<Guard>),
+}
+
+impl Guard {
+    fn of(data_type: &DataType) -> Guard {
+        use DataType::*;
+        let range = |min: i128, max: i128| Guard::Integer(min, max, data_type.to_string());
+        match data_type {
+            Int8 => range(i8::MIN.into(), i8::MAX.into()),
+            Int16 => range(i16::MIN.into(), i16::MAX.into()),
+            Int32 | Date32 | Time32(_) => range(i32::MIN.into(), i32::MAX.into()),
+            Int64 | Date64 | Time64(_) | Timestamp(_, _) | Duration(_) => range(i64::MIN.into(), i64::MAX.into()),
+            UInt8 => range(0, u8::MAX.into()),
+            UInt16 => range(0, u16::MAX.into()),
+            UInt32 => range(0, u32::MAX.into()),
+            UInt64 => range(0, u64::MAX.into()),
+            Decimal32(p, s) | Decimal64(p, s) | Decimal128(p, s) | Decimal256(p, s) => Guard::Decimal(*p, *s),
+            Float16 | Float32 => Guard::Float(true),
+            Float64 => Guard::Float(false),
+            Struct(fields) => fields_guard(fields).map_or(Guard::Skip, Guard::Struct),
+            List(item) | LargeList(item) | FixedSizeList(item, _) => match Guard::of(item.data_type()) {
+                Guard::Skip => Guard::Skip,
+                guard => Guard::List(Box::new(guard)),
+            },
+            _ => Guard::Skip,
+        }
+    }
+}
+
+fn fields_guard(fields: &arrow::datatypes::Fields) -> Option<Vec<(Box<[u8]>, Guard)>> {
+    let guards: Vec<(Box<[u8]>, Guard)> = fields.iter().map(|f| (f.name().as_bytes().into(), Guard::of(f.data_type()))).collect();
+    guards.iter().any(|(_, g)| !matches!(g, Guard::Skip)).then_some(guards)
+}
+
+impl ValueGuard {
+    /// None when no column of `schema` needs the check.
+    pub fn try_new(schema: &SchemaRef) -> Option<Self> {
+        fields_guard(schema.fields()).map(|root| ValueGuard { root })
+    }
+
+    /// Err(why) when a value of `record` does not fit its column, naming both.
+    pub fn check(&self, record: &[u8]) -> Result<(), String> {
+        let mut walk = Walk { cursor: Cursor::new(record), path: Vec::new(), scratch: Vec::new() };
+        walk.cursor.skip_whitespace();
+        if walk.cursor.peek() == Some(b'{') {
+            walk.object(&self.root)?;
+        }
+        Ok(())
+    }
+}
+
+/// One record being checked. The walk returns Ok(false) where arrow-json would fail the record.
+struct Walk<'a, 'g> {
+    cursor: Cursor<'a>,
+    /// The names of the checked members around the cursor (only known fields are entered).
+    path: Vec<&'g [u8]>,
+    scratch: Vec<u8>,
+}
+
+impl<'g> Walk<'_, 'g> {
+    /// Skips whitespace and commas, as arrow-json does between members and elements.
+    fn separators(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t' | b',') = self.cursor.peek() {
+            self.cursor.pos += 1;
+        }
+    }
+
+    /// The object at the cursor, its members checked by `fields`; Ok(true) at its end.
+    fn object(&mut self, fields: &'g [(Box<[u8]>, Guard)]) -> Result<bool, String> {
+        self.cursor.pos += 1;
+        // Members usually come in schema order: the one after the last match is tried first.
+        let mut expected = 0;
+        loop {
+            self.separators();
+            match self.cursor.bump() {
+                Some(b'"') => {}
+                Some(b'}') => return Ok(true),
+                _ => return Ok(false),
+            }
+            // The expected name, raw, then any name unescaped.
+            let plain = fields.get(expected).is_some_and(|(n, _)| !n.contains(&b'"') && !n.contains(&b'\\'));
+            let known = if plain && self.cursor.eat_name(&fields[expected].0) {
+                Some(expected)
+            } else {
+                let Some(name) = self.cursor.string_body(&mut self.scratch) else { return Ok(false) };
+                fields.iter().position(|(n, _)| same_bytes(n, name.as_bytes()))
+            };
+            if let Some(index) = known {
+                expected = index + 1;
+            }
+            let known = known.map(|index| &fields[index]);
+            self.cursor.skip_whitespace();
+            if !self.cursor.eat(b':') {
+                return Ok(false);
+            }
+            let ok = match known {
+                Some((name, guard)) => {
+                    self.path.push(name);
+                    let ok = self.value(guard)?;
+                    self.path.pop();
+                    ok
+                }
+                None => self.value(&SKIP)?,
+            };
+            if !ok {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Checks the value at the cursor against `guard`.
+    fn value(&mut self, guard: &'g Guard) -> Result<bool, String> {
+        self.cursor.skip_whitespace();
+        match (self.cursor.peek(), guard) {
+            (None, _) => Ok(false),
+            (Some(b'{'), Guard::Struct(fields)) => self.object(fields),
+            (Some(b'['), Guard::List(item)) => {
+                self.cursor.pos += 1;
+                loop {
+                    self.separators();
+                    match self.cursor.peek() {
+                        Some(b']') => {
+                            self.cursor.pos += 1;
+                            return Ok(true);
+                        }
+                        Some(_) if self.value(item)? => {}
+                        _ => return Ok(false),
+                    }
+                }
+            }
+            (Some(b'-' | b'0'..=b'9'), _) => {
+                let start = self.cursor.pos;
+                // The token arrow-json takes as a number.
+                while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.cursor.peek() {
+                    self.cursor.pos += 1;
+                }
+                self.number(&self.cursor.bytes[start..self.cursor.pos], guard, false)?;
+                Ok(true)
+            }
+            (Some(b'"'), Guard::Decimal(..) | Guard::Float(_)) => {
+                // arrow parses integers from strings exactly, but not decimals and floats.
+                self.cursor.pos += 1;
+                let Some(text) = self.cursor.string_body(&mut self.scratch) else { return Ok(false) };
+                let text = text.as_bytes().to_vec();
+                self.number(&text, guard, true)?;
+                Ok(true)
+            }
+            _ => Ok(skip_lenient(&mut self.cursor)),
+        }
+    }
+
+    fn number(&self, token: &[u8], guard: &Guard, quoted: bool) -> Result<(), String> {
+        let column = || self.path.iter().map(|n| String::from_utf8_lossy(n)).collect::<Vec<_>>().join(".");
+        let shown = || String::from_utf8_lossy(token).into_owned();
+        match guard {
+            Guard::Integer(min, max, name) => {
+                // The common case first: a plain integer of up to 18 digits (always exact).
+                let digits = token.strip_prefix(b"-").unwrap_or(token);
+                if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
+                    let magnitude = digits.iter().fold(0i128, |acc, d| acc * 10 + i128::from(d - b'0'));
+                    let value = if digits.len() < token.len() { -magnitude } else { magnitude };
+                    if value < *min || value > *max {
+                        return Err(format!("column '{}': {} is out of range for {name}", column(), shown()));
+                    }
+                    return Ok(());
+                }
+                let exact = ExactNumber::parse(token).ok_or_else(|| format!("column '{}': {} is not a number", column(), shown()))?;
+                let value = exact.integer().ok_or_else(|| format!("column '{}': {} is not an integer ({name})", column(), shown()))?;
+                if value < *min || value > *max {
+                    return Err(format!("column '{}': {} is out of range for {name}", column(), shown()));
+                }
+                // arrow-json converts any literal but a plain integer through f64: exact only so far.
+                let plain = token.iter().all(|b| b.is_ascii_digit() || *b == b'-');
+                if !plain && value.unsigned_abs() > 1 << 53 {
+                    return Err(format!("column '{}': {} cannot be read exactly as {name}; write it as a plain integer", column(), shown()));
+                }
+            }
+            Guard::Decimal(precision, scale) => match ExactNumber::parse(token) {
+                Some(exact) if exact.decimal(*precision, *scale).is_none() => {
+                    return Err(format!("column '{}': {} does not fit Decimal({precision}, {scale})", column(), shown()));
+                }
+                None if !quoted => return Err(format!("column '{}': {} is not a number", column(), shown())),
+                _ => {}
+            },
+            Guard::Float(single) => {
+                // Words (NaN, inf) are IEEE values; numbers must stay finite.
+                if ExactNumber::parse(token).is_some() {
+                    let text = std::str::from_utf8(token).unwrap_or("");
+                    let finite = if *single { text.parse::<f32>().map(f32::is_finite) } else { text.parse::<f64>().map(f64::is_finite) };
+                    if finite == Ok(false) {
+                        return Err(format!("column '{}': {} is out of range for {}", column(), shown(), if *single { "Float32" } else { "Float64" }));
+                    }
+                }
+            }
+            Guard::Skip | Guard::Struct(_) | Guard::List(_) => {}
+        }
+        Ok(())
+    }
+}
+
+/// The members of the JSON object `record` with each value's text as written, or None if it is
+/// not one object. For valid JSON only (the caller checks it first).
+pub(crate) fn raw_members(record: &[u8]) -> Option<Vec<(String, &[u8])>> {
+    let mut cursor = Cursor::new(record);
+    let mut scratch = Vec::new();
+    cursor.skip_whitespace();
+    cursor.expect(b'{')?;
+    let mut members = Vec::new();
+    loop {
+        cursor.skip_whitespace();
+        match cursor.bump()? {
+            b'}' => return Some(members),
+            b',' => continue,
+            b'"' => {}
+            _ => return None,
+        }
+        let name = cursor.string_body(&mut scratch)?.to_owned();
+        cursor.skip_whitespace();
+        cursor.expect(b':')?;
+        cursor.skip_whitespace();
+        let start = cursor.pos;
+        if !skip_lenient(&mut cursor) {
+            return None;
+        }
+        members.push((name, &record[start..cursor.pos]));
+    }
+}
+
+/// Skips the value at the cursor as arrow-json's tape reads it: a string, a literal, a number
+/// token, or brackets matched by depth (strings inside skipped whole). False where it fails.
+fn skip_lenient(cursor: &mut Cursor) -> bool {
+    match cursor.peek() {
+        Some(b'"') => {
+            cursor.pos += 1;
+            skip_string_body(cursor)
+        }
+        Some(b'n') => cursor.eat_literal(b"null"),
+        Some(b't') => cursor.eat_literal(b"true"),
+        Some(b'f') => cursor.eat_literal(b"false"),
+        Some(b'-' | b'0'..=b'9') => {
+            while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = cursor.peek() {
+                cursor.pos += 1;
+            }
+            true
+        }
+        Some(b'{' | b'[') => {
+            let mut depth = 0usize;
+            while let Some(b) = cursor.bump() {
+                match b {
+                    b'"' if !skip_string_body(cursor) => return false,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// Skips to just after the closing quote of a string whose opening quote was consumed.
+fn skip_string_body(cursor: &mut Cursor) -> bool {
+    loop {
+        let Some((end, _)) = find_string_end(cursor.bytes, cursor.pos) else { return false };
+        cursor.pos = end + 1;
+        if cursor.bytes[end] == b'"' {
+            return true;
+        }
+        cursor.pos += 1; // the escaped byte
+    }
+}
+
 fn nested(depth: u32) -> Option<u32> {
     (depth < MAX_SKIP_DEPTH).then_some(depth + 1)
 }

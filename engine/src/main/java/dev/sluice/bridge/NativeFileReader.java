@@ -1,6 +1,7 @@
 package dev.sluice.bridge;
 
 import java.lang.foreign.Arena;
+import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -11,11 +12,24 @@ public final class NativeFileReader extends NativeHandle {
     /** One read: the decoded rows, and the malformed lines (line, record, error) or null. */
     public record Read(NativeBatch batch, NativeBatch errors) {}
 
+    /** Schema metadata key of the reader's warnings, one per line (file_io::WARNINGS_KEY). */
+    private static final String WARNINGS_KEY = "sluice.warnings";
+
     private final Schema schema;
+    private final List<String> warnings;
 
     private NativeFileReader(long handle, BufferAllocator allocator) {
         super("file reader", handle);
-        this.schema = ArrowC.importSchema(allocator, struct -> core().fileReaderSchema(handle, struct));
+        Schema withMetadata = ArrowC.importSchema(allocator, struct -> core().fileReaderSchema(handle, struct));
+        String text = withMetadata.getCustomMetadata().get(WARNINGS_KEY);
+        this.warnings = text == null ? List.of() : List.of(text.split("\n"));
+        // The batches carry no metadata: neither does the schema.
+        this.schema = new Schema(withMetadata.getFields());
+    }
+
+    /** What the core noticed while opening the file, e.g. columns of mixed types read as strings. */
+    public List<String> warnings() {
+        return warnings;
     }
 
     /**

@@ -10,6 +10,7 @@ public final class NodeStats {
     private final LongAdder rowsOut = new LongAdder();
     private final LongAdder batchesOut = new LongAdder();
     private final LongAdder rejected = new LongAdder();
+    private final LongAdder skipped = new LongAdder();
 
     public NodeStats(String node) {
         this.node = node;
@@ -30,6 +31,15 @@ public final class NodeStats {
 
     public void addRejected() {
         rejected.increment();
+    }
+
+    /** Input passed over on purpose that is no record (a blank line). */
+    public void addSkipped() {
+        skipped.increment();
+    }
+
+    public long skipped() {
+        return skipped.sum();
     }
 
     public long rowsIn() {

@@ -77,8 +77,9 @@ public final class Progress {
                 checkpoints.completed(), checkpoints.lastEpoch(), checkpoints.lastMillis(), checkpoints.timedOut(),
                 checkpoints.failed());
         for (NodeStats n : stats.nodes()) {
-            err.printf(Locale.ROOT, "  %-24s in %,14d  out %,14d%s%n", n.node(), n.rowsIn(), n.rowsOut(),
-                    n.rejected() > 0 ? String.format(Locale.ROOT, "  rejected %,d", n.rejected()) : "");
+            err.printf(Locale.ROOT, "  %-24s in %,14d  out %,14d%s%s%n", n.node(), n.rowsIn(), n.rowsOut(),
+                    n.rejected() > 0 ? String.format(Locale.ROOT, "  rejected %,d", n.rejected()) : "",
+                    n.skipped() > 0 ? String.format(Locale.ROOT, "  skipped %,d (blank lines)", n.skipped()) : "");
         }
         err.flush();
     }

@@ -117,6 +117,11 @@ final class NodeContext implements StageContext {
     }
 
     @Override
+    public void skipped(long position) {
+        stats.addSkipped();
+    }
+
+    @Override
     public void reject(long position, byte[] record, String error) {
         switch (policy) {
             case FAIL -> throw new RecordRejectedException(node, position, error);

@@ -140,6 +140,60 @@ class CliTest {
         assertTrue(run.stderr().contains("2 rejected records written to"), run.stderr());
     }
 
+    /**
+     * Issue 10: records glued together or split across lines are dead letters, not rows; a blank
+     * line is skipped and counted in the summary.
+     */
+    @Test
+    void gluedAndSplitRecordsAreDeadLettersAndBlankLinesAreCounted() throws IOException {
+        write("glued.jsonl", """
+                {"id":1,"v":"a"}
+                {"id":2000001,"v":"glued-a"}{"id":2000002,"v":"glued-b"}
+                {"id":2000003,
+                "v":"glued-c"}
+
+                {"id":-9223372036854775809,"v":"too small"}
+                {"id":6,"v":"f"}
+                """);
+        Path pipeline = write("glued.yaml", """
+                sources:
+                  events: {type: file, path: glued.jsonl, schema: {id: bigint, v: string}}
+                sinks:
+                  out: {type: file, from: events, path: out/glued.jsonl}
+                """);
+        Result run = sluice("run", pipeline.toString());
+        assertEquals(0, run.code(), run.stderr());
+        List<JsonNode> rows = readJsonLines(dir.resolve("out/glued.jsonl"));
+        assertEquals(List.of("1:a", "6:f"), rows.stream().map(r -> r.get("id").asLong() + ":" + r.get("v").asText()).toList());
+        List<JsonNode> dead = readJsonLines(dir.resolve("out/events.dead-letter.jsonl"));
+        assertEquals(List.of(2L, 3L, 4L, 6L), dead.stream().map(r -> r.get("position").asLong()).toList());
+        assertTrue(dead.get(3).get("error").asText().contains("'id'"), dead.get(3).toString());
+        assertTrue(run.stderr().contains("rejected 4"), run.stderr());
+        assertTrue(run.stderr().contains("skipped 1 (blank lines)"), run.stderr());
+    }
+
+    /** Issue 10: a column of mixed types is inferred as a string, with a warning naming it. */
+    @Test
+    void mixedTypesInferAStringColumnWithAWarning() throws IOException {
+        write("mixed.jsonl", """
+                {"id": 1, "code": 7}
+                {"id": 2, "code": "x7"}
+                """);
+        Path pipeline = write("mixed.yaml", """
+                sources:
+                  events: {type: file, path: mixed.jsonl}
+                sinks:
+                  out: {type: file, from: events, path: out/mixed.jsonl}
+                """);
+        Result run = sluice("run", pipeline.toString());
+        assertEquals(0, run.code(), run.stderr());
+        assertTrue(run.stderr().contains("warning: node 'events'") && run.stderr().contains("column 'code'"), run.stderr());
+        assertFalse(run.stderr().contains("Json error: Json error"), run.stderr());
+        List<JsonNode> rows = readJsonLines(dir.resolve("out/mixed.jsonl"));
+        assertEquals(List.of("7", "x7"), rows.stream().map(r -> r.get("code").asText()).toList());
+        assertTrue(rows.get(0).get("code").isTextual(), rows.toString());
+    }
+
     @Test
     void onErrorFailStopsTheRunWithTheLine() throws IOException {
         write("events.jsonl", "{\"id\": 1}\n{\"id\": \"x\"}\n");

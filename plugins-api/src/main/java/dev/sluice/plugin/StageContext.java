@@ -57,4 +57,12 @@ public interface StageContext {
      * @param position where the row came from (a line number, an offset)
      */
     void reject(long position, byte[] record, String error);
+
+    /**
+     * Counts input that was passed over on purpose and is no record (a blank line of a
+     * JSON-lines or CSV file), so that the run summary accounts for every line.
+     *
+     * @param position where it was (a line number)
+     */
+    default void skipped(long position) {}
 }

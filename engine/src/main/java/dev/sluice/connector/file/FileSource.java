@@ -45,6 +45,9 @@ public final class FileSource implements Source {
                     .define("infer_rows", ConfigType.INT, 1000, false, "Lines read to infer a schema when none is declared."))),
             FileSource::new);
 
+    /** The core's error text for a blank line (file_io::BLANK_LINE). */
+    static final String BLANK_LINE = "blank line, skipped";
+
     private final Path path;
     private final String format;
     private final Map<String, String> declared;
@@ -86,6 +89,9 @@ public final class FileSource implements Source {
         } catch (NativeException e) {
             throw new InvalidSettingException("path", e.getMessage(), e);
         }
+        for (String warning : reader.warnings()) {
+            System.err.printf(java.util.Locale.ROOT, "[%s] warning: node '%s': %s%n", context.pipelineName(), context.nodeName(), warning);
+        }
         return reader.schema();
     }
 
@@ -111,17 +117,33 @@ public final class FileSource implements Source {
         return Poll.EMITTED;
     }
 
-    /** Hands every malformed line (line, record, error) to the node's error policy. */
+    /**
+     * Hands every malformed line (line, record, error) to the node's error policy; blank lines,
+     * which the core reports with them, are counted as skipped.
+     */
     private void reject(NativeBatch errors) {
         try (VectorSchemaRoot root = errors.toVectors(context.allocator())) {
             BigIntVector lines = (BigIntVector) root.getVector("line");
             VarBinaryVector records = (VarBinaryVector) root.getVector("record");
             VarCharVector messages = (VarCharVector) root.getVector("error");
             for (int i = 0; i < root.getRowCount(); i++) {
+                if (BLANK_LINE.equals(new String(messages.get(i), StandardCharsets.UTF_8)) && isBlank(records.get(i))) {
+                    context.skipped(lines.get(i));
+                    continue;
+                }
                 context.reject(lines.get(i), records.get(i),
                         path.getFileName() + ":" + lines.get(i) + ": " + new String(messages.get(i), StandardCharsets.UTF_8));
             }
         }
+    }
+
+    private static boolean isBlank(byte[] record) {
+        for (byte b : record) {
+            if (b != ' ' && b != '\t' && b != '\r' && b != '\n' && b != '\f') {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override
