@@ -35,6 +35,8 @@ use crate::transform::{plan_count, run_bounded_query_with, table_references, Sql
 pub const SLUICE_ABI_VERSION: i32 = 1;
 
 pub const SLUICE_OK: i32 = 0;
+// The failure statuses are the discriminants of `ErrorKind` (error.rs), so a kind and its
+// status cannot drift apart; the Java copy is checked by StatusTableMatchesHeaderTest.
 /// A NULL handle, a bad index or malformed options: a bug in the caller.
 pub const SLUICE_ERR_INVALID_ARGUMENT: i32 = 1;
 /// A configuration value that cannot work.

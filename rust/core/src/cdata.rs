@@ -2,6 +2,10 @@
 //! `struct ArrowArray` / `struct ArrowSchema` moves it out of the caller's memory (leaving the
 //! caller's copy with `release == NULL`) and calls `release` exactly once, also on error.
 
+// Each unsafe operation is in its own block with its justification (issue 11; the rest of the
+// crate follows as its modules are annotated).
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
@@ -33,10 +37,14 @@ pub unsafe fn import_schema(schema: *mut FFI_ArrowSchema) -> Result<SchemaRef> {
     if schema.is_null() {
         return Err(CoreError::invalid("ArrowSchema pointer is NULL"));
     }
-    if (*schema.cast::<RawSchemaHead>()).release.is_none() {
+    // SAFETY: non-NULL and, by the caller's contract, a valid ArrowSchema, whose C layout
+    // RawSchemaHead mirrors.
+    if unsafe { (*schema.cast::<RawSchemaHead>()).release.is_none() } {
         return Err(CoreError::invalid("ArrowSchema was already released"));
     }
-    let owned = FFI_ArrowSchema::from_raw(schema);
+    // SAFETY: valid and unreleased (checked above); from_raw moves it out and leaves the
+    // caller's copy released, as the crossing rule says.
+    let owned = unsafe { FFI_ArrowSchema::from_raw(schema) };
     let schema = Schema::try_from(&owned).map_err(|e| CoreError::invalid(format!("unsupported Arrow schema: {e}")))?;
     Ok(Arc::new(schema))
 }
@@ -50,12 +58,15 @@ pub unsafe fn import_batch(array: *mut FFI_ArrowArray, schema: &SchemaRef) -> Re
     if array.is_null() {
         return Err(CoreError::invalid("ArrowArray pointer is NULL"));
     }
-    let owned = FFI_ArrowArray::from_raw(array);
+    // SAFETY: non-NULL and, by the caller's contract, a valid ArrowArray; from_raw moves it out
+    // and leaves the caller's copy released (a released one is refused just below).
+    let owned = unsafe { FFI_ArrowArray::from_raw(array) };
     if owned.is_released() {
         return Err(CoreError::invalid("ArrowArray was already released"));
     }
     let struct_type = DataType::Struct(schema.fields().clone());
-    let data = from_ffi_and_data_type(owned, struct_type)?;
+    // SAFETY: the caller promises the array is of the struct type of `schema`.
+    let data = unsafe { from_ffi_and_data_type(owned, struct_type) }?;
     // Structural checks only (buffer sizes, offsets in range); not a full UTF-8 scan per batch.
     data.validate()?;
     let rows = data.len();
@@ -80,7 +91,9 @@ pub unsafe fn export_batch(batch: &RecordBatch, out: *mut FFI_ArrowArray) -> Res
         return Err(CoreError::invalid("output ArrowArray pointer is NULL"));
     }
     let struct_array = StructArray::from(batch.clone());
-    std::ptr::write(out, FFI_ArrowArray::new(&struct_array.to_data()));
+    // SAFETY: non-NULL and, by the caller's contract, writable for one ArrowArray; write does not
+    // drop what was there (caller memory, not ours).
+    unsafe { std::ptr::write(out, FFI_ArrowArray::new(&struct_array.to_data())) };
     Ok(())
 }
 
@@ -93,7 +106,9 @@ pub unsafe fn export_schema(schema: &Schema, out: *mut FFI_ArrowSchema) -> Resul
         return Err(CoreError::invalid("output ArrowSchema pointer is NULL"));
     }
     let ffi = FFI_ArrowSchema::try_from(schema)?;
-    std::ptr::write(out, ffi);
+    // SAFETY: non-NULL and, by the caller's contract, writable for one ArrowSchema; write does not
+    // drop what was there (caller memory, not ours).
+    unsafe { std::ptr::write(out, ffi) };
     Ok(())
 }
 

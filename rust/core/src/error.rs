@@ -7,36 +7,34 @@ use std::fmt;
 use arrow::error::ArrowError;
 use datafusion::error::DataFusionError;
 
-/// Why a call failed. The numeric values are the ABI's status codes (see `abi::SLUICE_ERR_*`).
+use crate::abi;
+
+/// Why a call failed. Each kind *is* its ABI status code: the discriminants are the
+/// `abi::SLUICE_ERR_*` constants, the only place the numbers are written (cbindgen copies
+/// only literal numbers into `include/sluice.h`, so the literals stay in abi.rs; the Java
+/// table `NativeException.Status` is checked against the header by StatusTableMatchesHeaderTest).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
 pub enum ErrorKind {
     /// A NULL handle, a bad index, a malformed options message: a bug in the caller.
-    InvalidArgument,
+    InvalidArgument = abi::SLUICE_ERR_INVALID_ARGUMENT,
     /// A configuration value that cannot work (unknown format, bad CSV delimiter, …).
-    Config,
+    Config = abi::SLUICE_ERR_CONFIG,
     /// The SQL cannot be planned: syntax, unknown table or column, type error, stateful SQL.
-    Plan,
+    Plan = abi::SLUICE_ERR_PLAN,
     /// Running the plan failed on a batch (e.g. a cast of a bad value).
-    Execution,
+    Execution = abi::SLUICE_ERR_EXECUTION,
     /// Input data that does not match its declared schema or format.
-    Data,
+    Data = abi::SLUICE_ERR_DATA,
     /// A file could not be opened, read or written.
-    Io,
+    Io = abi::SLUICE_ERR_IO,
     /// A Rust panic caught at the boundary.
-    Panic,
+    Panic = abi::SLUICE_ERR_PANIC,
 }
 
 impl ErrorKind {
-    pub fn status(self) -> i32 {
-        match self {
-            ErrorKind::InvalidArgument => 1,
-            ErrorKind::Config => 2,
-            ErrorKind::Plan => 3,
-            ErrorKind::Execution => 4,
-            ErrorKind::Data => 5,
-            ErrorKind::Io => 6,
-            ErrorKind::Panic => 7,
-        }
+    pub const fn status(self) -> i32 {
+        self as i32
     }
 }
 

@@ -3,6 +3,6 @@ package dev.sluice.bridge;
 /** A NULL handle, a bad index or malformed options: a bug in the caller. */
 public final class NativeArgumentException extends NativeException {
     public NativeArgumentException(String message) {
-        super(1, message);
+        super(Status.INVALID_ARGUMENT.code, message);
     }
 }

@@ -3,6 +3,6 @@ package dev.sluice.bridge;
 /** SQL that cannot be planned: syntax, unknown table or column, type errors, stateful SQL. */
 public final class NativePlanException extends NativeException {
     public NativePlanException(String message) {
-        super(3, message);
+        super(Status.PLAN.code, message);
     }
 }
