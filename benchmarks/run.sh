@@ -35,7 +35,7 @@ nexmark_python() {
 
 run_nexmark() {
   # The Sluice JAR (with the native core); the peers build themselves before they are measured.
-  mvn -q -B -ntp -Dstyle.color=never -DskipTests install -pl ffm-bindings,plugins-api,engine >&2
+  mvn -q -B -ntp -Dstyle.color=never -DskipTests install -pl engine -am >&2
   bash ci/kafka.sh start >&2
   local python
   python=$(nexmark_python)
