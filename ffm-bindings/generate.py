@@ -7,6 +7,9 @@ classes jextract 22 would (header class sluice_h, one class per struct).
 
 It understands exactly this subset and fails loudly on anything else:
   * #include <stdint.h> / <stddef.h>, include guards (#ifndef X / #define X), #endif
+  * #if defined(X) ... #endif around function prototypes only (the test-only exports,
+    cbindgen's rendering of a cargo feature): bound as if X were defined, as
+    generate.sh asks jextract to do with -D X; the symbol is looked up at first use
   * #define NAME <integer literal that fits in int32>
   * typedef struct X X;                        (opaque handle, emits no class)
   * struct X { <fields> };                     (value and pointer fields, and
@@ -157,11 +160,14 @@ def strip_comments(text):
 
 def parse_header(text):
     constants, tokens = [], []  # tokens: (text, line)
-    guards = []                 # open #ifndef names
+    guards = []                 # open #ifndef names and "#if defined" conditions
+    conditional = set()         # lines inside an "#if defined(X)" block
     last_ifndef = None
     for lineno, line in enumerate(strip_comments(text).splitlines(), 1):
         stripped = line.strip()
         if not stripped.startswith("#"):
+            if any(g.startswith("defined ") for g in guards) and stripped:
+                conditional.add(lineno)
             pos = 0
             while pos < len(line):
                 m = TOKEN.match(line, pos)
@@ -180,18 +186,25 @@ def parse_header(text):
             guards.append(args[0])
             last_ifndef = args[0]
             continue
+        elif directive == "if" and len(args) == 1 and re.fullmatch(r"defined\(\w+\)", args[0]):
+            if any(g.startswith("defined ") for g in guards):
+                raise HeaderError(f"line {lineno}: nested #if defined is not supported")
+            guards.append("defined " + args[0][len("defined("):-1])
+            continue
         elif directive == "endif" and not args and guards:
             guards.pop()
         elif directive == "define" and len(args) == 1 and args[0] == last_ifndef:
             pass  # the include guard's own #define
+        elif directive == "define" and any(g.startswith("defined ") for g in guards):
+            raise HeaderError(f"line {lineno}: only function prototypes may stand inside #if defined")
         elif directive == "define" and len(args) == 2 and re.fullmatch(r"[A-Za-z_]\w*", args[0]):
             constants.append((args[0], int_literal(args[1], lineno)))
         else:
             raise HeaderError(f"line {lineno}: unsupported preprocessor line {stripped!r}")
         last_ifndef = None
     if guards:
-        raise HeaderError(f"unterminated #ifndef {guards[-1]}")
-    header = Parser(tokens).parse()
+        raise HeaderError(f"unterminated #ifndef / #if {guards[-1]}")
+    header = Parser(tokens, conditional).parse()
     header.constants = constants
     resolve(header)
     return header
@@ -209,13 +222,16 @@ def int_literal(text, lineno):
 class Parser:
     """Recursive descent over the declarations of the header."""
 
-    def __init__(self, tokens):
+    def __init__(self, tokens, conditional=frozenset()):
         self.tokens = tokens
+        self.conditional = conditional  # lines where only function prototypes may stand
         self.pos = 0
         self.header = Header([], [], [], [])
 
     def parse(self):
         while self.pos < len(self.tokens):
+            if self.tokens[self.pos][1] in self.conditional and self.peek() in ("typedef", "struct"):
+                self.fail("only function prototypes may stand inside #if defined")
             if self.peek() == "typedef":
                 self.typedef()
             elif self.peek() == "struct" and self.peek(2) == "{":
