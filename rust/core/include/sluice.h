@@ -213,9 +213,10 @@ int32_t sluice_batch_import(struct ArrowArray *array,
  handle stays valid; the exported structs share its buffers.
 
  # Safety
- `batch` is NULL or a live batch handle, borrowed for the call. `out_array` (and `out_schema`
- unless NULL) point to writable, uninitialised or released C Data structs; the caller owns
- what is written there and releases it once. Any thread, if no other thread frees `batch`.
+ `batch` is NULL or a live batch handle, borrowed for the call. `out_array` is NULL or points
+ to a writable `ArrowArray`, and `out_schema` is NULL or points to a writable `ArrowSchema`;
+ both are overwritten without releasing what was there, and the caller owns what is written
+ and releases it once. Any thread, if no other thread frees `batch`.
  */
 int32_t sluice_batch_export(const struct SluiceBatch *batch,
                             struct ArrowArray *out_array,
@@ -270,7 +271,8 @@ int32_t sluice_transform_create(const char *options_json,
  Writes the schema of the transform's output batches to `out_schema`.
 
  # Safety
- `transform` is NULL or a live transform handle; `out_schema` is NULL or points to a writable
+ `transform` is NULL or a live transform handle that no other thread is pushing to, draining
+ or freeing; `out_schema` is NULL or points to a writable
  `ArrowSchema`, which the caller then owns and releases once.
  */
 int32_t sluice_transform_output_schema(const struct SluiceTransform *transform,
@@ -343,7 +345,7 @@ int32_t sluice_decoder_create(const char *options_json,
  to the rows of the good records.
 
  # Safety
- `decoder` is NULL or a live decoder handle. `offsets` is NULL or points to `n_records + 1`
+ `decoder` is NULL or a live decoder handle that no other thread is using. `offsets` is NULL or points to `n_records + 1`
  `int64_t`s and `data` to at least the last offset's bytes, both borrowed for the call.
  `extra_array` and `extra_schema` are NULL or valid, unreleased C Data structs (the array of
  the schema's struct type), moved into the core (not to be released again, also when the
@@ -463,7 +465,8 @@ int32_t sluice_file_reader_open(const char *options_json,
  Writes the schema of the batches the reader returns to `out_schema`.
 
  # Safety
- `reader` is NULL or a live file reader handle; `out_schema` is NULL or points to a writable
+ `reader` is NULL or a live file reader handle that no other thread is reading or freeing;
+ `out_schema` is NULL or points to a writable
  `ArrowSchema`, which the caller then owns and releases once.
  */
 int32_t sluice_file_reader_schema(const struct SluiceFileReader *reader,
@@ -550,7 +553,8 @@ int32_t sluice_generator_create(const char *options_json, struct SluiceGenerator
  Writes the schema of the generator's batches to `out_schema`.
 
  # Safety
- `generator` is NULL or a live generator handle; `out_schema` is NULL or points to a writable
+ `generator` is NULL or a live generator handle that no other thread is advancing or freeing;
+ `out_schema` is NULL or points to a writable
  `ArrowSchema`, which the caller then owns and releases once.
  */
 int32_t sluice_generator_schema(const struct SluiceGenerator *generator,
@@ -571,7 +575,8 @@ int32_t sluice_generator_next(struct SluiceGenerator *generator,
  The event number the generator will examine next (its resume position).
 
  # Safety
- `generator` is NULL or a live generator handle; `out_next_event` is NULL or writable for one
+ `generator` is NULL or a live generator handle that no other thread is advancing or freeing;
+ `out_next_event` is NULL or writable for one
  `int64_t`.
  */
 int32_t sluice_generator_position(const struct SluiceGenerator *generator, int64_t *out_next_event);

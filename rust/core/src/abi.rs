@@ -402,9 +402,10 @@ pub unsafe extern "C" fn sluice_batch_import(
 /// handle stays valid; the exported structs share its buffers.
 ///
 /// # Safety
-/// `batch` is NULL or a live batch handle, borrowed for the call. `out_array` (and `out_schema`
-/// unless NULL) point to writable, uninitialised or released C Data structs; the caller owns
-/// what is written there and releases it once. Any thread, if no other thread frees `batch`.
+/// `batch` is NULL or a live batch handle, borrowed for the call. `out_array` is NULL or points
+/// to a writable `ArrowArray`, and `out_schema` is NULL or points to a writable `ArrowSchema`;
+/// both are overwritten without releasing what was there, and the caller owns what is written
+/// and releases it once. Any thread, if no other thread frees `batch`.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_batch_export(
     batch: *const SluiceBatch,
@@ -418,7 +419,7 @@ pub unsafe extern "C" fn sluice_batch_export(
             // SAFETY: non-NULL and writable (this function's contract).
             unsafe { export_schema(batch.schema().as_ref(), out_schema) }?;
         }
-        // SAFETY: out_array is NULL or writable (this function's contract; export_batch checks NULL).
+        // SAFETY: out_array is NULL or writable (this function's contract); export_batch checks NULL.
         unsafe { export_batch(batch, out_array) }
     })
 }
@@ -523,7 +524,8 @@ pub unsafe extern "C" fn sluice_transform_create(
 /// Writes the schema of the transform's output batches to `out_schema`.
 ///
 /// # Safety
-/// `transform` is NULL or a live transform handle; `out_schema` is NULL or points to a writable
+/// `transform` is NULL or a live transform handle that no other thread is pushing to, draining
+/// or freeing; `out_schema` is NULL or points to a writable
 /// `ArrowSchema`, which the caller then owns and releases once.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_transform_output_schema(transform: *const SluiceTransform, out_schema: *mut FFI_ArrowSchema) -> i32 {
@@ -633,7 +635,7 @@ pub unsafe extern "C" fn sluice_decoder_create(
 /// to the rows of the good records.
 ///
 /// # Safety
-/// `decoder` is NULL or a live decoder handle. `offsets` is NULL or points to `n_records + 1`
+/// `decoder` is NULL or a live decoder handle that no other thread is using. `offsets` is NULL or points to `n_records + 1`
 /// `int64_t`s and `data` to at least the last offset's bytes, both borrowed for the call.
 /// `extra_array` and `extra_schema` are NULL or valid, unreleased C Data structs (the array of
 /// the schema's struct type), moved into the core (not to be released again, also when the
@@ -839,7 +841,8 @@ pub unsafe extern "C" fn sluice_file_reader_open(
 /// Writes the schema of the batches the reader returns to `out_schema`.
 ///
 /// # Safety
-/// `reader` is NULL or a live file reader handle; `out_schema` is NULL or points to a writable
+/// `reader` is NULL or a live file reader handle that no other thread is reading or freeing;
+/// `out_schema` is NULL or points to a writable
 /// `ArrowSchema`, which the caller then owns and releases once.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_file_reader_schema(reader: *const SluiceFileReader, out_schema: *mut FFI_ArrowSchema) -> i32 {
@@ -1011,7 +1014,8 @@ pub unsafe extern "C" fn sluice_generator_create(options_json: *const c_char, ou
 /// Writes the schema of the generator's batches to `out_schema`.
 ///
 /// # Safety
-/// `generator` is NULL or a live generator handle; `out_schema` is NULL or points to a writable
+/// `generator` is NULL or a live generator handle that no other thread is advancing or freeing;
+/// `out_schema` is NULL or points to a writable
 /// `ArrowSchema`, which the caller then owns and releases once.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_generator_schema(generator: *const SluiceGenerator, out_schema: *mut FFI_ArrowSchema) -> i32 {
@@ -1040,7 +1044,8 @@ pub unsafe extern "C" fn sluice_generator_next(generator: *mut SluiceGenerator, 
 /// The event number the generator will examine next (its resume position).
 ///
 /// # Safety
-/// `generator` is NULL or a live generator handle; `out_next_event` is NULL or writable for one
+/// `generator` is NULL or a live generator handle that no other thread is advancing or freeing;
+/// `out_next_event` is NULL or writable for one
 /// `int64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_generator_position(generator: *const SluiceGenerator, out_next_event: *mut i64) -> i32 {
