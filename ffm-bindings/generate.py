@@ -113,6 +113,9 @@ class Function:
     name: str
     ret: CType
     params: tuple
+    # X of an enclosing "#if defined(X)": a test-only export (rust/debug-exports), which the
+    # production library lacks; bound all the same. None for the ABI proper.
+    condition: str = None
 
     def spelling(self):
         params = ", ".join(p.type.spelling(p.name) for p in self.params) or "void"
@@ -161,13 +164,14 @@ def strip_comments(text):
 def parse_header(text):
     constants, tokens = [], []  # tokens: (text, line)
     guards = []                 # open #ifndef names and "#if defined" conditions
-    conditional = set()         # lines inside an "#if defined(X)" block
+    conditional = {}            # line -> X, for lines inside an "#if defined(X)" block
     last_ifndef = None
     for lineno, line in enumerate(strip_comments(text).splitlines(), 1):
         stripped = line.strip()
         if not stripped.startswith("#"):
-            if any(g.startswith("defined ") for g in guards) and stripped:
-                conditional.add(lineno)
+            condition = next((g[len("defined "):] for g in guards if g.startswith("defined ")), None)
+            if condition and stripped:
+                conditional[lineno] = condition
             pos = 0
             while pos < len(line):
                 m = TOKEN.match(line, pos)
@@ -222,9 +226,9 @@ def int_literal(text, lineno):
 class Parser:
     """Recursive descent over the declarations of the header."""
 
-    def __init__(self, tokens, conditional=frozenset()):
+    def __init__(self, tokens, conditional=None):
         self.tokens = tokens
-        self.conditional = conditional  # lines where only function prototypes may stand
+        self.conditional = conditional or {}  # line -> X of "#if defined(X)": prototypes only
         self.pos = 0
         self.header = Header([], [], [], [])
 
@@ -304,11 +308,12 @@ class Parser:
         return Field(name, FunctionPointer(ret, tuple(p.type for p in self.params())))
 
     def function(self):
+        condition = self.conditional.get(self.tokens[self.pos][1])
         ret = self.pointers(self.type_base())
         name = self.name()
         params = self.params()
         self.take(";")
-        self.header.functions.append(Function(name, ret, params))
+        self.header.functions.append(Function(name, ret, params, condition))
 
     def params(self):
         self.take("(")
