@@ -11,6 +11,16 @@ command -v cargo >/dev/null || { echo "ci/test.sh: cargo not found; install Rust
 command -v mvn >/dev/null || { echo "ci/test.sh: mvn not found; install Maven 3.8+ first" >&2; exit 1; }
 echo "== JDK: $JAVA_HOME; cargo target: $CARGO_TARGET_DIR"
 
+# clippy and rustfmt are rustup components that a minimal toolchain lacks.
+if ! cargo clippy --version >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 2>&1; then
+  command -v rustup >/dev/null || { echo "ci/test.sh: needs cargo clippy and cargo fmt (rustup components clippy, rustfmt)" >&2; exit 1; }
+  rustup component add clippy rustfmt
+fi
+
+echo "== Rust: format (rust/rustfmt.toml) and clippy, warnings are errors"
+cargo fmt --manifest-path rust/Cargo.toml --all -- --check
+cargo clippy --release --locked --manifest-path rust/Cargo.toml --all-targets -- -D warnings
+
 echo "== Rust: cargo test (release profile, no LTO: shares the build with the engine JAR)"
 cargo test --release --locked --manifest-path rust/Cargo.toml
 

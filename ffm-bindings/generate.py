@@ -7,6 +7,9 @@ classes jextract 22 would (header class sluice_h, one class per struct).
 
 It understands exactly this subset and fails loudly on anything else:
   * #include <stdint.h> / <stddef.h>, include guards (#ifndef X / #define X), #endif
+  * #if defined(X) ... #endif around function prototypes only (the test-only exports,
+    cbindgen's rendering of a cargo feature): bound as if X were defined, as
+    generate.sh asks jextract to do with -D X; the symbol is looked up at first use
   * #define NAME <integer literal that fits in int32>
   * typedef struct X X;                        (opaque handle, emits no class)
   * struct X { <fields> };                     (value and pointer fields, and
@@ -110,6 +113,9 @@ class Function:
     name: str
     ret: CType
     params: tuple
+    # X of an enclosing "#if defined(X)": a test-only export (rust/debug-exports), which the
+    # production library lacks; bound all the same. None for the ABI proper.
+    condition: str = None
 
     def spelling(self):
         params = ", ".join(p.type.spelling(p.name) for p in self.params) or "void"
@@ -157,11 +163,15 @@ def strip_comments(text):
 
 def parse_header(text):
     constants, tokens = [], []  # tokens: (text, line)
-    guards = []                 # open #ifndef names
+    guards = []                 # open #ifndef names and "#if defined" conditions
+    conditional = {}            # line -> X, for lines inside an "#if defined(X)" block
     last_ifndef = None
     for lineno, line in enumerate(strip_comments(text).splitlines(), 1):
         stripped = line.strip()
         if not stripped.startswith("#"):
+            condition = next((g[len("defined "):] for g in guards if g.startswith("defined ")), None)
+            if condition and stripped:
+                conditional[lineno] = condition
             pos = 0
             while pos < len(line):
                 m = TOKEN.match(line, pos)
@@ -180,18 +190,25 @@ def parse_header(text):
             guards.append(args[0])
             last_ifndef = args[0]
             continue
+        elif directive == "if" and len(args) == 1 and re.fullmatch(r"defined\(\w+\)", args[0]):
+            if any(g.startswith("defined ") for g in guards):
+                raise HeaderError(f"line {lineno}: nested #if defined is not supported")
+            guards.append("defined " + args[0][len("defined("):-1])
+            continue
         elif directive == "endif" and not args and guards:
             guards.pop()
         elif directive == "define" and len(args) == 1 and args[0] == last_ifndef:
             pass  # the include guard's own #define
+        elif directive == "define" and any(g.startswith("defined ") for g in guards):
+            raise HeaderError(f"line {lineno}: only function prototypes may stand inside #if defined")
         elif directive == "define" and len(args) == 2 and re.fullmatch(r"[A-Za-z_]\w*", args[0]):
             constants.append((args[0], int_literal(args[1], lineno)))
         else:
             raise HeaderError(f"line {lineno}: unsupported preprocessor line {stripped!r}")
         last_ifndef = None
     if guards:
-        raise HeaderError(f"unterminated #ifndef {guards[-1]}")
-    header = Parser(tokens).parse()
+        raise HeaderError(f"unterminated #ifndef / #if {guards[-1]}")
+    header = Parser(tokens, conditional).parse()
     header.constants = constants
     resolve(header)
     return header
@@ -209,13 +226,16 @@ def int_literal(text, lineno):
 class Parser:
     """Recursive descent over the declarations of the header."""
 
-    def __init__(self, tokens):
+    def __init__(self, tokens, conditional=None):
         self.tokens = tokens
+        self.conditional = conditional or {}  # line -> X of "#if defined(X)": prototypes only
         self.pos = 0
         self.header = Header([], [], [], [])
 
     def parse(self):
         while self.pos < len(self.tokens):
+            if self.tokens[self.pos][1] in self.conditional and self.peek() in ("typedef", "struct"):
+                self.fail("only function prototypes may stand inside #if defined")
             if self.peek() == "typedef":
                 self.typedef()
             elif self.peek() == "struct" and self.peek(2) == "{":
@@ -288,11 +308,12 @@ class Parser:
         return Field(name, FunctionPointer(ret, tuple(p.type for p in self.params())))
 
     def function(self):
+        condition = self.conditional.get(self.tokens[self.pos][1])
         ret = self.pointers(self.type_base())
         name = self.name()
         params = self.params()
         self.take(";")
-        self.header.functions.append(Function(name, ret, params))
+        self.header.functions.append(Function(name, ret, params, condition))
 
     def params(self):
         self.take("(")

@@ -120,34 +120,59 @@ typedef struct SluiceGenerator SluiceGenerator;
  */
 typedef struct SluiceTransform SluiceTransform;
 
+#if defined(SLUICE_DEBUG_EXPORTS)
+/*
+ Panics inside the core on purpose, to test that panics surface as errors
+ (`SLUICE_ERR_PANIC`, with the message and the place in `sluice_last_error`). Only in the
+ test library, never in the production one.
+
+ # Safety
+ `message` is NULL or a NUL-terminated string, borrowed for the call. Any thread.
+ */
+int32_t sluice_debug_panic(const char *message);
+#endif
+
 /*
  Writes `SLUICE_ABI_VERSION` of the loaded library.
+
+ # Safety
+ `out_version` is NULL or writable for one `int32_t`. Any thread.
  */
 int32_t sluice_abi_version(int32_t *out_version);
 
 /*
  Points `out_message` at the message of the last failed call on this thread (UTF-8, valid
  until the next failing call on this thread; empty if none failed).
+
+ # Safety
+ `out_message` is NULL or writable for one pointer. The message belongs to the core: do not
+ free it, and read it on this thread before its next failing call.
  */
 int32_t sluice_last_error(const char **out_message);
 
 /*
  Number of native handles created and not yet freed, over all handle types.
+
+ # Safety
+ `out_count` is NULL or writable for one `int64_t`. Any thread.
  */
 int32_t sluice_live_handles(int64_t *out_count);
 
 /*
  Number of SQL plans built by this process (a transform plans once, at create).
+
+ # Safety
+ `out_count` is NULL or writable for one `int64_t`. Any thread.
  */
 int32_t sluice_plan_count(int64_t *out_count);
 
 /*
- Panics inside the core on purpose, to test that panics surface as errors.
- */
-int32_t sluice_debug_panic(const char *message);
-
-/*
  The tables a SQL query reads, as a JSON array of names, in a new buffer.
+
+ # Safety
+ `sql` is NULL or a NUL-terminated string, borrowed for the call; `out_json` is NULL or
+ writable for one pointer. The caller owns the new buffer and frees it once with
+ `sluice_buffer_free`. Any thread.
  */
 int32_t sluice_sql_table_references(const char *sql, struct SluiceBuffer **out_json);
 
@@ -156,6 +181,13 @@ int32_t sluice_sql_table_references(const char *sql, struct SluiceBuffer **out_j
  struct array and schema (both moved in), registered as table `table`. `options_json` is
  `{"sql": "...", "table": "name", "allow_writes": false}`; the result is one batch. Read-only
  unless `allow_writes` is true (default false). For small data (the state DB).
+
+ # Safety
+ `options_json` is NULL or a NUL-terminated string, borrowed for the call. `array` and
+ `schema` are NULL or valid, unreleased C Data structs (`array` of the struct type `schema`
+ describes), moved into the core: the caller must not release them again, also when the call
+ fails. `out_batch` is NULL or writable for one pointer; the caller owns the new batch and
+ frees it once with `sluice_batch_free`. Any thread.
  */
 int32_t sluice_sql_query(const char *options_json,
                          struct ArrowArray *array,
@@ -164,6 +196,13 @@ int32_t sluice_sql_query(const char *options_json,
 
 /*
  Imports a batch (a struct array and its schema); both are moved into the core, zero-copy.
+
+ # Safety
+ `array` and `schema` are NULL or valid, unreleased C Data structs (`array` of the struct
+ type `schema` describes), moved into the core: the caller must not release them again, also
+ when the call fails; the array's buffers stay valid until the core releases it.
+ `out_batch` is NULL or writable for one pointer; the caller owns the new batch and frees it
+ once with `sluice_batch_free`. Any thread.
  */
 int32_t sluice_batch_import(struct ArrowArray *array,
                             struct ArrowSchema *schema,
@@ -172,39 +211,81 @@ int32_t sluice_batch_import(struct ArrowArray *array,
 /*
  Exports a batch as a struct array (and, if `out_schema` is not NULL, its schema). The batch
  handle stays valid; the exported structs share its buffers.
+
+ # Safety
+ `batch` is NULL or a live batch handle, borrowed for the call. `out_array` is NULL or points
+ to a writable `ArrowArray`, and `out_schema` is NULL or points to a writable `ArrowSchema`;
+ both are overwritten without releasing what was there, and the caller owns what is written
+ and releases it once. Any thread, if no other thread frees `batch`.
  */
 int32_t sluice_batch_export(const struct SluiceBatch *batch,
                             struct ArrowArray *out_array,
                             struct ArrowSchema *out_schema);
 
+/*
+ Writes the number of rows of a batch.
+
+ # Safety
+ `batch` is NULL or a live batch handle; `out_rows` is NULL or writable for one `int64_t`.
+ */
 int32_t sluice_batch_num_rows(const struct SluiceBatch *batch, int64_t *out_rows);
 
 /*
  Address of buffer `buffer` (validity bitmap excluded) of column `column`: lets tests prove
  that an import shared the producer's memory instead of copying it.
+
+ # Safety
+ `batch` is NULL or a live batch handle; `out_address` is NULL or writable for one `size_t`.
  */
 int32_t sluice_batch_buffer_address(const struct SluiceBatch *batch,
                                     size_t column,
                                     size_t buffer,
                                     size_t *out_address);
 
+/*
+ Frees a batch (NULL is ignored).
+
+ # Safety
+ `batch` is NULL or a batch handle from this library that was not freed before and that no
+ other thread is using; it is invalid afterwards (free it exactly once).
+ */
 int32_t sluice_batch_free(struct SluiceBatch *batch);
 
 /*
  Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`;
  `input_schemas` points to `n_inputs` consecutive schemas (moved into the core).
+
+ # Safety
+ `options_json` is NULL or a NUL-terminated string, borrowed for the call. `input_schemas` is
+ NULL or points to `n_inputs` consecutive valid, unreleased `ArrowSchema`s, all moved into
+ the core (the caller must not release them again, also when the call fails). `out_transform`
+ is NULL or writable for one pointer; the caller owns the new transform and frees it once
+ with `sluice_transform_free`. Any thread.
  */
 int32_t sluice_transform_create(const char *options_json,
                                 struct ArrowSchema *input_schemas,
                                 size_t n_inputs,
                                 struct SluiceTransform **out_transform);
 
+/*
+ Writes the schema of the transform's output batches to `out_schema`.
+
+ # Safety
+ `transform` is NULL or a live transform handle that no other thread is pushing to, draining
+ or freeing; `out_schema` is NULL or points to a writable
+ `ArrowSchema`, which the caller then owns and releases once.
+ */
 int32_t sluice_transform_output_schema(const struct SluiceTransform *transform,
                                        struct ArrowSchema *out_schema);
 
 /*
  Pushes a batch (a struct array of the input's schema, moved into the core) into input
  `input` and runs the plan until it would block; take the output with `sluice_transform_drain`.
+
+ # Safety
+ `transform` is NULL or a live transform handle that no other thread is using. `array` is NULL
+ or a valid, unreleased `ArrowArray` of input `input`'s struct type, moved into the core (the
+ caller must not release it again, also when the call fails).
  */
 int32_t sluice_transform_push(struct SluiceTransform *transform,
                               size_t input,
@@ -212,6 +293,10 @@ int32_t sluice_transform_push(struct SluiceTransform *transform,
 
 /*
  Pushes a native batch (borrowed; the caller still frees it) into input `input`.
+
+ # Safety
+ `transform` is NULL or a live transform handle that no other thread is using; `batch` is
+ NULL or a live batch handle, borrowed for the call.
  */
 int32_t sluice_transform_push_batch(struct SluiceTransform *transform,
                                     size_t input,
@@ -219,9 +304,20 @@ int32_t sluice_transform_push_batch(struct SluiceTransform *transform,
 
 /*
  Takes the next output batch into `out_batch`, or writes NULL when the pushed input is used up.
+
+ # Safety
+ `transform` is NULL or a live transform handle that no other thread is using; `out_batch` is
+ NULL or writable for one pointer. The caller owns a batch written there and frees it once.
  */
 int32_t sluice_transform_drain(struct SluiceTransform *transform, struct SluiceBatch **out_batch);
 
+/*
+ Frees a transform (NULL is ignored).
+
+ # Safety
+ `transform` is NULL or a transform handle from this library that was not freed before and
+ that no other thread is using; it is invalid afterwards (free it exactly once).
+ */
 int32_t sluice_transform_free(struct SluiceTransform *transform);
 
 /*
@@ -230,6 +326,12 @@ int32_t sluice_transform_free(struct SluiceTransform *transform);
  `schema` (moved in; for raw and avro, NULL: raw rows are one Binary column `value`, avro rows
  follow the Avro schema — decode zero records to learn it; for debezium, the row's columns —
  the output adds `_op`).
+
+ # Safety
+ `options_json` is NULL or a NUL-terminated string, borrowed for the call. `schema` is NULL
+ or a valid, unreleased `ArrowSchema`, moved into the core (the caller must not release it
+ again, also when the call fails). `out_decoder` is NULL or writable for one pointer; the
+ caller owns the new decoder and frees it once with `sluice_decoder_free`. Any thread.
  */
 int32_t sluice_decoder_create(const char *options_json,
                               struct ArrowSchema *schema,
@@ -241,6 +343,14 @@ int32_t sluice_decoder_create(const char *options_json,
  `out_errors`, or NULL when all decoded. `extra_array`/`extra_schema` (moved in; both NULL
  for none) hold one row per record — e.g. Kafka partition and offset — appended as columns
  to the rows of the good records.
+
+ # Safety
+ `decoder` is NULL or a live decoder handle that no other thread is using. `offsets` is NULL or points to `n_records + 1`
+ `int64_t`s and `data` to at least the last offset's bytes, both borrowed for the call.
+ `extra_array` and `extra_schema` are NULL or valid, unreleased C Data structs (the array of
+ the schema's struct type), moved into the core (not to be released again, also when the
+ call fails). `out_batch` and `out_errors` are NULL or writable for one pointer each; the
+ caller owns the batches written there and frees each once.
  */
 int32_t sluice_decoder_decode(struct SluiceDecoder *decoder,
                               const uint8_t *data,
@@ -254,18 +364,35 @@ int32_t sluice_decoder_decode(struct SluiceDecoder *decoder,
 /*
  Infers the schema of JSON records (`data` + `n_records + 1` offsets; records that are not
  JSON objects are left out) and writes it to `out_schema`.
+
+ # Safety
+ `offsets` is NULL or points to `n_records + 1` `int64_t`s and `data` to at least the last
+ offset's bytes, both borrowed for the call. `out_schema` is NULL or points to a writable
+ `ArrowSchema`, which the caller then owns and releases once. Any thread.
  */
 int32_t sluice_infer_json_schema(const uint8_t *data,
                                  const int64_t *offsets,
                                  size_t n_records,
                                  struct ArrowSchema *out_schema);
 
+/*
+ Frees a decoder (NULL is ignored).
+
+ # Safety
+ `decoder` is NULL or a decoder handle from this library that was not freed before and that
+ no other thread is using; it is invalid afterwards (free it exactly once).
+ */
 int32_t sluice_decoder_free(struct SluiceDecoder *decoder);
 
 /*
  Encodes a batch into a new buffer. Options: `{"format": "json"|"jsonarray"|"csv",
  "header": false, "record_offsets": false, "key_columns": []}`; see `sluice_buffer_offsets`
  and `sluice_buffer_keys` for the optional parts.
+
+ # Safety
+ `batch` is NULL or a live batch handle and `options_json` NULL or a NUL-terminated string,
+ both borrowed for the call. `out_buffer` is NULL or writable for one pointer; the caller
+ owns the new buffer and frees it once with `sluice_buffer_free`. Any thread.
  */
 int32_t sluice_encode(const struct SluiceBatch *batch,
                       const char *options_json,
@@ -273,6 +400,10 @@ int32_t sluice_encode(const struct SluiceBatch *batch,
 
 /*
  Points `out_data` at the buffer's bytes (valid until the buffer is freed).
+
+ # Safety
+ `buffer` is NULL or a live buffer handle; `out_data` and `out_len` are NULL or writable for
+ one pointer / one `size_t`. The bytes belong to the buffer: read them only until it is freed.
  */
 int32_t sluice_buffer_data(const struct SluiceBuffer *buffer,
                            const uint8_t **out_data,
@@ -282,6 +413,11 @@ int32_t sluice_buffer_data(const struct SluiceBuffer *buffer,
  Points `out_offsets` at `rows + 1` record offsets (0 of them unless `record_offsets` was
  asked, always there for raw and avro). JSON and CSV: record i is `data[o[i] .. o[i+1] - 1]`,
  each record being followed by a newline; raw and avro: `data[o[i] .. o[i+1]]`.
+
+ # Safety
+ `buffer` is NULL or a live buffer handle; `out_offsets` and `out_count` are NULL or writable
+ for one pointer / one `size_t`. The offsets belong to the buffer: read them only until it is
+ freed.
  */
 int32_t sluice_buffer_offsets(const struct SluiceBuffer *buffer,
                               const int64_t **out_offsets,
@@ -290,68 +426,146 @@ int32_t sluice_buffer_offsets(const struct SluiceBuffer *buffer,
 /*
  Points at the encoded keys and their `rows + 1` offsets (same layout as the records; none
  unless `key_columns` was given).
+
+ # Safety
+ `buffer` is NULL or a live buffer handle; `out_data`, `out_offsets` and `out_count` are NULL
+ or writable for one pointer, one pointer and one `size_t`. The keys and offsets belong to the
+ buffer: read them only until it is freed.
  */
 int32_t sluice_buffer_keys(const struct SluiceBuffer *buffer,
                            const uint8_t **out_data,
                            const int64_t **out_offsets,
                            size_t *out_count);
 
+/*
+ Frees a buffer (NULL is ignored).
+
+ # Safety
+ `buffer` is NULL or a buffer handle from this library that was not freed before and that no
+ other thread is using; it and the pointers read from it are invalid afterwards (free it
+ exactly once).
+ */
 int32_t sluice_buffer_free(struct SluiceBuffer *buffer);
 
 /*
  Opens a file for reading: `{"path", "format": "json"|"csv"|"parquet", "batch_size",
  "header", "delimiter", "infer_rows"}`. `schema` (moved in) may be NULL to infer it.
+
+ # Safety
+ `options_json` is NULL or a NUL-terminated string, borrowed for the call. `schema` is NULL
+ or a valid, unreleased `ArrowSchema`, moved into the core (not to be released again, also
+ when the call fails). `out_reader` is NULL or writable for one pointer; the caller owns the
+ new reader and frees it once with `sluice_file_reader_free`. Any thread.
  */
 int32_t sluice_file_reader_open(const char *options_json,
                                 struct ArrowSchema *schema,
                                 struct SluiceFileReader **out_reader);
 
+/*
+ Writes the schema of the batches the reader returns to `out_schema`.
+
+ # Safety
+ `reader` is NULL or a live file reader handle that no other thread is reading or freeing;
+ `out_schema` is NULL or points to a writable
+ `ArrowSchema`, which the caller then owns and releases once.
+ */
 int32_t sluice_file_reader_schema(const struct SluiceFileReader *reader,
                                   struct ArrowSchema *out_schema);
 
 /*
  Reads the next batch. At the end of the file writes NULL to `out_batch`. Malformed lines
  come in `out_errors` (`line`, `record`, `error`), or NULL when there were none.
+
+ # Safety
+ `reader` is NULL or a live file reader handle that no other thread is using; `out_batch` and
+ `out_errors` are NULL or writable for one pointer each. The caller owns the batches written
+ there and frees each once.
  */
 int32_t sluice_file_reader_next(struct SluiceFileReader *reader,
                                 struct SluiceBatch **out_batch,
                                 struct SluiceBatch **out_errors);
 
+/*
+ Frees a file reader (NULL is ignored).
+
+ # Safety
+ `reader` is NULL or a file reader handle from this library that was not freed before and
+ that no other thread is using; it is invalid afterwards (free it exactly once).
+ */
 int32_t sluice_file_reader_free(struct SluiceFileReader *reader);
 
 /*
  Opens a file for writing: `{"path", "format": "json"|"csv"|"parquet", "header"}`.
+
+ # Safety
+ `options_json` is NULL or a NUL-terminated string, borrowed for the call; `out_writer` is
+ NULL or writable for one pointer. The caller owns the new writer and frees it once with
+ `sluice_file_writer_free`. Any thread.
  */
 int32_t sluice_file_writer_open(const char *options_json, struct SluiceFileWriter **out_writer);
 
+/*
+ Appends a batch to the file.
+
+ # Safety
+ `writer` is NULL or a live file writer handle that no other thread is using; `batch` is NULL
+ or a live batch handle, borrowed for the call.
+ */
 int32_t sluice_file_writer_write(struct SluiceFileWriter *writer, const struct SluiceBatch *batch);
 
 /*
  Makes what was written durable (see `FileWriter::flush` for Parquet).
+
+ # Safety
+ `writer` is NULL or a live file writer handle that no other thread is using.
  */
 int32_t sluice_file_writer_flush(struct SluiceFileWriter *writer);
 
 /*
  Completes the file (Parquet footer) and syncs it; further writes fail.
+
+ # Safety
+ `writer` is NULL or a live file writer handle that no other thread is using.
  */
 int32_t sluice_file_writer_finish(struct SluiceFileWriter *writer);
 
 /*
  Frees the writer; an unfinished file is finished first (errors are then lost: call finish).
+
+ # Safety
+ `writer` is NULL or a file writer handle from this library that was not freed before and
+ that no other thread is using; it is invalid afterwards (free it exactly once).
  */
 int32_t sluice_file_writer_free(struct SluiceFileWriter *writer);
 
 /*
  A Nexmark generator: `{"entity": "bid"|"auction"|"person", "seed", "count", "first_event",
  "base_time_ms", "events_per_second"}`.
+
+ # Safety
+ `options_json` is NULL or a NUL-terminated string, borrowed for the call; `out_generator` is
+ NULL or writable for one pointer. The caller owns the new generator and frees it once with
+ `sluice_generator_free`. Any thread.
  */
 int32_t sluice_generator_create(const char *options_json, struct SluiceGenerator **out_generator);
 
+/*
+ Writes the schema of the generator's batches to `out_schema`.
+
+ # Safety
+ `generator` is NULL or a live generator handle that no other thread is advancing or freeing;
+ `out_schema` is NULL or points to a writable
+ `ArrowSchema`, which the caller then owns and releases once.
+ */
 int32_t sluice_generator_schema(const struct SluiceGenerator *generator,
                                 struct ArrowSchema *out_schema);
 
 /*
  Generates up to `max_rows` rows into `out_batch`, or writes NULL when the sequence ended.
+
+ # Safety
+ `generator` is NULL or a live generator handle that no other thread is using; `out_batch` is
+ NULL or writable for one pointer. The caller owns a batch written there and frees it once.
  */
 int32_t sluice_generator_next(struct SluiceGenerator *generator,
                               int64_t max_rows,
@@ -359,34 +573,21 @@ int32_t sluice_generator_next(struct SluiceGenerator *generator,
 
 /*
  The event number the generator will examine next (its resume position).
+
+ # Safety
+ `generator` is NULL or a live generator handle that no other thread is advancing or freeing;
+ `out_next_event` is NULL or writable for one
+ `int64_t`.
  */
 int32_t sluice_generator_position(const struct SluiceGenerator *generator, int64_t *out_next_event);
 
+/*
+ Frees a generator (NULL is ignored).
+
+ # Safety
+ `generator` is NULL or a generator handle from this library that was not freed before and
+ that no other thread is using; it is invalid afterwards (free it exactly once).
+ */
 int32_t sluice_generator_free(struct SluiceGenerator *generator);
-
-/*
- Benchmark only: does nothing, the cost of a downcall without arguments or result.
- */
-void sluice_bench_noop(void);
-
-/*
- Benchmark only: the shape of most ABI calls, two pointers in and a status out. Writes
- `*input + 1` to `*output`.
-
- # Safety
- `input` and `output` are NULL or point to an `int64_t`.
- */
-int32_t sluice_bench_two_pointers(const int64_t *input, int64_t *output);
-
-/*
- Benchmark only: calls `callback(i)` for i in 0..times. `callback` is a `void (*)(int64_t)` (an FFM upcall
- stub), typed `void *` because the bindings generator takes function pointers only as
- struct fields.
-
- # Safety
- `callback` is NULL or a function of that type.
- */
-int32_t sluice_bench_upcall(const void *callback,
-                            int64_t times);
 
 #endif  /* SLUICE_H */

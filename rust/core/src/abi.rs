@@ -9,7 +9,12 @@
 //!   matching `*_free` (NULL is accepted and ignored); `sluice_live_handles` counts them;
 //! - `struct ArrowArray` / `struct ArrowSchema` passed *in* are moved: the callee releases them
 //!   exactly once, also when it fails, and leaves `release == NULL` in the caller's copy; those
-//!   passed *out* are written into caller memory and then owned by the caller.
+//!   passed *out* are written into caller memory and then owned by the caller;
+//! - threads: any function may be called from any thread, but a handle passed as `*mut` must not
+//!   be used by two threads at once, nor freed while another thread uses it.
+//!
+//! Each function's `# Safety` section (copied into the header) names what its caller must
+//! guarantee; inside, each unsafe operation relies on exactly that, as its `SAFETY` comment says.
 
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
@@ -141,66 +146,94 @@ fn new_handle<T>(value: T) -> *mut T {
 }
 
 /// # Safety
-/// `handle` is NULL or came from [`new_handle`] and was not freed before.
+/// `handle` is NULL or came from [`new_handle`] with this `T` and was not freed before.
 unsafe fn free_handle<T>(handle: *mut T) {
     if !handle.is_null() {
         LIVE_HANDLES.fetch_sub(1, Ordering::Relaxed);
-        drop(Box::from_raw(handle));
+        // SAFETY: a Box leaked by new_handle, freed only here and only once (caller's contract).
+        drop(unsafe { Box::from_raw(handle) });
     }
 }
 
+/// # Safety
+/// `handle` is NULL or a live handle of type `T` that nobody mutates while `'a` lasts.
 unsafe fn borrow<'a, T>(handle: *const T, what: &str) -> Result<&'a T> {
-    handle.as_ref().ok_or_else(|| CoreError::invalid(format!("{what} handle is NULL")))
+    // SAFETY: NULL (checked by as_ref) or live, by the caller's contract.
+    unsafe { handle.as_ref() }.ok_or_else(|| CoreError::invalid(format!("{what} handle is NULL")))
 }
 
+/// # Safety
+/// `handle` is NULL or a live handle of type `T` that nobody else uses while `'a` lasts.
 unsafe fn borrow_mut<'a, T>(handle: *mut T, what: &str) -> Result<&'a mut T> {
-    handle.as_mut().ok_or_else(|| CoreError::invalid(format!("{what} handle is NULL")))
+    // SAFETY: NULL (checked by as_mut) or live and not aliased, by the caller's contract.
+    unsafe { handle.as_mut() }.ok_or_else(|| CoreError::invalid(format!("{what} handle is NULL")))
 }
 
+/// # Safety
+/// `out` is NULL or valid for writing one `T` (whose old value is not dropped).
 unsafe fn write_out<T>(out: *mut T, value: T) -> Result<()> {
     if out.is_null() {
         return Err(CoreError::invalid("output pointer is NULL"));
     }
-    out.write(value);
+    // SAFETY: non-NULL and writable, by the caller's contract.
+    unsafe { out.write(value) };
     Ok(())
 }
 
+/// # Safety
+/// `s` is NULL or a NUL-terminated string that stays unchanged while `'a` lasts.
 unsafe fn c_str<'a>(s: *const c_char, what: &str) -> Result<&'a str> {
     if s.is_null() {
         return Err(CoreError::invalid(format!("{what} is NULL")));
     }
-    CStr::from_ptr(s).to_str().map_err(|_| CoreError::invalid(format!("{what} is not UTF-8")))
+    // SAFETY: non-NULL and NUL-terminated, by the caller's contract.
+    unsafe { CStr::from_ptr(s) }.to_str().map_err(|_| CoreError::invalid(format!("{what} is not UTF-8")))
 }
 
+/// # Safety
+/// As [`c_str`].
 unsafe fn options<'a, T: Deserialize<'a>>(json: *const c_char, what: &str) -> Result<T> {
-    let text = c_str(json, what)?;
+    // SAFETY: the caller's contract is c_str's.
+    let text = unsafe { c_str(json, what) }?;
     serde_json::from_str(text).map_err(|e| CoreError::invalid(format!("{what}: {e}")))
 }
 
 /// Takes an array the caller passed in, so it is released even if the call fails early.
+///
+/// # Safety
+/// `array` is NULL or a valid, unreleased `ArrowArray` whose ownership moves to the core.
 unsafe fn take_array(array: *mut FFI_ArrowArray) -> Option<OwnedArray> {
-    (!array.is_null()).then(|| OwnedArray(FFI_ArrowArray::from_raw(array)))
+    // SAFETY: non-NULL (checked), valid and moved in, by the caller's contract; from_raw leaves
+    // the caller's copy released, as the crossing rule says.
+    (!array.is_null()).then(|| OwnedArray(unsafe { FFI_ArrowArray::from_raw(array) }))
 }
 
+/// A C array moved into the core; dropping it releases it.
 struct OwnedArray(FFI_ArrowArray);
 
 impl OwnedArray {
+    /// # Safety
+    /// The array holds one struct column of `schema`'s type (the ABI's caller promised it).
     unsafe fn import(mut self, schema: &SchemaRef) -> Result<RecordBatch> {
-        import_batch(&mut self.0, schema)
+        // SAFETY: owned by us, unreleased (moved in by take_array) and of `schema`'s type.
+        unsafe { import_batch(&mut self.0, schema) }
     }
 }
 
 /// The records of a slab passed as `data` plus `n_records + 1` Arrow-style offsets.
 ///
 /// # Safety
-/// `offsets` points to `n_records + 1` values and `data` to at least the last offset's bytes.
+/// `offsets` is NULL or points to `n_records + 1` values, and `data` to at least the last
+/// offset's bytes; both stay unchanged while `'a` lasts.
 unsafe fn records_of<'a>(data: *const u8, offsets: *const i64, n_records: usize) -> Result<Vec<&'a [u8]>> {
     if offsets.is_null() {
         return Err(CoreError::invalid("offsets pointer is NULL"));
     }
-    let offsets = std::slice::from_raw_parts(offsets, n_records + 1);
+    // SAFETY: non-NULL and `n_records + 1` values long, by the caller's contract.
+    let offsets = unsafe { std::slice::from_raw_parts(offsets, n_records + 1) };
     let len = offsets.last().copied().unwrap_or(0).max(0) as usize;
-    let data = if len == 0 { &[][..] } else { std::slice::from_raw_parts(data, len) };
+    // SAFETY: `data` holds at least the last offset's bytes, by the caller's contract.
+    let data = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data, len) } };
     split_records(data, offsets)
 }
 
@@ -212,50 +245,81 @@ fn batch_handle(batch: RecordBatch) -> *mut SluiceBatch {
 // Library
 
 /// Writes `SLUICE_ABI_VERSION` of the loaded library.
+///
+/// # Safety
+/// `out_version` is NULL or writable for one `int32_t`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_abi_version(out_version: *mut i32) -> i32 {
-    guard(|| write_out(out_version, SLUICE_ABI_VERSION))
+    // SAFETY: out_version is NULL or writable (this function's contract).
+    guard(|| unsafe { write_out(out_version, SLUICE_ABI_VERSION) })
 }
 
 /// Points `out_message` at the message of the last failed call on this thread (UTF-8, valid
 /// until the next failing call on this thread; empty if none failed).
+///
+/// # Safety
+/// `out_message` is NULL or writable for one pointer. The message belongs to the core: do not
+/// free it, and read it on this thread before its next failing call.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_last_error(out_message: *mut *const c_char) -> i32 {
     if out_message.is_null() {
         return SLUICE_ERR_INVALID_ARGUMENT;
     }
-    LAST_ERROR.with(|last| out_message.write(last.borrow().as_ptr()));
+    // SAFETY: non-NULL and writable (this function's contract).
+    LAST_ERROR.with(|last| unsafe { out_message.write(last.borrow().as_ptr()) });
     SLUICE_OK
 }
 
 /// Number of native handles created and not yet freed, over all handle types.
+///
+/// # Safety
+/// `out_count` is NULL or writable for one `int64_t`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_live_handles(out_count: *mut i64) -> i32 {
-    guard(|| write_out(out_count, LIVE_HANDLES.load(Ordering::Relaxed)))
+    // SAFETY: out_count is NULL or writable (this function's contract).
+    guard(|| unsafe { write_out(out_count, LIVE_HANDLES.load(Ordering::Relaxed)) })
 }
 
 /// Number of SQL plans built by this process (a transform plans once, at create).
+///
+/// # Safety
+/// `out_count` is NULL or writable for one `int64_t`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_plan_count(out_count: *mut i64) -> i32 {
-    guard(|| write_out(out_count, plan_count()))
+    // SAFETY: out_count is NULL or writable (this function's contract).
+    guard(|| unsafe { write_out(out_count, plan_count()) })
 }
 
-/// Panics inside the core on purpose, to test that panics surface as errors.
-#[no_mangle]
-pub unsafe extern "C" fn sluice_debug_panic(message: *const c_char) -> i32 {
+/// Panics inside the core's guard on purpose, to test that panics surface as errors. Not a C
+/// export: the test-only library (rust/debug-exports) exports it as `sluice_debug_panic`, so
+/// the production library cannot be made to panic on request.
+///
+/// # Safety
+/// `message` is NULL or a NUL-terminated string, borrowed for the call. Any thread.
+#[doc(hidden)]
+pub unsafe fn debug_panic(message: *const c_char) -> i32 {
     guard(|| {
-        let message = c_str(message, "message")?.to_string();
+        // SAFETY: NULL or NUL-terminated (this function's contract).
+        let message = unsafe { c_str(message, "message") }?.to_string();
         panic!("{message}");
     })
 }
 
 /// The tables a SQL query reads, as a JSON array of names, in a new buffer.
+///
+/// # Safety
+/// `sql` is NULL or a NUL-terminated string, borrowed for the call; `out_json` is NULL or
+/// writable for one pointer. The caller owns the new buffer and frees it once with
+/// `sluice_buffer_free`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_sql_table_references(sql: *const c_char, out_json: *mut *mut SluiceBuffer) -> i32 {
     guard(|| {
-        let names = table_references(c_str(sql, "sql")?)?;
+        // SAFETY: NULL or NUL-terminated (this function's contract).
+        let names = table_references(unsafe { c_str(sql, "sql") }?)?;
         let bytes = serde_json::to_vec(&names).map_err(|e| CoreError::invalid(e.to_string()))?;
-        write_out(out_json, new_handle(SluiceBuffer { encoded: Encoded { bytes, ..Encoded::default() } }))
+        let buffer = new_handle(SluiceBuffer { encoded: Encoded { bytes, ..Encoded::default() } });
+        // SAFETY: out_json is NULL or writable (this function's contract).
+        unsafe { write_out(out_json, buffer) }
     })
 }
 
@@ -274,6 +338,13 @@ struct QueryOptions {
 /// struct array and schema (both moved in), registered as table `table`. `options_json` is
 /// `{"sql": "...", "table": "name", "allow_writes": false}`; the result is one batch. Read-only
 /// unless `allow_writes` is true (default false). For small data (the state DB).
+///
+/// # Safety
+/// `options_json` is NULL or a NUL-terminated string, borrowed for the call. `array` and
+/// `schema` are NULL or valid, unreleased C Data structs (`array` of the struct type `schema`
+/// describes), moved into the core: the caller must not release them again, also when the call
+/// fails. `out_batch` is NULL or writable for one pointer; the caller owns the new batch and
+/// frees it once with `sluice_batch_free`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_sql_query(
     options_json: *const c_char,
@@ -282,12 +353,18 @@ pub unsafe extern "C" fn sluice_sql_query(
     out_batch: *mut *mut SluiceBatch,
 ) -> i32 {
     guard(|| {
-        let owned = take_array(array);
-        let schema = import_schema(schema)?;
-        let batch = owned.ok_or_else(|| CoreError::invalid("ArrowArray pointer is NULL"))?.import(&schema)?;
-        let options: QueryOptions = options(options_json, "query options")?;
+        // SAFETY (this block): array and schema are NULL or valid, unreleased and moved in,
+        // array of schema's struct type (this function's contract).
+        let batch = unsafe {
+            let owned = take_array(array);
+            let schema = import_schema(schema)?;
+            owned.ok_or_else(|| CoreError::invalid("ArrowArray pointer is NULL"))?.import(&schema)?
+        };
+        // SAFETY: options_json is NULL or NUL-terminated (this function's contract).
+        let options: QueryOptions = unsafe { options(options_json, "query options") }?;
         let result = run_bounded_query_with(&options.sql, &options.table, batch, options.allow_writes)?;
-        write_out(out_batch, batch_handle(result))
+        // SAFETY: out_batch is NULL or writable (this function's contract).
+        unsafe { write_out(out_batch, batch_handle(result)) }
     })
 }
 
@@ -295,6 +372,13 @@ pub unsafe extern "C" fn sluice_sql_query(
 // Batches
 
 /// Imports a batch (a struct array and its schema); both are moved into the core, zero-copy.
+///
+/// # Safety
+/// `array` and `schema` are NULL or valid, unreleased C Data structs (`array` of the struct
+/// type `schema` describes), moved into the core: the caller must not release them again, also
+/// when the call fails; the array's buffers stay valid until the core releases it.
+/// `out_batch` is NULL or writable for one pointer; the caller owns the new batch and frees it
+/// once with `sluice_batch_free`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_batch_import(
     array: *mut FFI_ArrowArray,
@@ -302,15 +386,26 @@ pub unsafe extern "C" fn sluice_batch_import(
     out_batch: *mut *mut SluiceBatch,
 ) -> i32 {
     guard(|| {
-        let owned = take_array(array);
-        let schema = import_schema(schema)?;
-        let batch = owned.ok_or_else(|| CoreError::invalid("ArrowArray pointer is NULL"))?.import(&schema)?;
-        write_out(out_batch, batch_handle(batch))
+        // SAFETY (this block): array and schema are NULL or valid, unreleased and moved in,
+        // array of schema's struct type (this function's contract).
+        let batch = unsafe {
+            let owned = take_array(array);
+            let schema = import_schema(schema)?;
+            owned.ok_or_else(|| CoreError::invalid("ArrowArray pointer is NULL"))?.import(&schema)?
+        };
+        // SAFETY: out_batch is NULL or writable (this function's contract).
+        unsafe { write_out(out_batch, batch_handle(batch)) }
     })
 }
 
 /// Exports a batch as a struct array (and, if `out_schema` is not NULL, its schema). The batch
 /// handle stays valid; the exported structs share its buffers.
+///
+/// # Safety
+/// `batch` is NULL or a live batch handle, borrowed for the call. `out_array` is NULL or points
+/// to a writable `ArrowArray`, and `out_schema` is NULL or points to a writable `ArrowSchema`;
+/// both are overwritten without releasing what was there, and the caller owns what is written
+/// and releases it once. Any thread, if no other thread frees `batch`.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_batch_export(
     batch: *const SluiceBatch,
@@ -318,21 +413,32 @@ pub unsafe extern "C" fn sluice_batch_export(
     out_schema: *mut FFI_ArrowSchema,
 ) -> i32 {
     guard(|| {
-        let batch = &borrow(batch, "batch")?.batch;
+        // SAFETY: batch is NULL or live (this function's contract).
+        let batch = &unsafe { borrow(batch, "batch") }?.batch;
         if !out_schema.is_null() {
-            export_schema(batch.schema().as_ref(), out_schema)?;
+            // SAFETY: non-NULL and writable (this function's contract).
+            unsafe { export_schema(batch.schema().as_ref(), out_schema) }?;
         }
-        export_batch(batch, out_array)
+        // SAFETY: out_array is NULL or writable (this function's contract); export_batch checks NULL.
+        unsafe { export_batch(batch, out_array) }
     })
 }
 
+/// Writes the number of rows of a batch.
+///
+/// # Safety
+/// `batch` is NULL or a live batch handle; `out_rows` is NULL or writable for one `int64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_batch_num_rows(batch: *const SluiceBatch, out_rows: *mut i64) -> i32 {
-    guard(|| write_out(out_rows, borrow(batch, "batch")?.batch.num_rows() as i64))
+    // SAFETY: batch is NULL or live, out_rows NULL or writable (this function's contract).
+    guard(|| unsafe { write_out(out_rows, borrow(batch, "batch")?.batch.num_rows() as i64) })
 }
 
 /// Address of buffer `buffer` (validity bitmap excluded) of column `column`: lets tests prove
 /// that an import shared the producer's memory instead of copying it.
+///
+/// # Safety
+/// `batch` is NULL or a live batch handle; `out_address` is NULL or writable for one `size_t`.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_batch_buffer_address(
     batch: *const SluiceBatch,
@@ -341,18 +447,26 @@ pub unsafe extern "C" fn sluice_batch_buffer_address(
     out_address: *mut usize,
 ) -> i32 {
     guard(|| {
-        let batch = &borrow(batch, "batch")?.batch;
+        // SAFETY: batch is NULL or live (this function's contract).
+        let batch = &unsafe { borrow(batch, "batch") }?.batch;
         let array = batch.columns().get(column).ok_or_else(|| CoreError::invalid(format!("no column {column}")))?;
         let data = array.to_data();
         let buf = data.buffers().get(buffer).ok_or_else(|| CoreError::invalid(format!("column {column} has no buffer {buffer}")))?;
-        write_out(out_address, buf.as_ptr() as usize)
+        // SAFETY: out_address is NULL or writable (this function's contract).
+        unsafe { write_out(out_address, buf.as_ptr() as usize) }
     })
 }
 
+/// Frees a batch (NULL is ignored).
+///
+/// # Safety
+/// `batch` is NULL or a batch handle from this library that was not freed before and that no
+/// other thread is using; it is invalid afterwards (free it exactly once).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_batch_free(batch: *mut SluiceBatch) -> i32 {
     guard(|| {
-        free_handle(batch);
+        // SAFETY: NULL or a live handle freed only here (this function's contract).
+        unsafe { free_handle(batch) };
         Ok(())
     })
 }
@@ -373,6 +487,13 @@ struct TransformOptions {
 
 /// Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`;
 /// `input_schemas` points to `n_inputs` consecutive schemas (moved into the core).
+///
+/// # Safety
+/// `options_json` is NULL or a NUL-terminated string, borrowed for the call. `input_schemas` is
+/// NULL or points to `n_inputs` consecutive valid, unreleased `ArrowSchema`s, all moved into
+/// the core (the caller must not release them again, also when the call fails). `out_transform`
+/// is NULL or writable for one pointer; the caller owns the new transform and frees it once
+/// with `sluice_transform_free`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_transform_create(
     options_json: *const c_char,
@@ -385,57 +506,93 @@ pub unsafe extern "C" fn sluice_transform_create(
         let schemas: Vec<Result<SchemaRef>> = if input_schemas.is_null() {
             Vec::new()
         } else {
-            (0..n_inputs).map(|i| import_schema(input_schemas.add(i))).collect()
+            // SAFETY: input_schemas holds n_inputs valid schemas, moved in (this function's contract).
+            (0..n_inputs).map(|i| unsafe { import_schema(input_schemas.add(i)) }).collect()
         };
-        let options: TransformOptions = options(options_json, "transform options")?;
+        // SAFETY: options_json is NULL or NUL-terminated (this function's contract).
+        let options: TransformOptions = unsafe { options(options_json, "transform options") }?;
         if options.inputs.len() != n_inputs || schemas.len() != n_inputs {
             return Err(CoreError::invalid(format!("{} input names but {n_inputs} schemas", options.inputs.len())));
         }
         let inputs = options.inputs.into_iter().zip(schemas).map(|(name, schema)| Ok((name, schema?))).collect::<Result<Vec<_>>>()?;
         let transform = SqlTransform::with_side_tables(&options.sql, inputs, &options.tables)?;
-        write_out(out_transform, new_handle(SluiceTransform { transform }))
+        // SAFETY: out_transform is NULL or writable (this function's contract).
+        unsafe { write_out(out_transform, new_handle(SluiceTransform { transform })) }
     })
 }
 
+/// Writes the schema of the transform's output batches to `out_schema`.
+///
+/// # Safety
+/// `transform` is NULL or a live transform handle that no other thread is pushing to, draining
+/// or freeing; `out_schema` is NULL or points to a writable
+/// `ArrowSchema`, which the caller then owns and releases once.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_transform_output_schema(transform: *const SluiceTransform, out_schema: *mut FFI_ArrowSchema) -> i32 {
-    guard(|| export_schema(borrow(transform, "transform")?.transform.output_schema().as_ref(), out_schema))
+    // SAFETY: transform is NULL or live, out_schema NULL or writable (this function's contract).
+    guard(|| unsafe { export_schema(borrow(transform, "transform")?.transform.output_schema().as_ref(), out_schema) })
 }
 
 /// Pushes a batch (a struct array of the input's schema, moved into the core) into input
 /// `input` and runs the plan until it would block; take the output with `sluice_transform_drain`.
+///
+/// # Safety
+/// `transform` is NULL or a live transform handle that no other thread is using. `array` is NULL
+/// or a valid, unreleased `ArrowArray` of input `input`'s struct type, moved into the core (the
+/// caller must not release it again, also when the call fails).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_transform_push(transform: *mut SluiceTransform, input: usize, array: *mut FFI_ArrowArray) -> i32 {
     guard(|| {
-        let owned = take_array(array).ok_or_else(|| CoreError::invalid("ArrowArray pointer is NULL"))?;
-        let transform = &mut borrow_mut(transform, "transform")?.transform;
-        let batch = owned.import(transform.input_schema(input)?)?;
+        // SAFETY: array is NULL or valid and moved in (this function's contract).
+        let owned = unsafe { take_array(array) }.ok_or_else(|| CoreError::invalid("ArrowArray pointer is NULL"))?;
+        // SAFETY: transform is NULL or live and used by this thread only (this function's contract).
+        let transform = &mut unsafe { borrow_mut(transform, "transform") }?.transform;
+        // SAFETY: the array is of input `input`'s type (this function's contract).
+        let batch = unsafe { owned.import(transform.input_schema(input)?) }?;
         transform.push(input, batch)
     })
 }
 
 /// Pushes a native batch (borrowed; the caller still frees it) into input `input`.
+///
+/// # Safety
+/// `transform` is NULL or a live transform handle that no other thread is using; `batch` is
+/// NULL or a live batch handle, borrowed for the call.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_transform_push_batch(transform: *mut SluiceTransform, input: usize, batch: *const SluiceBatch) -> i32 {
     guard(|| {
-        let batch = borrow(batch, "batch")?.batch.clone();
-        borrow_mut(transform, "transform")?.transform.push(input, batch)
+        // SAFETY: batch is NULL or live (this function's contract).
+        let batch = unsafe { borrow(batch, "batch") }?.batch.clone();
+        // SAFETY: transform is NULL or live and used by this thread only (this function's contract).
+        unsafe { borrow_mut(transform, "transform") }?.transform.push(input, batch)
     })
 }
 
 /// Takes the next output batch into `out_batch`, or writes NULL when the pushed input is used up.
+///
+/// # Safety
+/// `transform` is NULL or a live transform handle that no other thread is using; `out_batch` is
+/// NULL or writable for one pointer. The caller owns a batch written there and frees it once.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_transform_drain(transform: *mut SluiceTransform, out_batch: *mut *mut SluiceBatch) -> i32 {
     guard(|| {
-        let next = borrow_mut(transform, "transform")?.transform.next_output();
-        write_out(out_batch, next.map_or(std::ptr::null_mut(), batch_handle))
+        // SAFETY: transform is NULL or live and used by this thread only (this function's contract).
+        let next = unsafe { borrow_mut(transform, "transform") }?.transform.next_output();
+        // SAFETY: out_batch is NULL or writable (this function's contract).
+        unsafe { write_out(out_batch, next.map_or(std::ptr::null_mut(), batch_handle)) }
     })
 }
 
+/// Frees a transform (NULL is ignored).
+///
+/// # Safety
+/// `transform` is NULL or a transform handle from this library that was not freed before and
+/// that no other thread is using; it is invalid afterwards (free it exactly once).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_transform_free(transform: *mut SluiceTransform) -> i32 {
     guard(|| {
-        free_handle(transform);
+        // SAFETY: NULL or a live handle freed only here (this function's contract).
+        unsafe { free_handle(transform) };
         Ok(())
     })
 }
@@ -448,6 +605,12 @@ pub unsafe extern "C" fn sluice_transform_free(transform: *mut SluiceTransform) 
 /// `schema` (moved in; for raw and avro, NULL: raw rows are one Binary column `value`, avro rows
 /// follow the Avro schema — decode zero records to learn it; for debezium, the row's columns —
 /// the output adds `_op`).
+///
+/// # Safety
+/// `options_json` is NULL or a NUL-terminated string, borrowed for the call. `schema` is NULL
+/// or a valid, unreleased `ArrowSchema`, moved into the core (the caller must not release it
+/// again, also when the call fails). `out_decoder` is NULL or writable for one pointer; the
+/// caller owns the new decoder and frees it once with `sluice_decoder_free`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_decoder_create(
     options_json: *const c_char,
@@ -455,10 +618,13 @@ pub unsafe extern "C" fn sluice_decoder_create(
     out_decoder: *mut *mut SluiceDecoder,
 ) -> i32 {
     guard(|| {
-        let schema = if schema.is_null() { None } else { Some(import_schema(schema)?) };
-        let options: DecoderOptions = options(options_json, "decoder options")?;
+        // SAFETY: schema is valid and moved in when not NULL (this function's contract).
+        let schema = if schema.is_null() { None } else { Some(unsafe { import_schema(schema) }?) };
+        // SAFETY: options_json is NULL or NUL-terminated (this function's contract).
+        let options: DecoderOptions = unsafe { options(options_json, "decoder options") }?;
         let decoder = RecordDecoder::new(&options, schema)?;
-        write_out(out_decoder, new_handle(SluiceDecoder { decoder }))
+        // SAFETY: out_decoder is NULL or writable (this function's contract).
+        unsafe { write_out(out_decoder, new_handle(SluiceDecoder { decoder })) }
     })
 }
 
@@ -467,6 +633,14 @@ pub unsafe extern "C" fn sluice_decoder_create(
 /// `out_errors`, or NULL when all decoded. `extra_array`/`extra_schema` (moved in; both NULL
 /// for none) hold one row per record — e.g. Kafka partition and offset — appended as columns
 /// to the rows of the good records.
+///
+/// # Safety
+/// `decoder` is NULL or a live decoder handle that no other thread is using. `offsets` is NULL or points to `n_records + 1`
+/// `int64_t`s and `data` to at least the last offset's bytes, both borrowed for the call.
+/// `extra_array` and `extra_schema` are NULL or valid, unreleased C Data structs (the array of
+/// the schema's struct type), moved into the core (not to be released again, also when the
+/// call fails). `out_batch` and `out_errors` are NULL or writable for one pointer each; the
+/// caller owns the batches written there and frees each once.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_decoder_decode(
     decoder: *mut SluiceDecoder,
@@ -479,21 +653,33 @@ pub unsafe extern "C" fn sluice_decoder_decode(
     out_errors: *mut *mut SluiceBatch,
 ) -> i32 {
     guard(|| {
-        let extra_owned = take_array(extra_array);
+        // SAFETY: extra_array is NULL or valid and moved in (this function's contract).
+        let extra_owned = unsafe { take_array(extra_array) };
         let extra = match (extra_owned, extra_schema.is_null()) {
-            (Some(owned), false) => Some(owned.import(&import_schema(extra_schema)?)?),
+            // SAFETY: both valid and moved in, the array of the schema's type (this function's contract).
+            (Some(owned), false) => Some(unsafe { owned.import(&import_schema(extra_schema)?) }?),
             (None, true) => None,
             _ => return Err(CoreError::invalid("extra columns need both an array and a schema")),
         };
-        let decoder = &borrow(decoder, "decoder")?.decoder;
-        let decoded = decoder.decode_with(&records_of(data, offsets, n_records)?, extra)?;
-        write_out(out_errors, decoded.errors.map_or(std::ptr::null_mut(), batch_handle))?;
-        write_out(out_batch, batch_handle(decoded.batch))
+        // SAFETY: decoder is NULL or live (this function's contract).
+        let decoder = &unsafe { borrow(decoder, "decoder") }?.decoder;
+        // SAFETY: data and offsets are laid out as records_of requires (this function's contract).
+        let decoded = decoder.decode_with(&unsafe { records_of(data, offsets, n_records) }?, extra)?;
+        // SAFETY (this block): out_errors and out_batch are NULL or writable (this function's contract).
+        unsafe {
+            write_out(out_errors, decoded.errors.map_or(std::ptr::null_mut(), batch_handle))?;
+            write_out(out_batch, batch_handle(decoded.batch))
+        }
     })
 }
 
 /// Infers the schema of JSON records (`data` + `n_records + 1` offsets; records that are not
 /// JSON objects are left out) and writes it to `out_schema`.
+///
+/// # Safety
+/// `offsets` is NULL or points to `n_records + 1` `int64_t`s and `data` to at least the last
+/// offset's bytes, both borrowed for the call. `out_schema` is NULL or points to a writable
+/// `ArrowSchema`, which the caller then owns and releases once. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_infer_json_schema(
     data: *const u8,
@@ -502,15 +688,23 @@ pub unsafe extern "C" fn sluice_infer_json_schema(
     out_schema: *mut FFI_ArrowSchema,
 ) -> i32 {
     guard(|| {
-        let schema = crate::decode::infer_json_schema(&records_of(data, offsets, n_records)?)?;
-        export_schema(&schema, out_schema)
+        // SAFETY: data and offsets are laid out as records_of requires (this function's contract).
+        let schema = crate::decode::infer_json_schema(&unsafe { records_of(data, offsets, n_records) }?)?;
+        // SAFETY: out_schema is NULL or writable (this function's contract).
+        unsafe { export_schema(&schema, out_schema) }
     })
 }
 
+/// Frees a decoder (NULL is ignored).
+///
+/// # Safety
+/// `decoder` is NULL or a decoder handle from this library that was not freed before and that
+/// no other thread is using; it is invalid afterwards (free it exactly once).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_decoder_free(decoder: *mut SluiceDecoder) -> i32 {
     guard(|| {
-        free_handle(decoder);
+        // SAFETY: NULL or a live handle freed only here (this function's contract).
+        unsafe { free_handle(decoder) };
         Ok(())
     })
 }
@@ -518,40 +712,70 @@ pub unsafe extern "C" fn sluice_decoder_free(decoder: *mut SluiceDecoder) -> i32
 /// Encodes a batch into a new buffer. Options: `{"format": "json"|"jsonarray"|"csv",
 /// "header": false, "record_offsets": false, "key_columns": []}`; see `sluice_buffer_offsets`
 /// and `sluice_buffer_keys` for the optional parts.
+///
+/// # Safety
+/// `batch` is NULL or a live batch handle and `options_json` NULL or a NUL-terminated string,
+/// both borrowed for the call. `out_buffer` is NULL or writable for one pointer; the caller
+/// owns the new buffer and frees it once with `sluice_buffer_free`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_encode(batch: *const SluiceBatch, options_json: *const c_char, out_buffer: *mut *mut SluiceBuffer) -> i32 {
     guard(|| {
-        let batch = &borrow(batch, "batch")?.batch;
-        let options = parse_options(c_str(options_json, "encoder options")?)?;
+        // SAFETY: batch is NULL or live (this function's contract).
+        let batch = &unsafe { borrow(batch, "batch") }?.batch;
+        // SAFETY: options_json is NULL or NUL-terminated (this function's contract).
+        let options = parse_options(unsafe { c_str(options_json, "encoder options") }?)?;
         let encoded = encode_records(batch, &options)?;
-        write_out(out_buffer, new_handle(SluiceBuffer { encoded }))
+        // SAFETY: out_buffer is NULL or writable (this function's contract).
+        unsafe { write_out(out_buffer, new_handle(SluiceBuffer { encoded })) }
     })
 }
 
 /// Points `out_data` at the buffer's bytes (valid until the buffer is freed).
+///
+/// # Safety
+/// `buffer` is NULL or a live buffer handle; `out_data` and `out_len` are NULL or writable for
+/// one pointer / one `size_t`. The bytes belong to the buffer: read them only until it is freed.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_buffer_data(buffer: *const SluiceBuffer, out_data: *mut *const u8, out_len: *mut usize) -> i32 {
     guard(|| {
-        let bytes = &borrow(buffer, "buffer")?.encoded.bytes;
-        write_out(out_data, bytes.as_ptr())?;
-        write_out(out_len, bytes.len())
+        // SAFETY: buffer is NULL or live (this function's contract).
+        let bytes = &unsafe { borrow(buffer, "buffer") }?.encoded.bytes;
+        // SAFETY (this block): out_data and out_len are NULL or writable (this function's contract).
+        unsafe {
+            write_out(out_data, bytes.as_ptr())?;
+            write_out(out_len, bytes.len())
+        }
     })
 }
 
 /// Points `out_offsets` at `rows + 1` record offsets (0 of them unless `record_offsets` was
 /// asked, always there for raw and avro). JSON and CSV: record i is `data[o[i] .. o[i+1] - 1]`,
 /// each record being followed by a newline; raw and avro: `data[o[i] .. o[i+1]]`.
+///
+/// # Safety
+/// `buffer` is NULL or a live buffer handle; `out_offsets` and `out_count` are NULL or writable
+/// for one pointer / one `size_t`. The offsets belong to the buffer: read them only until it is
+/// freed.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_buffer_offsets(buffer: *const SluiceBuffer, out_offsets: *mut *const i64, out_count: *mut usize) -> i32 {
     guard(|| {
-        let offsets = &borrow(buffer, "buffer")?.encoded.offsets;
-        write_out(out_offsets, offsets.as_ptr())?;
-        write_out(out_count, offsets.len())
+        // SAFETY: buffer is NULL or live (this function's contract).
+        let offsets = &unsafe { borrow(buffer, "buffer") }?.encoded.offsets;
+        // SAFETY (this block): out_offsets and out_count are NULL or writable (this function's contract).
+        unsafe {
+            write_out(out_offsets, offsets.as_ptr())?;
+            write_out(out_count, offsets.len())
+        }
     })
 }
 
 /// Points at the encoded keys and their `rows + 1` offsets (same layout as the records; none
 /// unless `key_columns` was given).
+///
+/// # Safety
+/// `buffer` is NULL or a live buffer handle; `out_data`, `out_offsets` and `out_count` are NULL
+/// or writable for one pointer, one pointer and one `size_t`. The keys and offsets belong to the
+/// buffer: read them only until it is freed.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_buffer_keys(
     buffer: *const SluiceBuffer,
@@ -560,17 +784,28 @@ pub unsafe extern "C" fn sluice_buffer_keys(
     out_count: *mut usize,
 ) -> i32 {
     guard(|| {
-        let encoded = &borrow(buffer, "buffer")?.encoded;
-        write_out(out_data, encoded.keys.as_ptr())?;
-        write_out(out_offsets, encoded.key_offsets.as_ptr())?;
-        write_out(out_count, encoded.key_offsets.len())
+        // SAFETY: buffer is NULL or live (this function's contract).
+        let encoded = &unsafe { borrow(buffer, "buffer") }?.encoded;
+        // SAFETY (this block): the out-pointers are NULL or writable (this function's contract).
+        unsafe {
+            write_out(out_data, encoded.keys.as_ptr())?;
+            write_out(out_offsets, encoded.key_offsets.as_ptr())?;
+            write_out(out_count, encoded.key_offsets.len())
+        }
     })
 }
 
+/// Frees a buffer (NULL is ignored).
+///
+/// # Safety
+/// `buffer` is NULL or a buffer handle from this library that was not freed before and that no
+/// other thread is using; it and the pointers read from it are invalid afterwards (free it
+/// exactly once).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_buffer_free(buffer: *mut SluiceBuffer) -> i32 {
     guard(|| {
-        free_handle(buffer);
+        // SAFETY: NULL or a live handle freed only here (this function's contract).
+        unsafe { free_handle(buffer) };
         Ok(())
     })
 }
@@ -580,6 +815,12 @@ pub unsafe extern "C" fn sluice_buffer_free(buffer: *mut SluiceBuffer) -> i32 {
 
 /// Opens a file for reading: `{"path", "format": "json"|"csv"|"parquet", "batch_size",
 /// "header", "delimiter", "infer_rows"}`. `schema` (moved in) may be NULL to infer it.
+///
+/// # Safety
+/// `options_json` is NULL or a NUL-terminated string, borrowed for the call. `schema` is NULL
+/// or a valid, unreleased `ArrowSchema`, moved into the core (not to be released again, also
+/// when the call fails). `out_reader` is NULL or writable for one pointer; the caller owns the
+/// new reader and frees it once with `sluice_file_reader_free`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_file_reader_open(
     options_json: *const c_char,
@@ -587,20 +828,35 @@ pub unsafe extern "C" fn sluice_file_reader_open(
     out_reader: *mut *mut SluiceFileReader,
 ) -> i32 {
     guard(|| {
-        let schema = if schema.is_null() { None } else { Some(import_schema(schema)?) };
-        let options: ReaderOptions = options(options_json, "file reader options")?;
+        // SAFETY: schema is valid and moved in when not NULL (this function's contract).
+        let schema = if schema.is_null() { None } else { Some(unsafe { import_schema(schema) }?) };
+        // SAFETY: options_json is NULL or NUL-terminated (this function's contract).
+        let options: ReaderOptions = unsafe { options(options_json, "file reader options") }?;
         let reader = FileReader::open(options, schema)?;
-        write_out(out_reader, new_handle(SluiceFileReader { reader }))
+        // SAFETY: out_reader is NULL or writable (this function's contract).
+        unsafe { write_out(out_reader, new_handle(SluiceFileReader { reader })) }
     })
 }
 
+/// Writes the schema of the batches the reader returns to `out_schema`.
+///
+/// # Safety
+/// `reader` is NULL or a live file reader handle that no other thread is reading or freeing;
+/// `out_schema` is NULL or points to a writable
+/// `ArrowSchema`, which the caller then owns and releases once.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_file_reader_schema(reader: *const SluiceFileReader, out_schema: *mut FFI_ArrowSchema) -> i32 {
-    guard(|| export_schema(borrow(reader, "file reader")?.reader.schema().as_ref(), out_schema))
+    // SAFETY: reader is NULL or live, out_schema NULL or writable (this function's contract).
+    guard(|| unsafe { export_schema(borrow(reader, "file reader")?.reader.schema().as_ref(), out_schema) })
 }
 
 /// Reads the next batch. At the end of the file writes NULL to `out_batch`. Malformed lines
 /// come in `out_errors` (`line`, `record`, `error`), or NULL when there were none.
+///
+/// # Safety
+/// `reader` is NULL or a live file reader handle that no other thread is using; `out_batch` and
+/// `out_errors` are NULL or writable for one pointer each. The caller owns the batches written
+/// there and frees each once.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_file_reader_next(
     reader: *mut SluiceFileReader,
@@ -608,62 +864,100 @@ pub unsafe extern "C" fn sluice_file_reader_next(
     out_errors: *mut *mut SluiceBatch,
 ) -> i32 {
     guard(|| {
-        let next = borrow_mut(reader, "file reader")?.reader.next_batch()?;
+        // SAFETY: reader is NULL or live and used by this thread only (this function's contract).
+        let next = unsafe { borrow_mut(reader, "file reader") }?.reader.next_batch()?;
         let (batch, errors) = match next {
             Some(read) => (batch_handle(read.batch), read.errors.map_or(std::ptr::null_mut(), batch_handle)),
             None => (std::ptr::null_mut(), std::ptr::null_mut()),
         };
-        write_out(out_errors, errors)?;
-        write_out(out_batch, batch)
+        // SAFETY (this block): out_errors and out_batch are NULL or writable (this function's contract).
+        unsafe {
+            write_out(out_errors, errors)?;
+            write_out(out_batch, batch)
+        }
     })
 }
 
+/// Frees a file reader (NULL is ignored).
+///
+/// # Safety
+/// `reader` is NULL or a file reader handle from this library that was not freed before and
+/// that no other thread is using; it is invalid afterwards (free it exactly once).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_file_reader_free(reader: *mut SluiceFileReader) -> i32 {
     guard(|| {
-        free_handle(reader);
+        // SAFETY: NULL or a live handle freed only here (this function's contract).
+        unsafe { free_handle(reader) };
         Ok(())
     })
 }
 
 /// Opens a file for writing: `{"path", "format": "json"|"csv"|"parquet", "header"}`.
+///
+/// # Safety
+/// `options_json` is NULL or a NUL-terminated string, borrowed for the call; `out_writer` is
+/// NULL or writable for one pointer. The caller owns the new writer and frees it once with
+/// `sluice_file_writer_free`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_file_writer_open(options_json: *const c_char, out_writer: *mut *mut SluiceFileWriter) -> i32 {
     guard(|| {
-        let options: WriterOptions = options(options_json, "file writer options")?;
+        // SAFETY: options_json is NULL or NUL-terminated (this function's contract).
+        let options: WriterOptions = unsafe { options(options_json, "file writer options") }?;
         let writer = FileWriter::open(options)?;
-        write_out(out_writer, new_handle(SluiceFileWriter { writer }))
+        // SAFETY: out_writer is NULL or writable (this function's contract).
+        unsafe { write_out(out_writer, new_handle(SluiceFileWriter { writer })) }
     })
 }
 
+/// Appends a batch to the file.
+///
+/// # Safety
+/// `writer` is NULL or a live file writer handle that no other thread is using; `batch` is NULL
+/// or a live batch handle, borrowed for the call.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_file_writer_write(writer: *mut SluiceFileWriter, batch: *const SluiceBatch) -> i32 {
     guard(|| {
-        let batch = &borrow(batch, "batch")?.batch;
-        borrow_mut(writer, "file writer")?.writer.write(batch)
+        // SAFETY: batch is NULL or live (this function's contract).
+        let batch = &unsafe { borrow(batch, "batch") }?.batch;
+        // SAFETY: writer is NULL or live and used by this thread only (this function's contract).
+        unsafe { borrow_mut(writer, "file writer") }?.writer.write(batch)
     })
 }
 
 /// Makes what was written durable (see `FileWriter::flush` for Parquet).
+///
+/// # Safety
+/// `writer` is NULL or a live file writer handle that no other thread is using.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_file_writer_flush(writer: *mut SluiceFileWriter) -> i32 {
-    guard(|| borrow_mut(writer, "file writer")?.writer.flush())
+    // SAFETY: writer is NULL or live and used by this thread only (this function's contract).
+    guard(|| unsafe { borrow_mut(writer, "file writer") }?.writer.flush())
 }
 
 /// Completes the file (Parquet footer) and syncs it; further writes fail.
+///
+/// # Safety
+/// `writer` is NULL or a live file writer handle that no other thread is using.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_file_writer_finish(writer: *mut SluiceFileWriter) -> i32 {
-    guard(|| borrow_mut(writer, "file writer")?.writer.finish())
+    // SAFETY: writer is NULL or live and used by this thread only (this function's contract).
+    guard(|| unsafe { borrow_mut(writer, "file writer") }?.writer.finish())
 }
 
 /// Frees the writer; an unfinished file is finished first (errors are then lost: call finish).
+///
+/// # Safety
+/// `writer` is NULL or a file writer handle from this library that was not freed before and
+/// that no other thread is using; it is invalid afterwards (free it exactly once).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_file_writer_free(writer: *mut SluiceFileWriter) -> i32 {
     guard(|| {
-        if let Some(w) = writer.as_mut() {
+        // SAFETY: NULL or live and used by this thread only (this function's contract).
+        if let Some(w) = unsafe { writer.as_mut() } {
             let _ = w.writer.finish();
         }
-        free_handle(writer);
+        // SAFETY: NULL or a live handle freed only here (this function's contract).
+        unsafe { free_handle(writer) };
         Ok(())
     })
 }
@@ -690,10 +984,16 @@ struct GeneratorOptions {
 
 /// A Nexmark generator: `{"entity": "bid"|"auction"|"person", "seed", "count", "first_event",
 /// "base_time_ms", "events_per_second"}`.
+///
+/// # Safety
+/// `options_json` is NULL or a NUL-terminated string, borrowed for the call; `out_generator` is
+/// NULL or writable for one pointer. The caller owns the new generator and frees it once with
+/// `sluice_generator_free`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_generator_create(options_json: *const c_char, out_generator: *mut *mut SluiceGenerator) -> i32 {
     guard(|| {
-        let options: GeneratorOptions = options(options_json, "generator options")?;
+        // SAFETY: options_json is NULL or NUL-terminated (this function's contract).
+        let options: GeneratorOptions = unsafe { options(options_json, "generator options") }?;
         let defaults = GeneratorConfig::default();
         let config = GeneratorConfig {
             seed: options.seed,
@@ -706,37 +1006,63 @@ pub unsafe extern "C" fn sluice_generator_create(options_json: *const c_char, ou
         if config.events_per_second == 0 {
             return Err(CoreError::config("events_per_second must be positive"));
         }
-        write_out(out_generator, new_handle(SluiceGenerator { generator: NexmarkGenerator::new(config) }))
+        // SAFETY: out_generator is NULL or writable (this function's contract).
+        unsafe { write_out(out_generator, new_handle(SluiceGenerator { generator: NexmarkGenerator::new(config) })) }
     })
 }
 
+/// Writes the schema of the generator's batches to `out_schema`.
+///
+/// # Safety
+/// `generator` is NULL or a live generator handle that no other thread is advancing or freeing;
+/// `out_schema` is NULL or points to a writable
+/// `ArrowSchema`, which the caller then owns and releases once.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_generator_schema(generator: *const SluiceGenerator, out_schema: *mut FFI_ArrowSchema) -> i32 {
-    guard(|| export_schema(borrow(generator, "generator")?.generator.output_schema().as_ref(), out_schema))
+    // SAFETY: generator is NULL or live, out_schema NULL or writable (this function's contract).
+    guard(|| unsafe { export_schema(borrow(generator, "generator")?.generator.output_schema().as_ref(), out_schema) })
 }
 
 /// Generates up to `max_rows` rows into `out_batch`, or writes NULL when the sequence ended.
+///
+/// # Safety
+/// `generator` is NULL or a live generator handle that no other thread is using; `out_batch` is
+/// NULL or writable for one pointer. The caller owns a batch written there and frees it once.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_generator_next(generator: *mut SluiceGenerator, max_rows: i64, out_batch: *mut *mut SluiceBatch) -> i32 {
     guard(|| {
         if max_rows <= 0 {
             return Err(CoreError::invalid("max_rows must be positive"));
         }
-        let next = borrow_mut(generator, "generator")?.generator.next_batch(max_rows as usize);
-        write_out(out_batch, next.map_or(std::ptr::null_mut(), batch_handle))
+        // SAFETY: generator is NULL or live and used by this thread only (this function's contract).
+        let next = unsafe { borrow_mut(generator, "generator") }?.generator.next_batch(max_rows as usize);
+        // SAFETY: out_batch is NULL or writable (this function's contract).
+        unsafe { write_out(out_batch, next.map_or(std::ptr::null_mut(), batch_handle)) }
     })
 }
 
 /// The event number the generator will examine next (its resume position).
+///
+/// # Safety
+/// `generator` is NULL or a live generator handle that no other thread is advancing or freeing;
+/// `out_next_event` is NULL or writable for one
+/// `int64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_generator_position(generator: *const SluiceGenerator, out_next_event: *mut i64) -> i32 {
-    guard(|| write_out(out_next_event, borrow(generator, "generator")?.generator.position() as i64))
+    // SAFETY: generator is NULL or live, out_next_event NULL or writable (this function's contract).
+    guard(|| unsafe { write_out(out_next_event, borrow(generator, "generator")?.generator.position() as i64) })
 }
 
+/// Frees a generator (NULL is ignored).
+///
+/// # Safety
+/// `generator` is NULL or a generator handle from this library that was not freed before and
+/// that no other thread is using; it is invalid afterwards (free it exactly once).
 #[no_mangle]
 pub unsafe extern "C" fn sluice_generator_free(generator: *mut SluiceGenerator) -> i32 {
     guard(|| {
-        free_handle(generator);
+        // SAFETY: NULL or a live handle freed only here (this function's contract).
+        unsafe { free_handle(generator) };
         Ok(())
     })
 }
@@ -756,7 +1082,7 @@ mod tests {
     #[test]
     fn panics_become_a_status_and_a_message() {
         let message = CString::new("boom").unwrap();
-        let status = unsafe { sluice_debug_panic(message.as_ptr()) };
+        let status = unsafe { debug_panic(message.as_ptr()) };
         assert_eq!(status, SLUICE_ERR_PANIC);
         let text = last_error();
         assert!(text.contains("boom") && text.contains("abi.rs"), "{text}");

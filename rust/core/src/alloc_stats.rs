@@ -30,7 +30,8 @@ fn allocated(size: usize) {
 // SAFETY: every call is forwarded unchanged to `System`; the counters only observe.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let ptr = System.alloc(layout);
+        // SAFETY: GlobalAlloc::alloc's contract, which our caller keeps, forwarded unchanged.
+        let ptr = unsafe { System.alloc(layout) };
         if !ptr.is_null() {
             allocated(layout.size());
         }
@@ -38,7 +39,8 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let ptr = System.alloc_zeroed(layout);
+        // SAFETY: as for alloc.
+        let ptr = unsafe { System.alloc_zeroed(layout) };
         if !ptr.is_null() {
             allocated(layout.size());
         }
@@ -46,13 +48,15 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout);
+        // SAFETY: `ptr` came from System through this allocator with `layout` (caller's contract).
+        unsafe { System.dealloc(ptr, layout) };
         LIVE_BYTES.fetch_sub(layout.size() as i64, Ordering::Relaxed);
         LIVE_ALLOCATIONS.fetch_sub(1, Ordering::Relaxed);
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let new_ptr = System.realloc(ptr, layout, new_size);
+        // SAFETY: as for dealloc, plus GlobalAlloc::realloc's rules on `new_size`.
+        let new_ptr = unsafe { System.realloc(ptr, layout, new_size) };
         if !new_ptr.is_null() {
             // The block moved or grew in place: still one allocation, of the new size.
             LIVE_BYTES.fetch_add(new_size as i64 - layout.size() as i64, Ordering::Relaxed);
@@ -93,16 +97,18 @@ pub fn live_bytes() -> i64 {
 /// out of `include/sluice.h` (whose ABI is the shipped library's).
 ///
 /// # Safety
-/// Each pointer is NULL or points to writable memory for one `int64_t`.
+/// Each pointer is NULL or points to writable memory for one `int64_t`, borrowed for the call.
+/// Any thread.
 ///
 /// cbindgen:ignore
 #[no_mangle]
 pub unsafe extern "C" fn sluice_debug_live_bytes(out_bytes: *mut i64, out_allocations: *mut i64) -> i32 {
     let now = stats();
-    if let Some(out) = out_bytes.as_mut() {
+    // SAFETY: NULL or writable for one i64, by the caller's contract (both).
+    if let Some(out) = unsafe { out_bytes.as_mut() } {
         *out = now.live_bytes;
     }
-    if let Some(out) = out_allocations.as_mut() {
+    if let Some(out) = unsafe { out_allocations.as_mut() } {
         *out = now.live_allocations;
     }
     crate::abi::SLUICE_OK

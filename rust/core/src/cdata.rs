@@ -85,7 +85,8 @@ pub unsafe fn import_batch(array: *mut FFI_ArrowArray, schema: &SchemaRef) -> Re
 /// Writes `batch` as a C struct array into caller-allocated memory; the caller owns it after.
 ///
 /// # Safety
-/// `out` must point to writable memory of `sizeof(struct ArrowArray)`.
+/// `out` is NULL (an invalid-argument error) or points to writable memory of
+/// `sizeof(struct ArrowArray)`, which is overwritten without releasing what was there.
 pub unsafe fn export_batch(batch: &RecordBatch, out: *mut FFI_ArrowArray) -> Result<()> {
     if out.is_null() {
         return Err(CoreError::invalid("output ArrowArray pointer is NULL"));
@@ -100,7 +101,8 @@ pub unsafe fn export_batch(batch: &RecordBatch, out: *mut FFI_ArrowArray) -> Res
 /// Writes `schema` as a C schema into caller-allocated memory; the caller owns it after.
 ///
 /// # Safety
-/// `out` must point to writable memory of `sizeof(struct ArrowSchema)`.
+/// `out` is NULL (an invalid-argument error) or points to writable memory of
+/// `sizeof(struct ArrowSchema)`, which is overwritten without releasing what was there.
 pub unsafe fn export_schema(schema: &Schema, out: *mut FFI_ArrowSchema) -> Result<()> {
     if out.is_null() {
         return Err(CoreError::invalid("output ArrowSchema pointer is NULL"));

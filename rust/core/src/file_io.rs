@@ -313,6 +313,8 @@ pub struct FileWriter {
     sink: WriterSink,
 }
 
+// One per writer: boxing the larger variant would add an indirection for no memory worth saving.
+#[allow(clippy::large_enum_variant)]
 enum WriterSink {
     Lines { out: BufWriter<File>, wrote_header: bool },
     Parquet(Option<ArrowWriter<File>>),

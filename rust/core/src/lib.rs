@@ -3,12 +3,14 @@
 //! generator, all behind one C ABI (`abi`, header `include/sluice.h`) that the JVM calls through
 //! the Foreign Function & Memory API.
 
+// Every unsafe operation sits in its own `unsafe` block with a `// SAFETY:` justification.
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod abi;
 /// Counting global allocator, for leak tests only (`--features alloc-stats`).
 #[cfg(feature = "alloc-stats")]
 pub mod alloc_stats;
 pub mod avro;
-pub mod bench_abi;
 pub mod cdata;
 pub mod decode;
 pub mod encode;

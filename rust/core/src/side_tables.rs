@@ -473,7 +473,7 @@ mod tests {
         let sql = "SELECT s.id, t.value, 10 / (s.id - 5) AS r FROM s JOIN side t ON s.id = t.key";
         let mut t = plan(sql, side_table(side_csv("failed", 10))).unwrap();
         for round in 0..3 {
-            let err = t.push(0, batch(&[4, 5])).err().expect("division by zero");
+            let err = t.push(0, batch(&[4, 5])).expect_err("division by zero");
             assert_eq!(err.kind, ErrorKind::Execution, "round {round}: {}", err.message);
             assert_eq!(drain(&mut t), vec![], "round {round}: nothing of the failed batch");
             t.push(0, batch(&[1, 2, 11])).unwrap();

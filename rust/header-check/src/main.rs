@@ -1,6 +1,10 @@
 //! `sluice-header-check [check|bless]`: generates the C header of sluice-core with cbindgen and
 //! compares it with the committed `core/include/sluice.h` (check, the default) or rewrites it
 //! (bless). Run by ci/test.sh; see rust/core/cbindgen.toml for the header's shape.
+//!
+//! The header also declares the test-only exports of rust/debug-exports, inside
+//! `#if defined(SLUICE_DEBUG_EXPORTS)` (cbindgen.toml's `[defines]`): the production library
+//! lacks them, the engine's tests load the library that has them.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,7 +23,8 @@ fn main() -> ExitCode {
         }
     };
     let mut generated = Vec::new();
-    match cbindgen::Builder::new().with_crate(&core).with_config(config).generate() {
+    let debug_exports = core.join("../debug-exports/src/lib.rs");
+    match cbindgen::Builder::new().with_src(debug_exports).with_crate(&core).with_config(config).generate() {
         Ok(bindings) => bindings.write(&mut generated),
         Err(e) => {
             eprintln!("header-check: cbindgen could not read the crate: {e}");

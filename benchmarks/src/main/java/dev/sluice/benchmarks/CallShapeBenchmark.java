@@ -1,16 +1,20 @@
 package dev.sluice.benchmarks;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.sluice.bridge.NativeLibrary;
-import dev.sluice.ffm.sluice_h;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.net.URL;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -28,10 +32,12 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The cost of the call alone, FFM against JNI, with the benchmark-only native functions of
- * {@code rust/core/src/bench_abi.rs} (they do nothing, so only the crossing is measured):
+ * {@code rust/bench-abi} (they do nothing, so only the crossing is measured). They live in a
+ * library of their own, {@code libsluice_bench.so} (this module's classes, built by
+ * {@code rust/build-native.sh --bench}), so the engine's core does not export them:
  * <ul>
- *   <li>{@code noop*}: a downcall without arguments or result — FFM through the generated
- *       bindings, FFM with {@code Linker.Option.critical(false)} (no thread-state transition,
+ *   <li>{@code noop*}: a downcall without arguments or result — FFM through a plain downcall
+ *       handle (what the generated bindings call), FFM with {@code Linker.Option.critical(false)} (no thread-state transition,
  *       allowed because the callee neither blocks nor calls back), and a JNI static native;</li>
  *   <li>{@code twoPointers*}: the shape of most ABI calls, two pointers in and a status out
  *       (the callee reads one {@code long} and writes another), the same three ways;</li>
@@ -48,7 +54,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class CallShapeBenchmark {
 
-    /** The JNI side: natives implemented in bench_abi.rs, and the method it calls back. */
+    /** The JNI side: natives implemented in rust/bench-abi, and the method it calls back. */
     static final class Jni {
         private Jni() {}
 
@@ -72,14 +78,38 @@ public class CallShapeBenchmark {
     }
 
     // Field order matters: the library must be loaded before the handles look up its symbols.
-    private static final java.nio.file.Path LIBRARY = NativeLibrary.load();
+    private static final Path LIBRARY = loadLibrary();
 
-    private static final MethodHandle NOOP_CRITICAL = Linker.nativeLinker().downcallHandle(
-            sluice_h.sluice_bench_noop$address(), sluice_h.sluice_bench_noop$descriptor(), Linker.Option.critical(false));
+    private static final FunctionDescriptor NOOP_DESC = FunctionDescriptor.ofVoid();
+    private static final FunctionDescriptor TWO_POINTERS_DESC = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS);
+    private static final FunctionDescriptor UPCALL_DESC = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG);
 
-    private static final MethodHandle TWO_POINTERS_CRITICAL = Linker.nativeLinker().downcallHandle(
-            sluice_h.sluice_bench_two_pointers$address(), sluice_h.sluice_bench_two_pointers$descriptor(),
-            Linker.Option.critical(false));
+    private static final MethodHandle NOOP = downcall("sluice_bench_noop", NOOP_DESC);
+    private static final MethodHandle NOOP_CRITICAL = downcall("sluice_bench_noop", NOOP_DESC, Linker.Option.critical(false));
+    private static final MethodHandle TWO_POINTERS = downcall("sluice_bench_two_pointers", TWO_POINTERS_DESC);
+    private static final MethodHandle TWO_POINTERS_CRITICAL =
+            downcall("sluice_bench_two_pointers", TWO_POINTERS_DESC, Linker.Option.critical(false));
+    private static final MethodHandle UPCALL = downcall("sluice_bench_upcall", UPCALL_DESC);
+
+    /** Loads libsluice_bench.so from the class path (extracted once, as the core is) for JNI and FFM alike. */
+    private static Path loadLibrary() {
+        String name = System.mapLibraryName("sluice_bench");
+        String resource = "/native/linux-x86_64/" + name;
+        URL url = CallShapeBenchmark.class.getResource(resource);
+        if (url == null) {
+            throw new IllegalStateException(resource + " is not on the class path; build it with `benchmarks/run.sh jmh`");
+        }
+        Path path = NativeLibrary.extractOnce(url, name);
+        System.load(path.toAbsolutePath().toString());
+        return path;
+    }
+
+    @SuppressWarnings("restricted") // binding the benchmark's own native functions
+    private static MethodHandle downcall(String symbol, FunctionDescriptor descriptor, Linker.Option... options) {
+        MemorySegment address = SymbolLookup.loaderLookup().find(symbol)
+                .orElseThrow(() -> new IllegalStateException(LIBRARY + " does not export " + symbol));
+        return Linker.nativeLinker().downcallHandle(address, descriptor, options);
+    }
 
     private static final MemorySegment ON_CALL_STUB = upcallStub();
 
@@ -100,7 +130,7 @@ public class CallShapeBenchmark {
     private long outputAddress;
 
     @Setup(Level.Trial)
-    public void setUp() {
+    public void setUp() throws Throwable {
         arena = Arena.ofConfined();
         input = arena.allocate(JAVA_LONG);
         output = arena.allocate(JAVA_LONG);
@@ -109,9 +139,9 @@ public class CallShapeBenchmark {
         outputAddress = output.address();
         // Each way must really call the native function: check the results once.
         long before = upcalls;
-        if (sluice_h.sluice_bench_two_pointers(input, output) != 0 || output.get(JAVA_LONG, 0) != 42
+        if ((int) TWO_POINTERS.invokeExact(input, output) != 0 || output.get(JAVA_LONG, 0) != 42
                 || Jni.twoPointers(inputAddress, outputAddress) != 0 || Jni.upcall(3) != 0
-                || sluice_h.sluice_bench_upcall(ON_CALL_STUB, 3) != 0 || upcalls - before != 12) {
+                || (int) UPCALL.invokeExact(ON_CALL_STUB, 3L) != 0 || upcalls - before != 12) {
             throw new IllegalStateException("the benchmark functions of " + LIBRARY + " do not answer as expected");
         }
     }
@@ -124,8 +154,8 @@ public class CallShapeBenchmark {
     // --- noop downcall
 
     @Benchmark
-    public void noopFfm() {
-        sluice_h.sluice_bench_noop();
+    public void noopFfm() throws Throwable {
+        NOOP.invokeExact();
     }
 
     @Benchmark
@@ -141,8 +171,8 @@ public class CallShapeBenchmark {
     // --- two pointers in, a status out
 
     @Benchmark
-    public int twoPointersFfm() {
-        return sluice_h.sluice_bench_two_pointers(input, output);
+    public int twoPointersFfm() throws Throwable {
+        return (int) TWO_POINTERS.invokeExact(input, output);
     }
 
     @Benchmark
@@ -158,8 +188,8 @@ public class CallShapeBenchmark {
     // --- upcalls: native code calling back into Java
 
     @Benchmark
-    public int upcallOnceFfm() {
-        return sluice_h.sluice_bench_upcall(ON_CALL_STUB, 1);
+    public int upcallOnceFfm() throws Throwable {
+        return (int) UPCALL.invokeExact(ON_CALL_STUB, 1L);
     }
 
     @Benchmark
@@ -169,8 +199,8 @@ public class CallShapeBenchmark {
 
     @Benchmark
     @OperationsPerInvocation(16)
-    public int upcall16Ffm() {
-        return sluice_h.sluice_bench_upcall(ON_CALL_STUB, 16);
+    public int upcall16Ffm() throws Throwable {
+        return (int) UPCALL.invokeExact(ON_CALL_STUB, 16L);
     }
 
     @Benchmark

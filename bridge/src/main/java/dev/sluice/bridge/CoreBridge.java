@@ -20,7 +20,11 @@ public interface CoreBridge {
 
     long planCount();
 
-    /** Panics inside the core on purpose (tests). */
+    /**
+     * Panics inside the core on purpose (tests). Only the test library (rust/debug-exports, which
+     * the engine's tests load) exports {@code sluice_debug_panic}; with the production library the
+     * call fails with a {@link LinkageError}.
+     */
     void debugPanic(String message);
 
     List<String> sqlTableReferences(String sql);

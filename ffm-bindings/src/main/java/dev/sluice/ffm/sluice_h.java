@@ -205,6 +205,68 @@ public class sluice_h {
         return SLUICE_ERR_PANIC;
     }
 
+    private static final FunctionDescriptor sluice_debug_panic$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_debug_panic {
+        public static final FunctionDescriptor DESC = sluice_debug_panic$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_debug_panic");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_debug_panic(const char *message)
+     * }
+     */
+    public static FunctionDescriptor sluice_debug_panic$descriptor() {
+        return sluice_debug_panic$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_debug_panic(const char *message)
+     * }
+     */
+    public static MethodHandle sluice_debug_panic$handle() {
+        return sluice_debug_panic.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_debug_panic(const char *message)
+     * }
+     */
+    public static MemorySegment sluice_debug_panic$address() {
+        return sluice_debug_panic.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_debug_panic(const char *message)
+     * }
+     */
+    public static int sluice_debug_panic(MemorySegment message) {
+        var mh$ = sluice_debug_panic.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_debug_panic", message);
+            }
+            return (int)mh$.invokeExact(message);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static final FunctionDescriptor sluice_abi_version$DESC = FunctionDescriptor.of(
         sluice_h.C_INT,
         sluice_h.C_POINTER
@@ -446,68 +508,6 @@ public class sluice_h {
                 traceDowncall("sluice_plan_count", out_count);
             }
             return (int)mh$.invokeExact(out_count);
-        } catch (Error | RuntimeException ex) {
-           throw ex;
-        } catch (Throwable ex$) {
-           throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static final FunctionDescriptor sluice_debug_panic$DESC = FunctionDescriptor.of(
-        sluice_h.C_INT,
-        sluice_h.C_POINTER
-    );
-
-    private static class sluice_debug_panic {
-        public static final FunctionDescriptor DESC = sluice_debug_panic$DESC;
-
-        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_debug_panic");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * int32_t sluice_debug_panic(const char *message)
-     * }
-     */
-    public static FunctionDescriptor sluice_debug_panic$descriptor() {
-        return sluice_debug_panic$DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * int32_t sluice_debug_panic(const char *message)
-     * }
-     */
-    public static MethodHandle sluice_debug_panic$handle() {
-        return sluice_debug_panic.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * int32_t sluice_debug_panic(const char *message)
-     * }
-     */
-    public static MemorySegment sluice_debug_panic$address() {
-        return sluice_debug_panic.ADDR;
-    }
-
-    /**
-     * {@snippet lang=c :
-     * int32_t sluice_debug_panic(const char *message)
-     * }
-     */
-    public static int sluice_debug_panic(MemorySegment message) {
-        var mh$ = sluice_debug_panic.HANDLE;
-        try {
-            if (TRACE_DOWNCALLS) {
-                traceDowncall("sluice_debug_panic", message);
-            }
-            return (int)mh$.invokeExact(message);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2794,191 +2794,6 @@ public class sluice_h {
                 traceDowncall("sluice_generator_free", generator);
             }
             return (int)mh$.invokeExact(generator);
-        } catch (Error | RuntimeException ex) {
-           throw ex;
-        } catch (Throwable ex$) {
-           throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static final FunctionDescriptor sluice_bench_noop$DESC = FunctionDescriptor.ofVoid();
-
-    private static class sluice_bench_noop {
-        public static final FunctionDescriptor DESC = sluice_bench_noop$DESC;
-
-        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_bench_noop");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * void sluice_bench_noop(void)
-     * }
-     */
-    public static FunctionDescriptor sluice_bench_noop$descriptor() {
-        return sluice_bench_noop$DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * void sluice_bench_noop(void)
-     * }
-     */
-    public static MethodHandle sluice_bench_noop$handle() {
-        return sluice_bench_noop.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * void sluice_bench_noop(void)
-     * }
-     */
-    public static MemorySegment sluice_bench_noop$address() {
-        return sluice_bench_noop.ADDR;
-    }
-
-    /**
-     * {@snippet lang=c :
-     * void sluice_bench_noop(void)
-     * }
-     */
-    public static void sluice_bench_noop() {
-        var mh$ = sluice_bench_noop.HANDLE;
-        try {
-            if (TRACE_DOWNCALLS) {
-                traceDowncall("sluice_bench_noop");
-            }
-            mh$.invokeExact();
-        } catch (Error | RuntimeException ex) {
-           throw ex;
-        } catch (Throwable ex$) {
-           throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static final FunctionDescriptor sluice_bench_two_pointers$DESC = FunctionDescriptor.of(
-        sluice_h.C_INT,
-        sluice_h.C_POINTER,
-        sluice_h.C_POINTER
-    );
-
-    private static class sluice_bench_two_pointers {
-        public static final FunctionDescriptor DESC = sluice_bench_two_pointers$DESC;
-
-        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_bench_two_pointers");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * int32_t sluice_bench_two_pointers(const int64_t *input, int64_t *output)
-     * }
-     */
-    public static FunctionDescriptor sluice_bench_two_pointers$descriptor() {
-        return sluice_bench_two_pointers$DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * int32_t sluice_bench_two_pointers(const int64_t *input, int64_t *output)
-     * }
-     */
-    public static MethodHandle sluice_bench_two_pointers$handle() {
-        return sluice_bench_two_pointers.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * int32_t sluice_bench_two_pointers(const int64_t *input, int64_t *output)
-     * }
-     */
-    public static MemorySegment sluice_bench_two_pointers$address() {
-        return sluice_bench_two_pointers.ADDR;
-    }
-
-    /**
-     * {@snippet lang=c :
-     * int32_t sluice_bench_two_pointers(const int64_t *input, int64_t *output)
-     * }
-     */
-    public static int sluice_bench_two_pointers(MemorySegment input, MemorySegment output) {
-        var mh$ = sluice_bench_two_pointers.HANDLE;
-        try {
-            if (TRACE_DOWNCALLS) {
-                traceDowncall("sluice_bench_two_pointers", input, output);
-            }
-            return (int)mh$.invokeExact(input, output);
-        } catch (Error | RuntimeException ex) {
-           throw ex;
-        } catch (Throwable ex$) {
-           throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static final FunctionDescriptor sluice_bench_upcall$DESC = FunctionDescriptor.of(
-        sluice_h.C_INT,
-        sluice_h.C_POINTER,
-        sluice_h.C_LONG
-    );
-
-    private static class sluice_bench_upcall {
-        public static final FunctionDescriptor DESC = sluice_bench_upcall$DESC;
-
-        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_bench_upcall");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * int32_t sluice_bench_upcall(const void *callback, int64_t times)
-     * }
-     */
-    public static FunctionDescriptor sluice_bench_upcall$descriptor() {
-        return sluice_bench_upcall$DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * int32_t sluice_bench_upcall(const void *callback, int64_t times)
-     * }
-     */
-    public static MethodHandle sluice_bench_upcall$handle() {
-        return sluice_bench_upcall.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * int32_t sluice_bench_upcall(const void *callback, int64_t times)
-     * }
-     */
-    public static MemorySegment sluice_bench_upcall$address() {
-        return sluice_bench_upcall.ADDR;
-    }
-
-    /**
-     * {@snippet lang=c :
-     * int32_t sluice_bench_upcall(const void *callback, int64_t times)
-     * }
-     */
-    public static int sluice_bench_upcall(MemorySegment callback, long times) {
-        var mh$ = sluice_bench_upcall.HANDLE;
-        try {
-            if (TRACE_DOWNCALLS) {
-                traceDowncall("sluice_bench_upcall", callback, times);
-            }
-            return (int)mh$.invokeExact(callback, times);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

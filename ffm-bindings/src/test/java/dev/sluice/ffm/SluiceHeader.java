@@ -79,7 +79,8 @@ record SluiceHeader(Map<String, Integer> constants, Map<String, Function> functi
                 if (define.group(2) != null) { // without a value it is an include guard
                     constants.put(define.group(1), Integer.decode(define.group(2)));
                 }
-            } else if (!trimmed.matches("#(include\\s+<std(int|def)\\.h>|ifndef\\s+\\w+|endif)")) {
+            } else if (!trimmed.matches("#(include\\s+<std(int|def)\\.h>|ifndef\\s+\\w+|if\\s+defined\\(\\w+\\)|endif)")) {
+                // `#if defined(X)` (the test-only exports) is read as taken: they are bound too.
                 throw new IllegalArgumentException("unsupported preprocessor line: " + trimmed);
             }
         }

@@ -1,17 +1,26 @@
 //! BENCHMARK-ONLY entry points, for `CallShapeBenchmark` (benchmarks module): the cost of the
-//! call itself, FFM against JNI, with nothing else in the way. Nothing in the engine calls them.
+//! call itself, FFM against JNI, with nothing else in the way. A library of its own,
+//! `libsluice_bench.so`, so the production core (`libsluice_core.so`) does not export them and
+//! this builds in seconds; nothing in the engine calls them.
 //!
-//! Each shape exists twice: a `sluice_bench_*` C function (in `include/sluice.h`, called over
-//! FFM) and its JNI twin `Java_dev_sluice_benchmarks_CallShapeBenchmark_00024Jni_*` (for the
-//! nested class `CallShapeBenchmark.Jni`). They run no guard: none of them can panic, and the
-//! guard is not what they measure.
+//! Each shape exists twice: a `sluice_bench_*` C function (called over FFM; CallShapeBenchmark
+//! declares its descriptor) and its JNI twin `Java_dev_sluice_benchmarks_CallShapeBenchmark_00024Jni_*`
+//! (for the nested class `CallShapeBenchmark.Jni`). The statuses are the core's (`SLUICE_OK`,
+//! `SLUICE_ERR_INVALID_ARGUMENT`, `SLUICE_ERR_EXECUTION`), so the shapes look like ABI calls.
+
+#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use jni_sys::{jclass, jint, jlong, jmethodID, jvalue, JNIEnv};
 
-use crate::abi::{SLUICE_ERR_EXECUTION, SLUICE_ERR_INVALID_ARGUMENT, SLUICE_OK};
+/// The core's `SLUICE_OK` (include/sluice.h).
+pub const SLUICE_OK: i32 = 0;
+/// The core's `SLUICE_ERR_INVALID_ARGUMENT`.
+pub const SLUICE_ERR_INVALID_ARGUMENT: i32 = 1;
+/// The core's `SLUICE_ERR_EXECUTION`.
+pub const SLUICE_ERR_EXECUTION: i32 = 4;
 
 /// Benchmark only: does nothing, the cost of a downcall without arguments or result.
 #[no_mangle]
@@ -21,28 +30,32 @@ pub extern "C" fn sluice_bench_noop() {}
 /// `*input + 1` to `*output`.
 ///
 /// # Safety
-/// `input` and `output` are NULL or point to an `int64_t`.
+/// `input` is NULL or points to a readable `int64_t`, `output` is NULL or points to a writable
+/// `int64_t`; both are only borrowed for the call. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_bench_two_pointers(input: *const i64, output: *mut i64) -> i32 {
     if input.is_null() || output.is_null() {
         return SLUICE_ERR_INVALID_ARGUMENT;
     }
-    output.write(input.read().wrapping_add(1));
+    // SAFETY: both are non-NULL and, by the caller's contract, valid for a read and a write.
+    unsafe { output.write(input.read().wrapping_add(1)) };
     SLUICE_OK
 }
 
-/// Benchmark only: calls `callback(i)` for i in 0..times. `callback` is a `void (*)(int64_t)` (an FFM upcall
-/// stub), typed `void *` because the bindings generator takes function pointers only as
-/// struct fields.
+/// Benchmark only: calls `callback(i)` for i in 0..times. `callback` is a `void (*)(int64_t)` (an
+/// FFM upcall stub), typed `void *` like the core's ABI, whose bindings generator takes function
+/// pointers only as struct fields.
 ///
 /// # Safety
-/// `callback` is NULL or a function of that type.
+/// `callback` is NULL or a function of that type, callable from this thread for the whole call.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_bench_upcall(callback: *const c_void, times: i64) -> i32 {
     if callback.is_null() {
         return SLUICE_ERR_INVALID_ARGUMENT;
     }
-    let callback: extern "C" fn(i64) = std::mem::transmute(callback);
+    // SAFETY: non-NULL, and by the caller's contract a `void (*)(int64_t)`; function and data
+    // pointers have the same size on every platform Sluice builds for.
+    let callback: extern "C" fn(i64) = unsafe { std::mem::transmute::<*const c_void, extern "C" fn(i64)>(callback) };
     for i in 0..times {
         callback(i);
     }
@@ -64,7 +77,8 @@ pub unsafe extern "system" fn Java_dev_sluice_benchmarks_CallShapeBenchmark_0002
     input: jlong,
     output: jlong,
 ) -> jint {
-    sluice_bench_two_pointers(input as usize as *const i64, output as usize as *mut i64)
+    // SAFETY: the caller's contract is sluice_bench_two_pointers's, for these addresses.
+    unsafe { sluice_bench_two_pointers(input as usize as *const i64, output as usize as *mut i64) }
 }
 
 /// `Jni.onCall(long)`'s method ID, looked up once (valid while the class is loaded; a
@@ -76,17 +90,19 @@ static ON_CALL: AtomicPtr<jni_sys::_jmethodID> = AtomicPtr::new(std::ptr::null_m
 /// (left pending, so the JVM rethrows it) with `SLUICE_ERR_EXECUTION`.
 ///
 /// # Safety
-/// Called by the JVM with its `env` and the `Jni` class.
+/// Called by the JVM, on the thread that owns `env`, with the `Jni` class.
 #[no_mangle]
 pub unsafe extern "system" fn Java_dev_sluice_benchmarks_CallShapeBenchmark_00024Jni_upcall(
     env: *mut JNIEnv,
     class: jclass,
     times: jlong,
 ) -> jint {
-    let jni = &(**env).v1_2;
+    // SAFETY: the JVM passes a valid JNIEnv for this thread; its function table outlives the call.
+    let jni = unsafe { &(**env).v1_2 };
     let mut method: jmethodID = ON_CALL.load(Ordering::Acquire);
     if method.is_null() {
-        method = (jni.GetStaticMethodID)(env, class, c"onCall".as_ptr(), c"(J)V".as_ptr());
+        // SAFETY: env and class come from the JVM; the names are NUL-terminated literals.
+        method = unsafe { (jni.GetStaticMethodID)(env, class, c"onCall".as_ptr(), c"(J)V".as_ptr()) };
         if method.is_null() {
             return SLUICE_ERR_INVALID_ARGUMENT; // NoSuchMethodError is pending
         }
@@ -94,8 +110,11 @@ pub unsafe extern "system" fn Java_dev_sluice_benchmarks_CallShapeBenchmark_0002
     }
     for i in 0..times {
         let argument = jvalue { j: i };
-        (jni.CallStaticVoidMethodA)(env, class, method, &argument);
-        if (jni.ExceptionCheck)(env) {
+        // SAFETY: method is `static void onCall(long)` of `class`, and `argument` one jlong for it;
+        // no exception is pending (checked after every call).
+        unsafe { (jni.CallStaticVoidMethodA)(env, class, method, &argument) };
+        // SAFETY: as above, a JNI call on the JVM's env of this thread.
+        if unsafe { (jni.ExceptionCheck)(env) } {
             return SLUICE_ERR_EXECUTION;
         }
     }
