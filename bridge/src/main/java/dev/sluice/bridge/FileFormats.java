@@ -1,10 +1,10 @@
-package dev.sluice.connector.file;
+package dev.sluice.bridge;
 
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 
-/** The formats the file connectors read and write, and the default taken from the extension. */
+/** The file formats the core reads and writes (NativeFileReader, NativeFileWriter), and the one a file name implies. */
 public final class FileFormats {
 
     public static final List<String> ALL = List.of("json", "csv", "parquet");

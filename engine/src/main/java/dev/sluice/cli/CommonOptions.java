@@ -67,7 +67,7 @@ final class CommonOptions {
                 Path directory = StateDirectories.forPipeline(spec.name(), stateDir);
                 positions = new BackgroundPositionStore(() -> StatePositionStore.open(directory, spec.name()));
             }
-            return Pipeline.assemble(spec, StageTypes.builtIn(), positions);
+            return Pipeline.assemble(spec, StageTypes.installed(), positions);
         } catch (ConfigException e) {
             positions.close();
             report(err, e);

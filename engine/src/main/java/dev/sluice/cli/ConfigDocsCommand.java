@@ -11,7 +11,7 @@ final class ConfigDocsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        System.out.print(ConfigDocs.markdown(StageTypes.builtIn().registry()));
+        System.out.print(ConfigDocs.markdown(StageTypes.installed().registry()));
         return 0;
     }
 }

@@ -123,7 +123,7 @@ final class RunCommand implements Callable<Integer> {
     private int run(Pipeline pipeline) {
         Lanes lanes;
         try {
-            lanes = Lanes.of(pipeline, StageTypes.builtIn());
+            lanes = Lanes.of(pipeline, StageTypes.installed());
         } catch (RuntimeException e) {
             pipeline.close();
             options.report(System.err, "error: " + file + ": ", e);

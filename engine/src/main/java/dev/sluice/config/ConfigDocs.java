@@ -1,5 +1,7 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.config.ConfigKey;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -79,7 +81,7 @@ public final class ConfigDocs {
         for (ConfigKey key : keys) {
             out.append("| `").append(key.name()).append("` | ")
                     .append(key.type().displayName()).append(" | ")
-                    .append(key.defaultValue() == null ? "" : code(format(key.defaultValue()))).append(" | ")
+                    .append(key.defaultValue() == null ? "" : code(format(SettingsParser.defaultOf(key)))).append(" | ")
                     .append(key.required() ? "yes" : "no").append(" | ")
                     .append(cell(allowed(key))).append(" | ")
                     .append(cell(key.doc())).append(" |\n");

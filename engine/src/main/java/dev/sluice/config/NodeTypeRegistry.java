@@ -1,5 +1,7 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.config.ConfigDef;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -87,7 +89,7 @@ public final class NodeTypeRegistry {
      * @throws ConfigException if the type is unknown or the settings have problems
      */
     public ParsedConfig parse(NodeSpec node) {
-        return defFor(node).parse(node);
+        return SettingsParser.parse(defFor(node), node);
     }
 
     /**

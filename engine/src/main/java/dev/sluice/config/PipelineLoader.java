@@ -1,5 +1,6 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,6 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;

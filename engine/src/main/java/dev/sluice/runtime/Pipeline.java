@@ -2,17 +2,20 @@ package dev.sluice.runtime;
 
 import dev.sluice.bridge.ArrowC;
 import dev.sluice.bridge.NativeException;
-import dev.sluice.config.ConfigDef;
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.Location;
-import dev.sluice.config.NodeKind;
 import dev.sluice.config.NodeSpec;
 import dev.sluice.config.ParsedConfig;
 import dev.sluice.config.PipelineSpec;
+import dev.sluice.config.SettingsParser;
 import dev.sluice.observe.RunStats;
+import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.PrimaryKey;
+import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.Transform;
+import dev.sluice.plugin.config.StandardKeys;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -144,9 +147,6 @@ public final class Pipeline implements AutoCloseable {
         return deadLetters;
     }
 
-    /** The {@code parallelism} key that asks for lanes. */
-    public static final String PARALLELISM = "parallelism";
-
     /**
      * How many lanes the run wants: the largest {@code parallelism} of its sources. Each lane is
      * a full copy of the pipeline on its own thread, with its own consumer in the group.
@@ -158,26 +158,21 @@ public final class Pipeline implements AutoCloseable {
     private static int lanesOf(List<PipelineNode> order) {
         int lanes = 1;
         for (PipelineNode node : order) {
-            if (node.kind() == NodeKind.SOURCE && definesKey(node, PARALLELISM)) {
-                lanes = Math.max(lanes, node.config.getInt(PARALLELISM));
+            if (node.kind() == NodeKind.SOURCE && node.type.supportsLanes() && definesKey(node, StandardKeys.PARALLELISM)) {
+                lanes = Math.max(lanes, node.config.getInt(StandardKeys.PARALLELISM));
             }
         }
         return lanes;
     }
 
-    /** Lanes copy every node: only sources that share work by group and sinks that can be shared qualify. */
+    /** Lanes copy every node: only types that declare they can be copied ({@link StageType#supportsLanes}) qualify. */
     private static void checkLanes(List<PipelineNode> order) {
         if (lanesOf(order) == 1) {
             return;
         }
         List<ConfigException> problems = new ArrayList<>();
         for (PipelineNode node : order) {
-            boolean shareable = switch (node.kind()) {
-                case SOURCE -> definesKey(node, PARALLELISM);
-                case TRANSFORM -> true;
-                case SINK -> !node.type.name().equals("file");
-            };
-            if (!shareable) {
+            if (!node.type.supportsLanes()) {
                 problems.add(new ConfigException(node.spec.location(), node.name(), "parallelism > 1 runs a copy of every node per "
                         + "lane, which a " + node.type.name() + " " + node.kind().word() + " cannot be"));
             }
@@ -208,7 +203,7 @@ public final class Pipeline implements AutoCloseable {
             try {
                 StageType type = types.typeOf(node);
                 type.prepare();
-                ParsedConfig config = type.config().parse(node);
+                ParsedConfig config = SettingsParser.parse(type.config(), node);
                 List<String> inputs = inputsOf(node, type, config);
                 nodes.put(node.name(), new PipelineNode(node, type, config, inputs));
             } catch (ConfigException e) {
@@ -223,7 +218,7 @@ public final class Pipeline implements AutoCloseable {
 
     private static List<String> inputsOf(NodeSpec node, StageType type, ParsedConfig config) {
         try {
-            return type.inputs(node, config);
+            return type.inputs(node.from(), config);
         } catch (InvalidSettingException e) {
             throw at(node, e.key(), e.getMessage());
         }
@@ -364,11 +359,13 @@ public final class Pipeline implements AutoCloseable {
     /** Opens one stage: its error policy and dead letter, its context, then the stage itself. */
     private void openNode(PipelineNode node, Map<String, PipelineNode> byName, Path defaultDeadLetterDir, int lane) {
         ParsedConfig config = node.config;
-        ErrorPolicy policy = definesKey(node, ErrorPolicy.KEY) ? ErrorPolicy.parse(config.getString(ErrorPolicy.KEY)) : ErrorPolicy.FAIL;
+        ErrorPolicy policy = definesKey(node, StandardKeys.ON_ERROR)
+                ? ErrorPolicy.parse(config.getString(StandardKeys.ON_ERROR))
+                : ErrorPolicy.FAIL;
         DeadLetterFile deadLetter = null;
         if (policy == ErrorPolicy.DEAD_LETTER) {
-            Path path = definesKey(node, "dead_letter") && config.has("dead_letter")
-                    ? config.getPath("dead_letter")
+            Path path = definesKey(node, StandardKeys.DEAD_LETTER) && config.has(StandardKeys.DEAD_LETTER)
+                    ? config.getPath(StandardKeys.DEAD_LETTER)
                     : defaultDeadLetterDir.resolve(node.name() + ".dead-letter.jsonl");
             if (lane > 0) {
                 // Each lane writes its own file: two writers must not share one.
@@ -377,7 +374,7 @@ public final class Pipeline implements AutoCloseable {
             // A dead_letter setting was checked as a path; the default next to the output must stay inside too.
             String refusal = spec.paths().refusal(path);
             if (refusal != null) {
-                throw at(node.spec, "dead_letter", "the dead letter " + refusal + "; or set dead_letter: to a file inside them");
+                throw at(node.spec, StandardKeys.DEAD_LETTER, "the dead letter " + refusal + "; or set dead_letter: to a file inside them");
             }
             deadLetter = new DeadLetterFile(path);
             deadLetters.add(deadLetter);
@@ -469,8 +466,7 @@ public final class Pipeline implements AutoCloseable {
     }
 
     private static boolean definesKey(PipelineNode node, String key) {
-        ConfigDef def = node.type.config();
-        return def.key(key).isPresent();
+        return node.type.config().key(key).isPresent();
     }
 
     private static ConfigException at(NodeSpec node, String key, String reason) {
@@ -499,14 +495,15 @@ public final class Pipeline implements AutoCloseable {
         return parent != null ? parent : Path.of(".").toAbsolutePath();
     }
 
-    /** Dead letters go next to the output: the directory of the first file sink, else the pipeline's. */
+    /** Dead letters go next to the output: the directory of the first sink writing a file ({@link StageType#outputFile}), else the pipeline's. */
     private static Path defaultDeadLetterDirectory(PipelineSpec spec, List<PipelineNode> order) {
         for (PipelineNode node : order) {
-            if (node.kind() == NodeKind.SINK && definesKey(node, "path") && node.config.has("path")) {
-                Path parent = node.config.getPath("path").toAbsolutePath().getParent();
-                if (parent != null) {
-                    return parent;
-                }
+            if (node.kind() != NodeKind.SINK) {
+                continue;
+            }
+            Path parent = node.type.outputFile(node.config).map(p -> p.toAbsolutePath().getParent()).orElse(null);
+            if (parent != null) {
+                return parent;
             }
         }
         return directory(spec);

@@ -1,5 +1,8 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigType;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.List;

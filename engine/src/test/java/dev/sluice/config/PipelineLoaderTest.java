@@ -1,5 +1,6 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
 import static dev.sluice.config.TestFiles.PIPE;
 import static dev.sluice.config.TestFiles.parse;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,4 +1,4 @@
-package dev.sluice.runtime;
+package dev.sluice.plugin;
 
 import java.util.ArrayList;
 import java.util.List;

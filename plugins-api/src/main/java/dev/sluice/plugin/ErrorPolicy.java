@@ -1,8 +1,12 @@
-package dev.sluice.runtime;
+package dev.sluice.plugin;
 
+import java.util.List;
 import java.util.Locale;
 
-/** What a node does with a record it cannot process (its {@code on_error} setting). */
+/**
+ * What the engine does with a record a stage rejects ({@link StageContext#reject}): the node's
+ * {@link dev.sluice.plugin.config.StandardKeys#ON_ERROR on_error} setting.
+ */
 public enum ErrorPolicy {
     /** Stop the run with the record's error. */
     FAIL,
@@ -11,12 +15,10 @@ public enum ErrorPolicy {
     /** Write it, with the error, to the node's dead-letter destination, count it and go on. */
     DEAD_LETTER;
 
-    public static final String KEY = "on_error";
+    /** The values of {@code on_error}, in the order the docs list them. */
+    public static final List<String> CONFIG_NAMES = List.of("dead_letter", "skip", "fail");
 
-    public String configName() {
-        return name().toLowerCase(Locale.ROOT);
-    }
-
+    /** The policy a pipeline file's value names. */
     public static ErrorPolicy parse(String value) {
         return valueOf(value.toUpperCase(Locale.ROOT));
     }

@@ -1,4 +1,4 @@
-package dev.sluice.config;
+package dev.sluice.plugin;
 
 import java.util.Optional;
 

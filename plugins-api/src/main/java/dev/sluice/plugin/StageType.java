@@ -1,35 +1,63 @@
-package dev.sluice.runtime;
+package dev.sluice.plugin;
 
-import dev.sluice.config.ConfigDef;
-import dev.sluice.config.NodeKind;
-import dev.sluice.config.NodeSpec;
-import dev.sluice.config.ParsedConfig;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.Settings;
+import dev.sluice.plugin.config.StandardKeys;
+import java.nio.file.Path;
 import java.util.List;
-import java.util.function.BiFunction;
-import java.util.function.Function;
+import java.util.Optional;
 
 /**
- * One kind of node a pipeline file can name with {@code type:}: its configuration definition
- * (used to validate the file and to generate the reference docs) and how to create the stage.
- * Built-in connectors and plugins register the same way.
+ * One kind of node a pipeline file can name with {@code type:}: its settings (used to check the
+ * file and to generate the reference docs), how to create the stage, and what the engine may do
+ * with it. Built-in connectors and plugins are registered the same way: a public class with a
+ * public no-argument constructor, listed in {@code META-INF/services/dev.sluice.plugin.StageType}
+ * of its JAR, found with {@link java.util.ServiceLoader}.
+ *
+ * <p>When each method is called: the engine reads {@link #spiVersion}, {@link #kind}, {@link #name},
+ * {@link #doc} and {@link #config} once, when it registers the type at startup. For every node of
+ * a pipeline that names the type it calls {@link #prepare}, then (after checking the node's
+ * settings against {@link #config}) {@link #inputs}, {@link #supportsLanes} and
+ * {@link #outputFile}, then {@link #create} once per node and lane, and then the stage's own
+ * lifecycle ({@code open}, {@code start}, batches, {@code close}; see {@link Source},
+ * {@link Transform}, {@link Sink}). Implementations must be stateless and thread-safe: one
+ * instance serves every pipeline.
  */
 public interface StageType {
 
+    /**
+     * The major version of this SPI. It changes when a change to it breaks stage types built
+     * against an earlier version; the engine refuses a type whose {@link #spiVersion} differs.
+     */
+    int SPI_VERSION = 1;
+
+    /**
+     * The SPI version this type was built against. Implement it as {@code return SPI_VERSION;}:
+     * the compiler copies the constant into the implementing class, so the value is the version of
+     * the {@code plugins-api} it was compiled with, not the one it runs with.
+     */
+    int spiVersion();
+
+    /** Whether the type makes sources, transforms or sinks. */
     NodeKind kind();
 
-    /** The value of {@code type:} that selects this stage type. */
+    /** The value of {@code type:} that selects this stage type; unique within its kind. */
     String name();
 
-    /** One paragraph for the configuration reference. */
+    /** One paragraph for the configuration reference (Markdown). */
     String doc();
 
+    /** The settings a node of this type takes; the same instance every call. */
     ConfigDef config();
 
     /**
-     * Creates the stage: a {@link dev.sluice.plugin.Source}, {@link dev.sluice.plugin.Transform}
-     * or {@link dev.sluice.plugin.Sink} according to {@link #kind()}.
+     * Creates the stage of one node (of one lane): a {@link Source}, {@link Transform} or
+     * {@link Sink} according to {@link #kind()}. Should only keep the settings; checks that
+     * touch files or the network belong in the stage's {@code open} and {@code start}.
+     *
+     * @param settings the node's settings, checked against {@link #config()}
      */
-    AutoCloseable create(ParsedConfig config);
+    AutoCloseable create(Settings settings);
 
     /**
      * Called as soon as a pipeline names this type, before its nodes are configured, once per
@@ -38,47 +66,33 @@ public interface StageType {
      */
     default void prepare() {}
 
-    /** The upstream node names this node reads. Default: its {@code from}. */
-    default List<String> inputs(NodeSpec node, ParsedConfig config) {
-        return node.from();
+    /**
+     * The upstream node names this node reads (transforms and sinks). Default: its {@code from:}.
+     * A type whose inputs follow from its settings (as SQL names its tables) derives them here;
+     * throw {@link InvalidSettingException} naming the setting at fault if they cannot be derived.
+     *
+     * @param from the node's {@code from:} names, in order; empty if it has none
+     */
+    default List<String> inputs(List<String> from, Settings settings) {
+        return from;
     }
 
-    /** A stage type from its parts; inputs come from {@code from:}. */
-    static Basic of(NodeKind kind, String name, String doc, ConfigDef config,
-            Function<ParsedConfig, ? extends AutoCloseable> factory) {
-        return new Basic(kind, name, doc, config, factory, (node, parsed) -> node.from(), () -> {});
+    /**
+     * Whether a node of this type may be copied once per lane, each copy on its own thread
+     * ({@code parallelism} &gt; 1 on some source runs a full copy of the pipeline per lane). A
+     * source that says yes shares its work between the copies (as Kafka consumers in one group do)
+     * and defines {@link StandardKeys#PARALLELISM}, whose value asks for the lanes; a sink that
+     * says yes may be written from several copies at once. Default: no.
+     */
+    default boolean supportsLanes() {
+        return false;
     }
 
-    /** A stage type whose inputs are derived from its settings (as SQL names its tables). */
-    static Basic of(NodeKind kind, String name, String doc, ConfigDef config,
-            Function<ParsedConfig, ? extends AutoCloseable> factory,
-            BiFunction<NodeSpec, ParsedConfig, List<String>> inputs) {
-        return new Basic(kind, name, doc, config, factory, inputs, () -> {});
-    }
-
-    /** The plain implementation behind {@link #of}. */
-    record Basic(NodeKind kind, String name, String doc, ConfigDef config,
-            Function<ParsedConfig, ? extends AutoCloseable> factory,
-            BiFunction<NodeSpec, ParsedConfig, List<String>> inputResolver, Runnable preparation) implements StageType {
-
-        /** This type with {@code preparation} as its {@link #prepare()}. */
-        public Basic preparedBy(Runnable preparation) {
-            return new Basic(kind, name, doc, config, factory, inputResolver, preparation);
-        }
-
-        @Override
-        public void prepare() {
-            preparation.run();
-        }
-
-        @Override
-        public AutoCloseable create(ParsedConfig parsed) {
-            return factory.apply(parsed);
-        }
-
-        @Override
-        public List<String> inputs(NodeSpec node, ParsedConfig parsed) {
-            return inputResolver.apply(node, parsed);
-        }
+    /**
+     * The local file a sink writes, if it writes one: dead letters of the pipeline's nodes go next to
+     * the first such file unless set otherwise. Default: none.
+     */
+    default Optional<Path> outputFile(Settings settings) {
+        return Optional.empty();
     }
 }

@@ -2,16 +2,16 @@ package dev.sluice.connector.generator;
 
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeGenerator;
-import dev.sluice.config.ConfigDef;
-import dev.sluice.config.ConfigType;
-import dev.sluice.config.NodeKind;
-import dev.sluice.config.ParsedConfig;
-import dev.sluice.config.Validator;
 import dev.sluice.plugin.Emitter;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Source;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.runtime.SourceSettings;
-import dev.sluice.runtime.StageType;
+import dev.sluice.plugin.StageType;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
+import dev.sluice.plugin.config.StandardKeys;
+import dev.sluice.plugin.config.Validator;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -25,21 +25,61 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class GeneratorSource implements Source {
 
-    public static final StageType TYPE = StageType.of(NodeKind.SOURCE, "generator",
-            "The Nexmark benchmark's event generator, deterministic from a seed. Event times start at "
-                    + "2023-11-14T22:13:20Z and advance 100 µs per event.",
-            SourceSettings.batching(new ConfigDef()
-                    .defineEnum("entity", List.of("bid", "auction", "person"), null, true,
-                            "Which Nexmark table this source emits; the schema is Nexmark's (camelCase columns such as dateTime).")
-                    .define("count", ConfigType.LONG, null, false,
-                            "Events in the whole Nexmark sequence (persons, auctions and bids in the proportions 1:3:46); "
-                                    + "a bid source emits about 92 % of them. Absent: unbounded.",
-                            Validator.nonNegative())
-                    .define("seed", ConfigType.LONG, 42L, false, "Seed of the event sequence; same seed, same events.")
-                    .define("rate", ConfigType.LONG, null, false,
-                            "Events per second (of the whole sequence) to emit at most. Absent: as fast as possible.",
-                            Validator.positive())),
-            GeneratorSource::new);
+    /** The {@code entity} setting. */
+    public static final String ENTITY = "entity";
+    /** The {@code count} setting. */
+    public static final String COUNT = "count";
+    /** The {@code seed} setting. */
+    public static final String SEED = "seed";
+    /** The {@code rate} setting. */
+    public static final String RATE = "rate";
+
+    /** The {@code generator} source's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
+    public static final class Type implements StageType {
+
+        private static final ConfigDef CONFIG = StandardKeys.batching(new ConfigDef()
+                .defineEnum(ENTITY, List.of("bid", "auction", "person"), null, true,
+                        "Which Nexmark table this source emits; the schema is Nexmark's (camelCase columns such as dateTime).")
+                .define(COUNT, ConfigType.LONG, null, false,
+                        "Events in the whole Nexmark sequence (persons, auctions and bids in the proportions 1:3:46); "
+                                + "a bid source emits about 92 % of them. Absent: unbounded.",
+                        Validator.nonNegative())
+                .define(SEED, ConfigType.LONG, 42L, false, "Seed of the event sequence; same seed, same events.")
+                .define(RATE, ConfigType.LONG, null, false,
+                        "Events per second (of the whole sequence) to emit at most. Absent: as fast as possible.",
+                        Validator.positive()));
+
+        @Override
+        public int spiVersion() {
+            return SPI_VERSION;
+        }
+
+        @Override
+        public NodeKind kind() {
+            return NodeKind.SOURCE;
+        }
+
+        @Override
+        public String name() {
+            return "generator";
+        }
+
+        @Override
+        public String doc() {
+            return "The Nexmark benchmark's event generator, deterministic from a seed. Event times start at "
+                    + "2023-11-14T22:13:20Z and advance 100 µs per event.";
+        }
+
+        @Override
+        public ConfigDef config() {
+            return CONFIG;
+        }
+
+        @Override
+        public GeneratorSource create(Settings settings) {
+            return new GeneratorSource(settings);
+        }
+    }
 
     private final String entity;
     private final Long count;
@@ -51,13 +91,13 @@ public final class GeneratorSource implements Source {
     private long startNanos;
     private long lastEmitNanos;
 
-    GeneratorSource(ParsedConfig config) {
-        this.entity = config.getString("entity");
-        this.count = config.has("count") ? config.getLong("count") : null;
-        this.seed = config.getLong("seed");
-        this.rate = config.has("rate") ? config.getLong("rate") : null;
-        this.batchSize = config.getInt(SourceSettings.BATCH_SIZE);
-        Duration flush = config.getDuration(SourceSettings.BATCH_FLUSH_INTERVAL);
+    GeneratorSource(Settings config) {
+        this.entity = config.getString(ENTITY);
+        this.count = config.has(COUNT) ? config.getLong(COUNT) : null;
+        this.seed = config.getLong(SEED);
+        this.rate = config.has(RATE) ? config.getLong(RATE) : null;
+        this.batchSize = config.getInt(StandardKeys.BATCH_SIZE);
+        Duration flush = config.getDuration(StandardKeys.BATCH_FLUSH_INTERVAL);
         this.flushNanos = flush.toNanos();
     }
 

@@ -3,10 +3,10 @@ package dev.sluice.connector.kafka;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import dev.sluice.config.ConfigDef;
-import dev.sluice.config.ConfigType;
-import dev.sluice.config.ParsedConfig;
+import dev.sluice.plugin.config.Settings;
 import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigType;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.util.Collection;
@@ -34,6 +34,11 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 /** Settings shared by the Kafka source and sink, and the client properties they build. */
 final class KafkaSettings {
 
+    /** The {@code bootstrap_servers} setting. */
+    public static final String BOOTSTRAP_SERVERS = "bootstrap_servers";
+    /** The {@code properties} setting. */
+    public static final String PROPERTIES = "properties";
+
     private static final JsonFactory JSON = new JsonFactory();
 
     private static final AtomicBoolean MBEAN_SERVER_STARTED = new AtomicBoolean();
@@ -55,9 +60,9 @@ final class KafkaSettings {
 
     static ConfigDef client(ConfigDef def) {
         return def
-                .define("bootstrap_servers", ConfigType.STRING, null, false,
+                .define(BOOTSTRAP_SERVERS, ConfigType.STRING, null, false,
                         "The brokers, host:port[,host:port]. Default: properties' bootstrap.servers, else 127.0.0.1:9092.")
-                .define("properties", ConfigType.MAP, null, false,
+                .define(PROPERTIES, ConfigType.MAP, null, false,
                         "Kafka client properties passed through as they are (security, timeouts, tuning).")
                 .define(CHECK_TIMEOUT, ConfigType.DURATION, "5s", false,
                         "How long the check at start (brokers reachable, topic there, ACLs) waits for a broker "
@@ -70,20 +75,20 @@ final class KafkaSettings {
     private static final String CHECK_TIMEOUT_PROPERTY = "sluice.check.timeout.ms";
 
     /** The client properties for {@link #checkAccess}: the stage's, plus its check timeout. */
-    static Properties checkProperties(Properties props, ParsedConfig config) {
+    static Properties checkProperties(Properties props, Settings config) {
         Properties check = new Properties();
         check.putAll(props);
         check.put(CHECK_TIMEOUT_PROPERTY, Long.toString(Math.max(1, config.getDuration(CHECK_TIMEOUT).toMillis())));
         return check;
     }
 
-    static Properties clientProperties(ParsedConfig config) {
+    static Properties clientProperties(Settings config) {
         Properties props = new Properties();
-        if (config.has("properties")) {
-            props.putAll(config.getMap("properties"));
+        if (config.has(PROPERTIES)) {
+            props.putAll(config.getMap(PROPERTIES));
         }
-        if (config.has("bootstrap_servers")) {
-            props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, config.getString("bootstrap_servers"));
+        if (config.has(BOOTSTRAP_SERVERS)) {
+            props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, config.getString(BOOTSTRAP_SERVERS));
         }
         props.putIfAbsent(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9092");
         // Sluice reports its own metrics; Kafka's JMX registration and metrics push cost tens of
@@ -128,13 +133,13 @@ final class KafkaSettings {
                     description = described.get(topic).get(timeoutMs + 1_000, TimeUnit.MILLISECONDS);
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
-                        throw new InvalidSettingException("bootstrap_servers", "no Kafka broker answered at " + servers + " " + within);
+                        throw new InvalidSettingException(BOOTSTRAP_SERVERS, "no Kafka broker answered at " + servers + " " + within);
                     }
                     throw topicProblem(topic, servers, e.getCause());
                 }
                 Set<AclOperation> allowed = description.authorizedOperations();
                 if (allowed != null && !allowed.contains(operation) && !allowed.contains(AclOperation.ALL)) {
-                    throw new InvalidSettingException("topic", "not authorized to " + operation.name().toLowerCase()
+                    throw new InvalidSettingException(KafkaSource.TOPIC, "not authorized to " + operation.name().toLowerCase()
                             + " topic '" + topic + "' on " + servers + " as this client's principal (allowed: "
                             + allowed + "); grant the ACL or change the credentials in properties:");
                 }
@@ -144,12 +149,12 @@ final class KafkaSettings {
             }
             more.accept(client);
         } catch (TimeoutException e) {
-            throw new InvalidSettingException("bootstrap_servers", "no Kafka broker answered at " + servers + " " + within);
+            throw new InvalidSettingException(BOOTSTRAP_SERVERS, "no Kafka broker answered at " + servers + " " + within);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new InvalidSettingException("bootstrap_servers", "interrupted while connecting to " + servers);
+            throw new InvalidSettingException(BOOTSTRAP_SERVERS, "interrupted while connecting to " + servers);
         } catch (KafkaException e) {
-            throw new InvalidSettingException("bootstrap_servers", "Kafka at " + servers + ": " + e.getMessage());
+            throw new InvalidSettingException(BOOTSTRAP_SERVERS, "Kafka at " + servers + ": " + e.getMessage());
         }
     }
 
@@ -170,16 +175,16 @@ final class KafkaSettings {
 
     private static InvalidSettingException topicProblem(String topic, String servers, Throwable cause) {
         if (cause instanceof UnknownTopicOrPartitionException) {
-            return new InvalidSettingException("topic", "topic '" + topic + "' does not exist on " + servers);
+            return new InvalidSettingException(KafkaSource.TOPIC, "topic '" + topic + "' does not exist on " + servers);
         }
         if (cause instanceof TopicAuthorizationException) {
-            return new InvalidSettingException("topic", "not authorized to describe topic '" + topic + "' on " + servers
+            return new InvalidSettingException(KafkaSource.TOPIC, "not authorized to describe topic '" + topic + "' on " + servers
                     + " as this client's principal; grant the ACL or change the credentials in properties:");
         }
         if (cause instanceof AuthenticationException) {
-            return new InvalidSettingException("properties", "Kafka at " + servers + " refused the credentials: " + cause.getMessage());
+            return new InvalidSettingException(PROPERTIES, "Kafka at " + servers + " refused the credentials: " + cause.getMessage());
         }
-        return new InvalidSettingException("bootstrap_servers", "Kafka at " + servers + ": " + cause.getMessage());
+        return new InvalidSettingException(BOOTSTRAP_SERVERS, "Kafka at " + servers + ": " + cause.getMessage());
     }
 
     private static String formatMillis(long ms) {
@@ -193,12 +198,12 @@ final class KafkaSettings {
                     .describeConsumerGroups(List.of(group), new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true))
                     .describedGroups().get(group).get(timeoutMs, TimeUnit.MILLISECONDS).authorizedOperations();
             if (allowed != null && !allowed.contains(AclOperation.READ) && !allowed.contains(AclOperation.ALL)) {
-                throw new InvalidSettingException("group_id", "not authorized to read as consumer group '" + group + "' on "
+                throw new InvalidSettingException(KafkaSource.GROUP_ID, "not authorized to read as consumer group '" + group + "' on "
                         + servers + " (allowed: " + allowed + "); grant the ACL or change group_id");
             }
         } catch (ExecutionException e) {
             if (e.getCause() instanceof GroupAuthorizationException) {
-                throw new InvalidSettingException("group_id", "not authorized to use consumer group '" + group + "' on "
+                throw new InvalidSettingException(KafkaSource.GROUP_ID, "not authorized to use consumer group '" + group + "' on "
                         + servers + " as this client's principal; grant the ACL or change group_id");
             }
             // A group that does not exist yet, or a broker without group descriptions: the consumer will say.

@@ -4,20 +4,20 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeEncoder;
-import dev.sluice.config.ConfigDef;
-import dev.sluice.config.ConfigType;
-import dev.sluice.config.NodeKind;
-import dev.sluice.config.ParsedConfig;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.CheckpointTimeoutException;
+import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.runtime.ErrorPolicy;
-import dev.sluice.runtime.SourceSettings;
-import dev.sluice.runtime.StageType;
+import dev.sluice.plugin.StageType;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
+import dev.sluice.plugin.config.StandardKeys;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -49,32 +49,83 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class KafkaSink implements Sink {
 
-    public static final StageType TYPE = StageType.of(NodeKind.SINK, "kafka",
-            "Writes one message per row to a topic. Rows with an `_op` column (a change stream, e.g. from a "
-                    + "debezium source) carry it as the `op` header (i, u, d) instead of in the value.",
-            AvroSettings.define(KafkaSettings.client(new ConfigDef()
-                    .define("topic", ConfigType.STRING, null, true, "The topic to write.")
-                    .defineEnum("format", List.of("json", "csv", "raw", "avro"), "json", false,
-                            "json (an object per message), csv (a line), raw (the bytes of the one column left besides "
-                                    + "the key's and `_op`, binary or string; null becomes an empty message) or avro "
-                                    + "(one datum per message, no framing).")
-                    .define("key", ConfigType.LIST, List.of(), false,
-                            "Columns that make the message key: one column's value as text, several as a JSON object. "
-                                    + "Default: the primary key of the source the rows come from (its `primary_key`), "
-                                    + "if the rows still have its columns; else no key.")
-                    .defineEnum("compression", List.of("none", "gzip", "snappy", "lz4", "zstd"), "lz4", false,
-                            "Producer compression.")
-                    .defineEnum(ErrorPolicy.KEY, List.of("dead_letter", "skip", "fail"), "dead_letter", false,
-                            "What to do with a row Kafka refuses as too large (the producer's max.request.size or the "
-                                    + "topic's max.message.bytes): write it with the reason to the dead letter, skip it "
-                                    + "(counted), or fail the run.")
-                    .define(SourceSettings.DEAD_LETTER, ConfigType.PATH, null, false,
-                            "The dead-letter file (JSON lines: node, position = the row's number in this run's output, "
-                                    + "error, record). Default: <node>.dead-letter.jsonl next to the first file sink's "
-                                    + "output, else next to the pipeline file.")), false),
-            KafkaSink::new).preparedBy(KafkaSettings::startPlatformMBeanServer);
+    /** The {@code topic} setting. */
+    public static final String TOPIC = "topic";
+    /** The {@code format} setting. */
+    public static final String FORMAT = "format";
+    /** The {@code key} setting. */
+    public static final String KEY = "key";
+    /** The {@code compression} setting. */
+    public static final String COMPRESSION = "compression";
 
-    private final ParsedConfig config;
+    /** The {@code kafka} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
+    public static final class Type implements StageType {
+
+        private static final ConfigDef CONFIG = AvroSettings.define(KafkaSettings.client(new ConfigDef()
+                .define(TOPIC, ConfigType.STRING, null, true, "The topic to write.")
+                .defineEnum(FORMAT, List.of("json", "csv", "raw", "avro"), "json", false,
+                        "json (an object per message), csv (a line), raw (the bytes of the one column left besides "
+                                + "the key's and `_op`, binary or string; null becomes an empty message) or avro "
+                                + "(one datum per message, no framing).")
+                .define(KEY, ConfigType.LIST, List.of(), false,
+                        "Columns that make the message key: one column's value as text, several as a JSON object. "
+                                + "Default: the primary key of the source the rows come from (its `primary_key`), "
+                                + "if the rows still have its columns; else no key.")
+                .defineEnum(COMPRESSION, List.of("none", "gzip", "snappy", "lz4", "zstd"), "lz4", false,
+                        "Producer compression.")
+                .defineEnum(StandardKeys.ON_ERROR, ErrorPolicy.CONFIG_NAMES, "dead_letter", false,
+                        "What to do with a row Kafka refuses as too large (the producer's max.request.size or the "
+                                + "topic's max.message.bytes): write it with the reason to the dead letter, skip it "
+                                + "(counted), or fail the run.")
+                .define(StandardKeys.DEAD_LETTER, ConfigType.PATH, null, false,
+                        "The dead-letter file (JSON lines: node, position = the row's number in this run's output, "
+                                + "error, record). Default: <node>.dead-letter.jsonl next to the first file sink's "
+                                + "output, else next to the pipeline file.")), false);
+
+        @Override
+        public int spiVersion() {
+            return SPI_VERSION;
+        }
+
+        @Override
+        public NodeKind kind() {
+            return NodeKind.SINK;
+        }
+
+        @Override
+        public String name() {
+            return "kafka";
+        }
+
+        @Override
+        public String doc() {
+            return "Writes one message per row to a topic. Rows with an `_op` column (a change stream, e.g. from a "
+                    + "debezium source) carry it as the `op` header (i, u, d) instead of in the value.";
+        }
+
+        @Override
+        public ConfigDef config() {
+            return CONFIG;
+        }
+
+        @Override
+        public KafkaSink create(Settings settings) {
+            return new KafkaSink(settings);
+        }
+
+        @Override
+        public void prepare() {
+            KafkaSettings.startPlatformMBeanServer();
+        }
+
+        /** A producer per lane; the topic takes writes from all. */
+        @Override
+        public boolean supportsLanes() {
+            return true;
+        }
+    }
+
+    private final Settings config;
     private final String topic;
     private NativeEncoder encoder;
     private List<String> key;
@@ -97,10 +148,10 @@ public final class KafkaSink implements Sink {
     private final BlockingQueue<Outgoing> outgoing = new ArrayBlockingQueue<>(2);
     private Thread sender;
 
-    KafkaSink(ParsedConfig config) {
+    KafkaSink(Settings config) {
         this.config = config;
-        this.topic = config.getString("topic");
-        this.key = config.getList("key");
+        this.topic = config.getString(TOPIC);
+        this.key = config.getList(KEY);
     }
 
     @Override
@@ -111,7 +162,7 @@ public final class KafkaSink implements Sink {
             key = PrimaryKey.of(schema);
         }
         changeStream = columns.contains(MetadataColumns.OP);
-        String format = config.getString("format");
+        String format = config.getString(FORMAT);
         List<String> excluded = new java.util.ArrayList<>(changeStream ? List.of(MetadataColumns.OP) : List.of());
         if (format.equals("raw")) {
             // The key travels as the message key; the one column left is the value.
@@ -121,13 +172,13 @@ public final class KafkaSink implements Sink {
                 AvroSettings.coreOptions(config, context.pipelineDirectory(), false));
         for (String k : key) {
             if (!columns.contains(k)) {
-                throw new InvalidSettingException("key", "key column '" + k + "' is not in the input " + columns);
+                throw new InvalidSettingException(KEY, "key column '" + k + "' is not in the input " + columns);
             }
         }
         Properties props = KafkaSettings.clientProperties(config);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.putIfAbsent(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        props.putIfAbsent(ProducerConfig.COMPRESSION_TYPE_CONFIG, config.getString("compression"));
+        props.putIfAbsent(ProducerConfig.COMPRESSION_TYPE_CONFIG, config.getString(COMPRESSION));
         // Larger batches and a short linger cut client and broker CPU several times over the
         // defaults (FIELD-NOTES); properties: can override both.
         props.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(512 * 1024));
@@ -166,14 +217,7 @@ public final class KafkaSink implements Sink {
     public void write(Batch batch) {
         throwIfFailed();
         handleRefused();
-        if (batch instanceof NativeBatch nativeBatch) {
-            write(nativeBatch);
-        } else {
-            try (VectorSchemaRoot root = batch.toVectors(context.allocator());
-                    NativeBatch copy = NativeBatch.fromVectors(context.allocator(), root)) {
-                write(copy);
-            }
-        }
+        NativeBatch.with(batch, context.allocator(), this::write);
     }
 
     /**

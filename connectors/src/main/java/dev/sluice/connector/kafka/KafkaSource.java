@@ -2,19 +2,20 @@ package dev.sluice.connector.kafka;
 
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeDecoder;
-import dev.sluice.config.ConfigDef;
-import dev.sluice.config.ConfigType;
-import dev.sluice.config.NodeKind;
-import dev.sluice.config.ParsedConfig;
 import dev.sluice.plugin.Barrier;
+import dev.sluice.plugin.ColumnTypes;
 import dev.sluice.plugin.Emitter;
 import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.Source;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.runtime.ColumnTypes;
-import dev.sluice.runtime.SourceSettings;
-import dev.sluice.runtime.StageType;
+import dev.sluice.plugin.StageType;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
+import dev.sluice.plugin.config.StandardKeys;
+import dev.sluice.plugin.config.Validator;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -50,54 +51,121 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  */
 public final class KafkaSource implements Source {
 
-    public static final StageType TYPE = StageType.of(NodeKind.SOURCE, "kafka",
-            "Reads one or more Kafka topics in a consumer group; run more instances with the same group to "
-                    + "share the partitions. Offsets are committed only when a checkpoint is durable in every sink.",
-            SourceSettings.errorHandling(SourceSettings.batching(AvroSettings.define(KafkaSettings.client(new ConfigDef()
-                    .define("topic", ConfigType.LIST, null, true, "The topic, or a list of topics.")
-                    .define("group_id", ConfigType.STRING, null, false, "Consumer group. Default: sluice-<pipeline name>.")
-                    .define("group_instance_id", ConfigType.STRING, null, false,
-                            "Static group membership: each lane's consumer joins as <this>-lane-<n> (group.instance.id), "
-                                    + "so a restarted instance, even after kill -9, gets its partitions back at once "
-                                    + "instead of after session.timeout.ms. Must differ between instances sharing the group. "
-                                    + "Default: sluice-<pipeline>-<node>-<random>, made on the first run and kept in the "
-                                    + "state DB; `none` for dynamic membership. Bounded sources use dynamic membership.")
-                    .defineEnum("starting_offsets", List.of("committed", "earliest", "latest"), "committed", false,
-                            "Where to start without a checkpoint: the group's committed offsets (else earliest), "
-                                    + "or earliest/latest regardless of them.")
-                    .defineEnum("format", List.of("json", "csv", "raw", "debezium", "avro"), "json", false,
-                            "json (one object per record), csv (one line per record), raw (the bytes as column `value`), "
-                                    + "debezium (a Debezium JSON change event: the row of `after`, or `before` for deletes, "
-                                    + "plus column `_op` = i, u or d; tombstones are skipped), or avro (one datum per record, "
-                                    + "columns from the Avro schema).")
-                    .define("schema", ConfigType.MAP, null, false,
-                            "Columns and types of the records (for debezium: of the row), e.g. {id: bigint, name: string}. "
-                                    + "Required for csv and debezium; for json, absent means inferred from the first "
-                                    + "infer_rows records of the topic (strings stay strings: declare timestamps); "
-                                    + "not used for raw and avro.")
-                    .define("infer_rows", ConfigType.INT, 1000, false, "JSON without a schema: records sampled to infer it.",
-                            dev.sluice.config.Validator.positive())
-                    .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter.")
-                    .define("primary_key", ConfigType.LIST, List.of(), false,
-                            "Columns that identify a row. Downstream nodes that keep these columns carry the key, "
-                                    + "and a kafka sink without `key:` keys its messages by it.")
-                    .define("metadata", ConfigType.LIST, List.of(), false,
-                            "Metadata columns to add: _partition, _offset, _timestamp, _key, _headers (a JSON object).")
-                    .define(dev.sluice.runtime.Pipeline.PARALLELISM, ConfigType.INT, 1, false,
-                            "Lanes: copies of the pipeline on their own threads, each with a consumer in the group, "
-                                    + "sharing the partitions (use at most one per partition).",
-                            dev.sluice.config.Validator.positive())
-                    .define("bounded", ConfigType.BOOLEAN, false, false,
-                            "Stop at the end offsets the partitions had when they were assigned (a backfill, "
-                                    + "a benchmark) instead of waiting for new records.")
-                    .define("dead_letter_topic", ConfigType.STRING, null, false,
-                            "Topic for records that do not decode (with the error and origin in headers), when on_error "
-                                    + "is dead_letter. Default: the dead_letter file.")), true))),
-            KafkaSource::new).preparedBy(KafkaSettings::startPlatformMBeanServer);
+    /** The {@code topic} setting. */
+    public static final String TOPIC = "topic";
+    /** The {@code group_id} setting. */
+    public static final String GROUP_ID = "group_id";
+    /** The {@code group_instance_id} setting. */
+    public static final String GROUP_INSTANCE_ID = "group_instance_id";
+    /** The {@code starting_offsets} setting. */
+    public static final String STARTING_OFFSETS = "starting_offsets";
+    /** The {@code format} setting. */
+    public static final String FORMAT = "format";
+    /** The {@code schema} setting. */
+    public static final String SCHEMA = "schema";
+    /** The {@code infer_rows} setting. */
+    public static final String INFER_ROWS = "infer_rows";
+    /** The {@code delimiter} setting. */
+    public static final String DELIMITER = "delimiter";
+    /** The {@code primary_key} setting. */
+    public static final String PRIMARY_KEY = "primary_key";
+    /** The {@code metadata} setting. */
+    public static final String METADATA = "metadata";
+    /** The {@code bounded} setting. */
+    public static final String BOUNDED = "bounded";
+    /** The {@code dead_letter_topic} setting. */
+    public static final String DEAD_LETTER_TOPIC = "dead_letter_topic";
 
-    private static final List<String> METADATA = List.of("_partition", "_offset", "_timestamp", "_key", "_headers");
+    /** The {@code kafka} source's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
+    public static final class Type implements StageType {
 
-    private final ParsedConfig config;
+        private static final ConfigDef CONFIG = StandardKeys.errorHandling(StandardKeys.batching(AvroSettings.define(KafkaSettings.client(new ConfigDef()
+                .define(TOPIC, ConfigType.LIST, null, true, "The topic, or a list of topics.")
+                .define(GROUP_ID, ConfigType.STRING, null, false, "Consumer group. Default: sluice-<pipeline name>.")
+                .define(GROUP_INSTANCE_ID, ConfigType.STRING, null, false,
+                        "Static group membership: each lane's consumer joins as <this>-lane-<n> (group.instance.id), "
+                                + "so a restarted instance, even after kill -9, gets its partitions back at once "
+                                + "instead of after session.timeout.ms. Must differ between instances sharing the group. "
+                                + "Default: sluice-<pipeline>-<node>-<random>, made on the first run and kept in the "
+                                + "state DB; `none` for dynamic membership. Bounded sources use dynamic membership.")
+                .defineEnum(STARTING_OFFSETS, List.of("committed", "earliest", "latest"), "committed", false,
+                        "Where to start without a checkpoint: the group's committed offsets (else earliest), "
+                                + "or earliest/latest regardless of them.")
+                .defineEnum(FORMAT, List.of("json", "csv", "raw", "debezium", "avro"), "json", false,
+                        "json (one object per record), csv (one line per record), raw (the bytes as column `value`), "
+                                + "debezium (a Debezium JSON change event: the row of `after`, or `before` for deletes, "
+                                + "plus column `_op` = i, u or d; tombstones are skipped), or avro (one datum per record, "
+                                + "columns from the Avro schema).")
+                .define(SCHEMA, ConfigType.MAP, null, false,
+                        "Columns and types of the records (for debezium: of the row), e.g. {id: bigint, name: string}. "
+                                + "Required for csv and debezium; for json, absent means inferred from the first "
+                                + "infer_rows records of the topic (strings stay strings: declare timestamps); "
+                                + "not used for raw and avro.")
+                .define(INFER_ROWS, ConfigType.INT, 1000, false, "JSON without a schema: records sampled to infer it.",
+                        Validator.positive())
+                .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter.")
+                .define(PRIMARY_KEY, ConfigType.LIST, List.of(), false,
+                        "Columns that identify a row. Downstream nodes that keep these columns carry the key, "
+                                + "and a kafka sink without `key:` keys its messages by it.")
+                .define(METADATA, ConfigType.LIST, List.of(), false,
+                        "Metadata columns to add: _partition, _offset, _timestamp, _key, _headers (a JSON object).")
+                .define(StandardKeys.PARALLELISM, ConfigType.INT, 1, false,
+                        "Lanes: copies of the pipeline on their own threads, each with a consumer in the group, "
+                                + "sharing the partitions (use at most one per partition).",
+                        Validator.positive())
+                .define(BOUNDED, ConfigType.BOOLEAN, false, false,
+                        "Stop at the end offsets the partitions had when they were assigned (a backfill, "
+                                + "a benchmark) instead of waiting for new records.")
+                .define(DEAD_LETTER_TOPIC, ConfigType.STRING, null, false,
+                        "Topic for records that do not decode (with the error and origin in headers), when on_error "
+                                + "is dead_letter. Default: the dead_letter file.")), true)));
+
+        @Override
+        public int spiVersion() {
+            return SPI_VERSION;
+        }
+
+        @Override
+        public NodeKind kind() {
+            return NodeKind.SOURCE;
+        }
+
+        @Override
+        public String name() {
+            return "kafka";
+        }
+
+        @Override
+        public String doc() {
+            return "Reads one or more Kafka topics in a consumer group; run more instances with the same group to "
+                    + "share the partitions. Offsets are committed only when a checkpoint is durable in every sink.";
+        }
+
+        @Override
+        public ConfigDef config() {
+            return CONFIG;
+        }
+
+        @Override
+        public KafkaSource create(Settings settings) {
+            return new KafkaSource(settings);
+        }
+
+        @Override
+        public void prepare() {
+            KafkaSettings.startPlatformMBeanServer();
+        }
+
+        /** Consumers in one group share the partitions between lanes. */
+        @Override
+        public boolean supportsLanes() {
+            return true;
+        }
+    }
+
+    private static final List<String> METADATA_COLUMNS = List.of("_partition", "_offset", "_timestamp", "_key", "_headers");
+
+    private final Settings config;
     private final List<String> topics;
     private final String format;
     private final List<String> metadata;
@@ -129,17 +197,17 @@ public final class KafkaSource implements Source {
     /** The key under which the derived group_instance_id is kept in the state DB, beside the offsets. */
     static final String INSTANCE_POSITION = "_group_instance_id";
 
-    KafkaSource(ParsedConfig config) {
+    KafkaSource(Settings config) {
         this.config = config;
-        this.topics = config.getList("topic");
-        this.format = config.getString("format");
-        this.metadata = config.getList("metadata");
-        this.batchSize = config.getInt(SourceSettings.BATCH_SIZE);
-        this.flushNanos = config.getDuration(SourceSettings.BATCH_FLUSH_INTERVAL).toNanos();
-        this.bounded = config.getBoolean("bounded");
+        this.topics = config.getList(TOPIC);
+        this.format = config.getString(FORMAT);
+        this.metadata = config.getList(METADATA);
+        this.batchSize = config.getInt(StandardKeys.BATCH_SIZE);
+        this.flushNanos = config.getDuration(StandardKeys.BATCH_FLUSH_INTERVAL).toNanos();
+        this.bounded = config.getBoolean(BOUNDED);
         for (String column : metadata) {
-            if (!METADATA.contains(column)) {
-                throw new InvalidSettingException("metadata", "unknown metadata column '" + column + "'; use " + METADATA);
+            if (!METADATA_COLUMNS.contains(column)) {
+                throw new InvalidSettingException(METADATA, "unknown metadata column '" + column + "'; use " + METADATA);
             }
         }
     }
@@ -148,30 +216,30 @@ public final class KafkaSource implements Source {
     public Schema open(StageContext context) {
         this.context = context;
         Properties props = KafkaSettings.clientProperties(config);
-        String group = config.has("group_id") ? config.getString("group_id") : "sluice-" + context.pipelineName();
+        String group = config.has(GROUP_ID) ? config.getString(GROUP_ID) : "sluice-" + context.pipelineName();
         Properties checkProps = KafkaSettings.checkProperties(props, config); // without the consumer's settings below
         Runnable accessCheck = () -> KafkaSettings.checkAccess(checkProps, topics, AclOperation.READ, group);
-        if (format.equals("json") && !config.has("schema")) {
+        if (format.equals("json") && !config.has(SCHEMA)) {
             accessCheck.run(); // inferring the schema reads the topic: it must exist first
         } else {
             context.checkWhileOpening(accessCheck);
         }
         Map<String, Object> formatOptions = AvroSettings.coreOptions(config, context.pipelineDirectory(), true);
         Schema declared = null;
-        if (format.equals("avro") && config.has("schema")) {
-            throw new InvalidSettingException("schema", "avro records take their columns from the Avro schema; remove `schema:`");
+        if (format.equals("avro") && config.has(SCHEMA)) {
+            throw new InvalidSettingException(SCHEMA, "avro records take their columns from the Avro schema; remove `schema:`");
         } else if (format.equals("avro")) {
             // The columns come from the Avro schema (the decoder below reports them).
-        } else if (format.equals("json") && !config.has("schema")) {
-            declared = SchemaSampler.inferJson(props, topics, config.getInt("infer_rows"), context.allocator());
+        } else if (format.equals("json") && !config.has(SCHEMA)) {
+            declared = SchemaSampler.inferJson(props, topics, config.getInt(INFER_ROWS), context.allocator());
         } else if (!format.equals("raw")) {
-            if (!config.has("schema")) {
-                throw new InvalidSettingException("schema", format + " records need a declared `schema:` (of the row)");
+            if (!config.has(SCHEMA)) {
+                throw new InvalidSettingException(SCHEMA, format + " records need a declared `schema:` (of the row)");
             }
             try {
-                declared = ColumnTypes.schema(config.getMap("schema"));
+                declared = ColumnTypes.schema(config.getMap(SCHEMA));
             } catch (IllegalArgumentException e) {
-                throw new InvalidSettingException("schema", e.getMessage());
+                throw new InvalidSettingException(SCHEMA, e.getMessage());
             }
         }
         props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
@@ -186,10 +254,10 @@ public final class KafkaSource implements Source {
         props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(batchSize));
         props.putIfAbsent(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "65536");
         props.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "20");
-        String starting = config.getString("starting_offsets");
+        String starting = config.getString(STARTING_OFFSETS);
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, starting.equals("latest") ? "latest" : "earliest");
         consumerProperties = props;
-        decoder = NativeDecoder.create(context.allocator(), format, config.getString("delimiter"), declared, formatOptions);
+        decoder = NativeDecoder.create(context.allocator(), format, config.getString(DELIMITER), declared, formatOptions);
         slab = new RecordSlab(batchSize);
         meta = metadata.isEmpty() ? null : MetadataColumns.root(metadata, context.allocator());
         Schema values = switch (format) {
@@ -199,9 +267,9 @@ public final class KafkaSource implements Source {
             default -> declared;
         };
         Schema schema = MetadataColumns.append(values, meta);
-        List<String> primaryKey = config.getList("primary_key");
+        List<String> primaryKey = config.getList(PRIMARY_KEY);
         if (!PrimaryKey.coveredBy(primaryKey, schema)) {
-            throw new InvalidSettingException("primary_key", "primary key " + primaryKey + " names columns that are not in "
+            throw new InvalidSettingException(PRIMARY_KEY, "primary key " + primaryKey + " names columns that are not in "
                     + schema.getFields().stream().map(org.apache.arrow.vector.types.pojo.Field::getName).toList());
         }
         return PrimaryKey.with(schema, primaryKey);
@@ -212,7 +280,7 @@ public final class KafkaSource implements Source {
      * an earlier run of this state DB made, else a new one (saved with the next checkpoint).
      */
     private String instanceBase(Properties props) {
-        String configured = config.has("group_instance_id") ? config.getString("group_instance_id")
+        String configured = config.has(GROUP_INSTANCE_ID) ? config.getString(GROUP_INSTANCE_ID)
                 : (String) props.get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         if (configured != null) {
             return configured.isBlank() || configured.equals("none") ? null : configured;
@@ -233,9 +301,9 @@ public final class KafkaSource implements Source {
     @Override
     public void start() {
         consumer = new KafkaConsumer<>(consumerProperties, new ByteArrayDeserializer(), new ValueViews());
-        consumer.subscribe(topics, new Rebalance(config.getString("starting_offsets")));
-        if (config.has("dead_letter_topic")) {
-            deadLetters = new DeadLetterProducer(KafkaSettings.clientProperties(config), config.getString("dead_letter_topic"));
+        consumer.subscribe(topics, new Rebalance(config.getString(STARTING_OFFSETS)));
+        if (config.has(DEAD_LETTER_TOPIC)) {
+            deadLetters = new DeadLetterProducer(KafkaSettings.clientProperties(config), config.getString(DEAD_LETTER_TOPIC));
         }
     }
 
@@ -349,7 +417,7 @@ public final class KafkaSource implements Source {
         Map<String, String> out = new TreeMap<>();
         at.forEach((tp, offset) -> out.put(tp.topic() + "/" + tp.partition(),
                 "{\"offset\":" + offset + ",\"epoch\":" + epoch + "}"));
-        if (instanceBase != null && !config.has("group_instance_id")) {
+        if (instanceBase != null && !config.has(GROUP_INSTANCE_ID)) {
             out.put(INSTANCE_POSITION, KafkaSettings.idJson(instanceBase));
         }
         return out;

@@ -52,12 +52,12 @@ final class SchemaSampler {
                 }
             }
             if (sample.count() == 0) {
-                throw new InvalidSettingException("schema", "cannot infer the schema: " + topics + " has no records yet; declare `schema:`");
+                throw new InvalidSettingException(KafkaSource.SCHEMA, "cannot infer the schema: " + topics + " has no records yet; declare `schema:`");
             }
             try {
                 return NativeDecoder.inferJsonSchema(allocator, sample.data(), sample.offsets(), sample.count());
             } catch (RuntimeException e) {
-                throw new InvalidSettingException("schema", "cannot infer the schema from " + sample.count() + " records of "
+                throw new InvalidSettingException(KafkaSource.SCHEMA, "cannot infer the schema from " + sample.count() + " records of "
                         + topics + ": " + e.getMessage() + "; declare `schema:`", e);
             }
         }

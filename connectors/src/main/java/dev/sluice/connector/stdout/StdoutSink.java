@@ -2,13 +2,14 @@ package dev.sluice.connector.stdout;
 
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeEncoder;
-import dev.sluice.config.ConfigDef;
-import dev.sluice.config.NodeKind;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.runtime.StageType;
+import dev.sluice.plugin.StageType;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.Settings;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -17,7 +18,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.util.List;
-import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -26,11 +26,51 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class StdoutSink implements Sink {
 
-    public static final StageType TYPE = StageType.of(NodeKind.SINK, "stdout",
-            "Prints every row on standard output; progress goes to standard error.",
-            new ConfigDef().defineEnum("format", List.of("json", "csv"), "json", false,
-                    "json (one object per line) or csv (no header)."),
-            config -> new StdoutSink(config.getString("format")));
+    /** The {@code format} setting. */
+    public static final String FORMAT = "format";
+
+    /** The {@code stdout} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
+    public static final class Type implements StageType {
+
+        private static final ConfigDef CONFIG = new ConfigDef().defineEnum(FORMAT, List.of("json", "csv"), "json", false,
+                "json (one object per line) or csv (no header).");
+
+        @Override
+        public int spiVersion() {
+            return SPI_VERSION;
+        }
+
+        @Override
+        public NodeKind kind() {
+            return NodeKind.SINK;
+        }
+
+        @Override
+        public String name() {
+            return "stdout";
+        }
+
+        @Override
+        public String doc() {
+            return "Prints every row on standard output; progress goes to standard error.";
+        }
+
+        @Override
+        public ConfigDef config() {
+            return CONFIG;
+        }
+
+        @Override
+        public StdoutSink create(Settings settings) {
+            return new StdoutSink(settings.getString(FORMAT));
+        }
+
+        /** Each lane writes whole batches; lines of different lanes interleave only between batches. */
+        @Override
+        public boolean supportsLanes() {
+            return true;
+        }
+    }
 
     private final NativeEncoder encoder;
     private final FileChannel out = new FileOutputStream(FileDescriptor.out).getChannel();
@@ -47,14 +87,7 @@ public final class StdoutSink implements Sink {
 
     @Override
     public void write(Batch batch) {
-        if (batch instanceof NativeBatch nativeBatch) {
-            encoder.encode(nativeBatch, this::writeFully);
-        } else {
-            try (VectorSchemaRoot root = batch.toVectors(context.allocator());
-                    NativeBatch copy = NativeBatch.fromVectors(context.allocator(), root)) {
-                encoder.encode(copy, this::writeFully);
-            }
-        }
+        NativeBatch.with(batch, context.allocator(), nativeBatch -> encoder.encode(nativeBatch, this::writeFully));
     }
 
     private void writeFully(MemorySegment bytes) {

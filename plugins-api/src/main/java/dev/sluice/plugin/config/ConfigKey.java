@@ -1,4 +1,4 @@
-package dev.sluice.config;
+package dev.sluice.plugin.config;
 
 import java.util.List;
 import java.util.Objects;
@@ -41,9 +41,8 @@ public final class ConfigKey {
     }
 
     /**
-     * The value used when the key is absent, already converted to the type's Java class (e.g. a
-     * {@code Duration}); null if none. A PATH default stays as written (a {@code String}), since it is
-     * resolved against each pipeline file's directory.
+     * The value used when the key is absent, as declared (e.g. {@code "50ms"} or a {@code Duration});
+     * null if none. The engine converts it as it converts a value written in a pipeline file.
      */
     public Object defaultValue() {
         return defaultValue;

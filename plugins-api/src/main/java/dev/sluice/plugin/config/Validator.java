@@ -1,4 +1,4 @@
-package dev.sluice.config;
+package dev.sluice.plugin.config;
 
 import java.nio.file.Path;
 import java.time.Duration;
