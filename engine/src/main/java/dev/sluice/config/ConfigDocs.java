@@ -22,7 +22,7 @@ public final class ConfigDocs {
 
     /** The Markdown reference: the pipeline-wide settings, then {@link #nodeTypes}. */
     public static String markdown(NodeTypeRegistry registry) {
-        return PIPELINE_SETTINGS + "\n" + nodeTypes(registry);
+        return PIPELINE_SETTINGS + "\n" + nodeTypes(registry) + "\n" + ENVIRONMENT;
     }
 
     /** The top-level settings of a pipeline file (read by PipelineLoader, PathPolicy and the runtime). */
@@ -37,6 +37,30 @@ public final class ConfigDocs {
             | `checkpoint.interval` | duration | `10s` | Time between checkpoints (a barrier through every node, then the sources' positions are saved and committed). |
             | `checkpoint.timeout` | duration | `60s` | Longest the sinks may take to make an epoch durable; an epoch that misses it is given up, counted, and the run goes on. |
             | `paths.allowed_dirs` | list | the pipeline file's directory and the working directory | The directories every file the pipeline names must be inside: file sources and sinks, dead letters, side tables, schema files — every setting of type path. Relative entries are relative to the pipeline file; listing directories replaces the defaults. Paths are compared after `..` and symbolic links are resolved; one outside is refused by `validate` and `run` with its file:line:column, node and reason. |
+            """;
+
+    /**
+     * Every environment variable and Java system property the engine, the bridge and the connectors
+     * read (ConfigDocsTest scans their sources so that a new one cannot go undocumented). The
+     * launcher's own variables are in README.md.
+     */
+    static final String ENVIRONMENT = """
+            # Environment variables and system properties
+
+            Read by the engine besides the pipeline file. The launcher's own `SLUICE_*` variables (the JVM,
+            `SLUICE_JAVA_OPTS`, `SLUICE_CDS`, ...) are described in README.md; system properties are set with
+            `-Dname=value` in `SLUICE_JAVA_OPTS`.
+
+            | Name | Kind | Default | Description |
+            | --- | --- | --- | --- |
+            | `SLUICE_SUMMARY_JSON` | environment | unset | `run` writes the run's totals (records in and out, wall and CPU seconds) as JSON to this file, for scripts and benchmarks. |
+            | `SLUICE_CDS_ARCHIVE` | environment | unset; set by the launcher | The class-data-sharing archive a `run` uses or creates; a run that ends before its first record marks it partial so the launcher records a new one. |
+            | `XDG_CACHE_HOME` | environment | `~/.cache` | Base of the directory the native core is extracted to from the JAR (`$XDG_CACHE_HOME/sluice/native`), unless `sluice.native.cache` is set. |
+            | `sluice.bridge` | system property | `ffm` | How Java calls the native core: `ffm` (Foreign Function & Memory API) or `jni`. |
+            | `sluice.native.path` | system property | unset: the library inside the JAR | A native core to load instead: the library file, or a directory holding it. |
+            | `sluice.native.cache` | system property | `$XDG_CACHE_HOME/sluice/native` | The directory the native core is extracted to from the JAR. |
+            | `user.home` | system property | the JVM's | `~` at the start of a path setting; the default of `XDG_CACHE_HOME`. |
+            | `os.name`, `os.arch` | system property | the JVM's | Which native core in the JAR fits the platform. |
             """;
 
     /** A section per node kind, a subsection per type with a table of its keys. */
