@@ -1,6 +1,7 @@
 package dev.sluice.config;
 
 import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.config.ConfigKey;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -10,7 +11,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * Renders the reference documentation of all registered node types as Markdown, from the same
+ * Renders the reference documentation of all registered stage types as Markdown, from the same
  * {@link ConfigDef}s that check pipeline files, so the docs cannot drift from the code. The output
  * is deterministic (types sorted by name, keys in definition order) so it can be committed and
  * compared in tests.
@@ -21,7 +22,7 @@ public final class ConfigDocs {
     }
 
     /** The Markdown reference: the pipeline-wide settings, then {@link #nodeTypes}. */
-    public static String markdown(NodeTypeRegistry registry) {
+    public static String markdown(StageTypes registry) {
         return PIPELINE_SETTINGS + "\n" + nodeTypes(registry) + "\n" + ENVIRONMENT;
     }
 
@@ -64,28 +65,29 @@ public final class ConfigDocs {
             """;
 
     /** A section per node kind, a subsection per type with a table of its keys. */
-    public static String nodeTypes(NodeTypeRegistry registry) {
+    public static String nodeTypes(StageTypes registry) {
         StringBuilder out = new StringBuilder("# Pipeline node types\n");
         for (NodeKind kind : NodeKind.values()) {
             String block = kind.blockName();
             out.append("\n## ").append(Character.toUpperCase(block.charAt(0))).append(block.substring(1)).append('\n');
-            List<NodeTypeRegistry.NodeType> types = registry.types(kind);
+            List<StageType> types = registry.types(kind);
             if (types.isEmpty()) {
                 out.append("\nNo ").append(kind.word()).append(" types are registered.\n");
             }
-            for (NodeTypeRegistry.NodeType type : types) {
+            for (StageType type : types) {
                 appendType(out, type);
             }
         }
         return out.toString();
     }
 
-    private static void appendType(StringBuilder out, NodeTypeRegistry.NodeType type) {
-        out.append("\n### `").append(type.type()).append("`\n");
-        if (!type.doc().isBlank()) {
-            out.append('\n').append(type.doc().strip()).append('\n');
+    private static void appendType(StringBuilder out, StageType type) {
+        out.append("\n### `").append(type.name()).append("`\n");
+        String doc = type.doc() == null ? "" : type.doc();
+        if (!doc.isBlank()) {
+            out.append('\n').append(doc.strip()).append('\n');
         }
-        List<ConfigKey> keys = type.def().keys();
+        List<ConfigKey> keys = type.config().keys();
         if (keys.isEmpty()) {
             out.append("\nThis type takes no settings.\n");
             return;

@@ -7,6 +7,7 @@ import dev.sluice.config.Location;
 import dev.sluice.config.NodeSpec;
 import dev.sluice.config.ParsedConfig;
 import dev.sluice.config.PipelineSpec;
+import dev.sluice.config.StageTypes;
 import dev.sluice.observe.RunStats;
 import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;

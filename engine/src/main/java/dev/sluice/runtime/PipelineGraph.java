@@ -5,6 +5,7 @@ import dev.sluice.config.NodeSpec;
 import dev.sluice.config.ParsedConfig;
 import dev.sluice.config.PipelineSpec;
 import dev.sluice.config.SettingsParser;
+import dev.sluice.config.StageTypes;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.StageType;

@@ -3,9 +3,6 @@ package dev.sluice.config;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,18 +12,20 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ConfigDocsTest {
 
     @Test
     void rendersAMarkdownReference() {
-        NodeTypeRegistry registry = new NodeTypeRegistry()
-                .register(NodeKind.SINK, "stdout", new ConfigDef(), "Prints rows.")
-                .register(NodeKind.SOURCE, "generator", ConfigDefTest.generatorDef(), "Generates synthetic\nauction events.")
-                .register(NodeKind.SINK, "file", new ConfigDef()
+        StageTypes registry = new StageTypes()
+                .register(TestStageType.declared(NodeKind.SINK, "stdout", new ConfigDef(), "Prints rows."))
+                .register(TestStageType.declared(NodeKind.SOURCE, "generator", ConfigDefTest.generatorDef(), "Generates synthetic\nauction events."))
+                .register(TestStageType.declared(NodeKind.SINK, "file", new ConfigDef()
                         .define("path", ConfigType.PATH, "out.csv", false, "Where to write; relative to the pipeline file.")
                         .defineEnum("format", List.of("csv", "json"), "csv", false, "Row format:\n csv | json.")
-                        .define("headers", ConfigType.LIST, List.of(), false, ""), "");
+                        .define("headers", ConfigType.LIST, List.of(), false, ""), ""));
         assertEquals("""
                 # Pipeline node types
 

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The definition of one setting of a node type, as declared with {@link ConfigDef#define}: used to
+ * The definition of one setting of a stage type, as declared with {@link ConfigDef#define}: used to
  * check and convert pipeline files, and to generate the reference docs.
  */
 public final class ConfigKey {

@@ -1,33 +1,34 @@
 package dev.sluice.config;
 
 import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.List;
-import java.util.Map;
-import org.junit.jupiter.api.Test;
-
-class NodeTypeRegistryTest {
+class StageTypesTest {
 
     private final ConfigDef generator = ConfigDefTest.generatorDef();
-    private final NodeTypeRegistry registry = new NodeTypeRegistry()
-            .register(NodeKind.SOURCE, "generator", generator, "Synthetic events.")
-            .register(NodeKind.SOURCE, "file", new ConfigDef().define("path", ConfigType.PATH, null, true, "File."), "")
-            .register(NodeKind.SOURCE, "kafka", new ConfigDef(), "")
-            .register(NodeKind.TRANSFORM, "sql", new ConfigDef().define("sql", ConfigType.STRING, null, true, ""), "")
-            .register(NodeKind.SINK, "stdout", new ConfigDef(), "");
+    private final StageTypes registry = new StageTypes()
+            .register(TestStageType.declared(NodeKind.SOURCE, "generator", generator, "Synthetic events."))
+            .register(TestStageType.declared(NodeKind.SOURCE, "file", new ConfigDef().define("path", ConfigType.PATH, null, true, "File."), ""))
+            .register(TestStageType.declared(NodeKind.SOURCE, "kafka", new ConfigDef(), ""))
+            .register(TestStageType.declared(NodeKind.TRANSFORM, "sql", new ConfigDef().define("sql", ConfigType.STRING, null, true, ""), ""))
+            .register(TestStageType.declared(NodeKind.SINK, "stdout", new ConfigDef(), ""));
 
     @Test
     void findsTheDefinitionOfANodesType() {
         NodeSpec node = ConfigDefTest.generator("entity: bid");
         assertSame(generator, registry.defFor(node));
+        assertEquals("generator", registry.typeOf(node).name());
         assertEquals(List.of("file", "generator", "kafka"),
-                registry.types(NodeKind.SOURCE).stream().map(NodeTypeRegistry.NodeType::type).toList());
+                registry.types(NodeKind.SOURCE).stream().map(StageType::name).toList());
     }
 
     @Test
@@ -82,7 +83,7 @@ class NodeTypeRegistryTest {
     @Test
     void typesAreRegisteredOnce() {
         assertEquals("source type 'file' is already registered", assertThrows(IllegalArgumentException.class,
-                () -> registry.register(NodeKind.SOURCE, "file", new ConfigDef(), "")).getMessage());
-        registry.register(NodeKind.SINK, "file", new ConfigDef(), ""); // another kind may reuse the name
+                () -> registry.register(TestStageType.declared(NodeKind.SOURCE, "file", new ConfigDef(), ""))).getMessage());
+        registry.register(TestStageType.declared(NodeKind.SINK, "file", new ConfigDef(), "")); // another kind may reuse the name
     }
 }

@@ -1,4 +1,4 @@
-package dev.sluice.runtime;
+package dev.sluice.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,7 +12,8 @@ import dev.sluice.plugin.config.Validator;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class StageTypesTest {
+/** Registration through the SPI: ServiceLoader discovery and the checks made on each type. */
+class StageTypeRegistrationTest {
 
     @Test
     void everyBuiltInTypeIsFoundThroughTheServiceLoader() {
@@ -25,13 +26,13 @@ class StageTypesTest {
     @Test
     void aTypeBuiltAgainstAnotherSpiVersionIsRefused() {
         StageTypes types = new StageTypes();
-        TestStageType newer = new TestStageType(StageType.SPI_VERSION + 1, NodeKind.SINK, "from-the-future",
+        TestStageType newer = new TestStageType(StageType.SPI_VERSION + 1, NodeKind.SINK, "from-the-future", "built against a later SPI",
                 new ConfigDef(), settings -> null);
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> types.register(newer));
         assertEquals("stage type 'from-the-future' (" + TestStageType.class.getName() + ") was built against version "
                 + (StageType.SPI_VERSION + 1) + " of the Sluice stage SPI, but this engine implements version "
                 + StageType.SPI_VERSION + "; rebuild it against this engine's plugins-api", e.getMessage());
-        assertTrue(types.registry().types(NodeKind.SINK).isEmpty(), "a refused type is not registered");
+        assertTrue(types.types(NodeKind.SINK).isEmpty(), "a refused type is not registered");
     }
 
     @Test
@@ -44,6 +45,6 @@ class StageTypesTest {
     }
 
     private static List<String> names(StageTypes types, NodeKind kind) {
-        return types.registry().types(kind).stream().map(t -> t.type()).toList();
+        return types.types(kind).stream().map(StageType::name).toList();
     }
 }
