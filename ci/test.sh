@@ -48,6 +48,8 @@ rows=$(wc -l < "$out/stdout.jsonl")
 head -n 3 "$out/stdout.jsonl"
 tail -n 4 "$out/stderr.txt"
 ./sluice validate examples/quickstart.yaml
+# The JAR finds every stage type through ServiceLoader: the shade plugin must merge META-INF/services.
+./sluice config-docs | diff -u docs/configuration.md - || { echo "the JAR's stage types differ from docs/configuration.md" >&2; exit 1; }
 
 echo "== Launcher: no command, a JRE, stale JARs, missing tools (ci/launcher-test.sh)"
 bash ci/launcher-test.sh

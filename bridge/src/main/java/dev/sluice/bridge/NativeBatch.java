@@ -1,6 +1,7 @@
 package dev.sluice.bridge;
 
 import dev.sluice.plugin.Batch;
+import java.util.function.Consumer;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.ArrowSchema;
 import org.apache.arrow.c.Data;
@@ -28,6 +29,22 @@ public final class NativeBatch extends NativeHandle implements Batch {
      */
     public static NativeBatch fromVectors(BufferAllocator allocator, VectorSchemaRoot root) {
         return new NativeBatch(DirectExport.exportTo(allocator, root, (array, schema) -> core().batchImport(array, schema)));
+    }
+
+    /**
+     * Calls {@code action} with {@code batch} as a native batch: the batch itself when it is one (no
+     * copy), else its columns moved into the core for the call and released after it. For stages
+     * that hand any {@link Batch} they are given to a native call (a file writer, an encoder).
+     */
+    public static void with(Batch batch, BufferAllocator allocator, Consumer<NativeBatch> action) {
+        if (batch instanceof NativeBatch nativeBatch) {
+            action.accept(nativeBatch);
+            return;
+        }
+        try (VectorSchemaRoot root = batch.toVectors(allocator);
+                NativeBatch copy = fromVectors(allocator, root)) {
+            action.accept(copy);
+        }
     }
 
     @Override

@@ -4,12 +4,12 @@ import dev.sluice.bridge.NativeCore;
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.PipelineLoader;
 import dev.sluice.config.PipelineSpec;
+import dev.sluice.config.StageTypes;
 import dev.sluice.runtime.BackgroundPositionStore;
+import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.PositionStore;
 import dev.sluice.state.StateDirectories;
 import dev.sluice.state.StatePositionStore;
-import dev.sluice.runtime.Pipeline;
-import dev.sluice.runtime.StageTypes;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import picocli.CommandLine.Model.CommandSpec;
@@ -67,7 +67,7 @@ final class CommonOptions {
                 Path directory = StateDirectories.forPipeline(spec.name(), stateDir);
                 positions = new BackgroundPositionStore(() -> StatePositionStore.open(directory, spec.name()));
             }
-            return Pipeline.assemble(spec, StageTypes.builtIn(), positions);
+            return Pipeline.assemble(spec, StageTypes.installed(), positions);
         } catch (ConfigException e) {
             positions.close();
             report(err, e);

@@ -1,7 +1,7 @@
 package dev.sluice.cli;
 
 import dev.sluice.config.ConfigDocs;
-import dev.sluice.runtime.StageTypes;
+import dev.sluice.config.StageTypes;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 
@@ -11,7 +11,7 @@ final class ConfigDocsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        System.out.print(ConfigDocs.markdown(StageTypes.builtIn().registry()));
+        System.out.print(ConfigDocs.markdown(StageTypes.installed()));
         return 0;
     }
 }

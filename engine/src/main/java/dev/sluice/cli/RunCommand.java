@@ -1,10 +1,10 @@
 package dev.sluice.cli;
 
+import dev.sluice.config.StageTypes;
 import dev.sluice.observe.Progress;
-import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.Lanes;
+import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.PipelineRunner;
-import dev.sluice.runtime.StageTypes;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -123,7 +123,7 @@ final class RunCommand implements Callable<Integer> {
     private int run(Pipeline pipeline) {
         Lanes lanes;
         try {
-            lanes = Lanes.of(pipeline, StageTypes.builtIn());
+            lanes = Lanes.of(pipeline, StageTypes.installed());
         } catch (RuntimeException e) {
             pipeline.close();
             options.report(System.err, "error: " + file + ": ", e);

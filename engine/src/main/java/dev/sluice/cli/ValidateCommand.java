@@ -1,6 +1,6 @@
 package dev.sluice.cli;
 
-import dev.sluice.config.NodeKind;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.runtime.Pipeline;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;

@@ -1,5 +1,8 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.StageType;
+import dev.sluice.plugin.config.ConfigKey;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,7 +11,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * Renders the reference documentation of all registered node types as Markdown, from the same
+ * Renders the reference documentation of all registered stage types as Markdown, from the same
  * {@link ConfigDef}s that check pipeline files, so the docs cannot drift from the code. The output
  * is deterministic (types sorted by name, keys in definition order) so it can be committed and
  * compared in tests.
@@ -19,8 +22,8 @@ public final class ConfigDocs {
     }
 
     /** The Markdown reference: the pipeline-wide settings, then {@link #nodeTypes}. */
-    public static String markdown(NodeTypeRegistry registry) {
-        return PIPELINE_SETTINGS + "\n" + nodeTypes(registry);
+    public static String markdown(StageTypes registry) {
+        return PIPELINE_SETTINGS + "\n" + nodeTypes(registry) + "\n" + ENVIRONMENT;
     }
 
     /** The top-level settings of a pipeline file (read by PipelineLoader, PathPolicy and the runtime). */
@@ -37,29 +40,54 @@ public final class ConfigDocs {
             | `paths.allowed_dirs` | list | the pipeline file's directory and the working directory | The directories every file the pipeline names must be inside: file sources and sinks, dead letters, side tables, schema files — every setting of type path. Relative entries are relative to the pipeline file; listing directories replaces the defaults. Paths are compared after `..` and symbolic links are resolved; one outside is refused by `validate` and `run` with its file:line:column, node and reason. |
             """;
 
+    /**
+     * Every environment variable and Java system property the engine, the bridge and the connectors
+     * read (ConfigDocsTest scans their sources so that a new one cannot go undocumented). The
+     * launcher's own variables are in README.md.
+     */
+    static final String ENVIRONMENT = """
+            # Environment variables and system properties
+
+            Read by the engine besides the pipeline file. The launcher's own `SLUICE_*` variables (the JVM,
+            `SLUICE_JAVA_OPTS`, `SLUICE_CDS`, ...) are described in README.md; system properties are set with
+            `-Dname=value` in `SLUICE_JAVA_OPTS`.
+
+            | Name | Kind | Default | Description |
+            | --- | --- | --- | --- |
+            | `SLUICE_SUMMARY_JSON` | environment | unset | `run` writes the run's totals (records in and out, wall and CPU seconds) as JSON to this file, for scripts and benchmarks. |
+            | `SLUICE_CDS_ARCHIVE` | environment | unset; set by the launcher | The class-data-sharing archive a `run` uses or creates; a run that ends before its first record marks it partial so the launcher records a new one. |
+            | `XDG_CACHE_HOME` | environment | `~/.cache` | Base of the directory the native core is extracted to from the JAR (`$XDG_CACHE_HOME/sluice/native`), unless `sluice.native.cache` is set. |
+            | `sluice.bridge` | system property | `ffm` | How Java calls the native core: `ffm` (Foreign Function & Memory API) or `jni`. |
+            | `sluice.native.path` | system property | unset: the library inside the JAR | A native core to load instead: the library file, or a directory holding it. |
+            | `sluice.native.cache` | system property | `$XDG_CACHE_HOME/sluice/native` | The directory the native core is extracted to from the JAR. |
+            | `user.home` | system property | the JVM's | `~` at the start of a path setting; the default of `XDG_CACHE_HOME`. |
+            | `os.name`, `os.arch` | system property | the JVM's | Which native core in the JAR fits the platform. |
+            """;
+
     /** A section per node kind, a subsection per type with a table of its keys. */
-    public static String nodeTypes(NodeTypeRegistry registry) {
+    public static String nodeTypes(StageTypes registry) {
         StringBuilder out = new StringBuilder("# Pipeline node types\n");
         for (NodeKind kind : NodeKind.values()) {
             String block = kind.blockName();
             out.append("\n## ").append(Character.toUpperCase(block.charAt(0))).append(block.substring(1)).append('\n');
-            List<NodeTypeRegistry.NodeType> types = registry.types(kind);
+            List<StageType> types = registry.types(kind);
             if (types.isEmpty()) {
                 out.append("\nNo ").append(kind.word()).append(" types are registered.\n");
             }
-            for (NodeTypeRegistry.NodeType type : types) {
+            for (StageType type : types) {
                 appendType(out, type);
             }
         }
         return out.toString();
     }
 
-    private static void appendType(StringBuilder out, NodeTypeRegistry.NodeType type) {
-        out.append("\n### `").append(type.type()).append("`\n");
-        if (!type.doc().isBlank()) {
-            out.append('\n').append(type.doc().strip()).append('\n');
+    private static void appendType(StringBuilder out, StageType type) {
+        out.append("\n### `").append(type.name()).append("`\n");
+        String doc = type.doc() == null ? "" : type.doc();
+        if (!doc.isBlank()) {
+            out.append('\n').append(doc.strip()).append('\n');
         }
-        List<ConfigKey> keys = type.def().keys();
+        List<ConfigKey> keys = type.config().keys();
         if (keys.isEmpty()) {
             out.append("\nThis type takes no settings.\n");
             return;
@@ -79,7 +107,7 @@ public final class ConfigDocs {
         for (ConfigKey key : keys) {
             out.append("| `").append(key.name()).append("` | ")
                     .append(key.type().displayName()).append(" | ")
-                    .append(key.defaultValue() == null ? "" : code(format(key.defaultValue()))).append(" | ")
+                    .append(key.defaultValue() == null ? "" : code(format(SettingsParser.defaultOf(key)))).append(" | ")
                     .append(key.required() ? "yes" : "no").append(" | ")
                     .append(cell(allowed(key))).append(" | ")
                     .append(cell(key.doc())).append(" |\n");

@@ -1,5 +1,6 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,9 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigKey;
+import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
@@ -13,7 +17,7 @@ import java.util.OptionalInt;
 import java.util.OptionalLong;
 
 /**
- * A node's settings after {@link ConfigDef#parse(NodeSpec)}: converted, validated and completed with
+ * A node's settings after {@link SettingsParser#parse}: converted, validated and completed with
  * defaults, read through typed getters. It keeps the {@link NodeSpec} so that later, semantic checks
  * (e.g. "topic does not exist") can still point at the right place with {@link #problem}.
  *
@@ -22,7 +26,7 @@ import java.util.OptionalLong;
  * has no value and no default; primitive getters then throw {@link IllegalStateException}, so use
  * the {@code getOptional...} variants for optional keys without default.
  */
-public final class ParsedConfig {
+public final class ParsedConfig implements Settings {
 
     private final NodeSpec node;
     private final ConfigDef def;
@@ -48,82 +52,97 @@ public final class ParsedConfig {
     }
 
     /** Whether {@code key} was set in the pipeline file (as opposed to defaulted or absent). */
+    @Override
     public boolean has(String key) {
         definition(key);
         return explicit.containsKey(key);
     }
 
     /** The converted value of {@code key}, or its default, or null. */
+    @Override
     public Object get(String key) {
         definition(key);
         return effective.get(key);
     }
 
     /** Every key that has a value (set or defaulted) with its converted value, in definition order. */
+    @Override
     public Map<String, Object> values() {
         return effective;
     }
 
     /** A STRING or ENUM value; null if none. */
+    @Override
     public String getString(String key) {
         return (String) typed(key, ConfigType.STRING, ConfigType.ENUM);
     }
 
     /** An INT value. */
+    @Override
     public int getInt(String key) {
         return (Integer) required(key, ConfigType.INT);
     }
 
     /** An INT or LONG value. */
+    @Override
     public long getLong(String key) {
         return ((Number) required(key, ConfigType.INT, ConfigType.LONG)).longValue();
     }
 
     /** An INT, LONG or DOUBLE value. */
+    @Override
     public double getDouble(String key) {
         return ((Number) required(key, ConfigType.INT, ConfigType.LONG, ConfigType.DOUBLE)).doubleValue();
     }
 
     /** A BOOLEAN value. */
+    @Override
     public boolean getBoolean(String key) {
         return (Boolean) required(key, ConfigType.BOOLEAN);
     }
 
     /** An INT value, if there is one. */
+    @Override
     public OptionalInt getOptionalInt(String key) {
         Object value = typed(key, ConfigType.INT);
         return value == null ? OptionalInt.empty() : OptionalInt.of((Integer) value);
     }
 
     /** An INT or LONG value, if there is one. */
+    @Override
     public OptionalLong getOptionalLong(String key) {
         Object value = typed(key, ConfigType.INT, ConfigType.LONG);
         return value == null ? OptionalLong.empty() : OptionalLong.of(((Number) value).longValue());
     }
 
     /** An INT, LONG or DOUBLE value, if there is one. */
+    @Override
     public OptionalDouble getOptionalDouble(String key) {
         Object value = typed(key, ConfigType.INT, ConfigType.LONG, ConfigType.DOUBLE);
         return value == null ? OptionalDouble.empty() : OptionalDouble.of(((Number) value).doubleValue());
     }
 
     /** A BOOLEAN value, if there is one. */
+    @Override
     public Optional<Boolean> getOptionalBoolean(String key) {
         return Optional.ofNullable((Boolean) typed(key, ConfigType.BOOLEAN));
     }
 
     /** A DURATION value; null if none. */
+    @Override
     public Duration getDuration(String key) {
         return (Duration) typed(key, ConfigType.DURATION);
     }
 
     /** A LIST value; empty if none. */
+    @Override
     public List<String> getList(String key) {
         Object value = typed(key, ConfigType.LIST);
         return value == null ? List.of() : ((List<?>) value).stream().map(String.class::cast).toList();
     }
 
     /** A MAP value, in the order written; empty if none. */
+    @Override
     public Map<String, String> getMap(String key) {
         Object value = typed(key, ConfigType.MAP);
         Map<String, String> map = new LinkedHashMap<>();
@@ -135,6 +154,7 @@ public final class ParsedConfig {
 
     /** A SECTIONS value: each section's settings by name, in the order written; empty if none. */
     @SuppressWarnings("unchecked")
+    @Override
     public Map<String, ParsedConfig> getSections(String key) {
         Object value = typed(key, ConfigType.SECTIONS);
         return value == null ? Map.of() : (Map<String, ParsedConfig>) value;
@@ -146,6 +166,7 @@ public final class ParsedConfig {
     }
 
     /** A PATH value, absolute and resolved against the pipeline file's directory; null if none. */
+    @Override
     public Path getPath(String key) {
         return (Path) typed(key, ConfigType.PATH);
     }
@@ -156,6 +177,7 @@ public final class ParsedConfig {
      *
      * @throws IllegalStateException if no constant matches (the definition and the enum disagree)
      */
+    @Override
     public <E extends Enum<E>> E getEnum(String key, Class<E> type) {
         String value = getString(key);
         if (value == null) {
@@ -181,6 +203,7 @@ public final class ParsedConfig {
      * A problem with the value of {@code key} found after parsing, located at that value and naming
      * this node, e.g. {@code config.problem("topic", "topic 'bids' does not exist")}.
      */
+    @Override
     public ConfigException problem(String key, String reason) {
         return new ConfigException(locationOf(key), node.name(), reason);
     }

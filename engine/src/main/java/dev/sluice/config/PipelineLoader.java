@@ -1,5 +1,6 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
@@ -15,7 +16,7 @@ import java.util.Map;
 /**
  * Reads a pipeline file and checks its structure: the top-level keys, that each block maps node
  * names to nodes, that every node has a {@code type}, that {@code from} names nodes, and that node
- * names are unique. It knows nothing about particular node types (that is {@link ConfigDef}'s job)
+ * names are unique. It knows nothing about particular stage types (that is {@link StageTypes}' job)
  * nor whether {@code from} names exist (the engine resolves the graph).
  *
  * <p>All structural problems in a file are reported together in one {@link ConfigException};

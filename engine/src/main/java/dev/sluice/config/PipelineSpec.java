@@ -1,5 +1,6 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,7 +12,7 @@ import java.util.Objects;
 /**
  * A pipeline file after its structure has been checked: its nodes by kind, each in the order
  * written, plus the raw top-level entries for settings that concern the pipeline as a whole.
- * Node types and graph edges are not checked yet; see {@link NodeTypeRegistry} for the former.
+ * Node types and graph edges are not checked yet; see {@link StageTypes} for the former.
  *
  * @param file the pipeline file
  * @param name the {@code name} key, or the file name without its extension

@@ -4,7 +4,7 @@ import java.util.Collection;
 import java.util.Locale;
 import java.util.Optional;
 
-/** "Did you mean" suggestions for misspelt keys, node types and enum values. */
+/** "Did you mean" suggestions for misspelt keys, stage types and enum values. */
 final class Suggestions {
 
     private Suggestions() {

@@ -1,5 +1,6 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.config.ConfigType;
 import java.io.Serial;
 import java.math.BigDecimal;
 import java.nio.file.InvalidPathException;

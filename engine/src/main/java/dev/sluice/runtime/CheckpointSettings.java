@@ -16,11 +16,16 @@ import java.util.Map;
  */
 public record CheckpointSettings(Duration interval, Duration timeout) {
 
+    /** The top-level block, and its keys (documented in ConfigDocs' pipeline settings). */
+    public static final String BLOCK = "checkpoint";
+    public static final String INTERVAL = "interval";
+    public static final String TIMEOUT = "timeout";
+
     public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(10);
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
 
     static CheckpointSettings of(PipelineSpec spec) {
-        ConfigValue block = spec.topLevel().get("checkpoint");
+        ConfigValue block = spec.topLevel().get(BLOCK);
         if (block == null || block.isNull()) {
             return new CheckpointSettings(DEFAULT_INTERVAL, DEFAULT_TIMEOUT);
         }
@@ -33,7 +38,7 @@ public record CheckpointSettings(Duration interval, Duration timeout) {
         for (Map.Entry<String, ConfigValue> entry : block.asMap().entrySet()) {
             ConfigValue value = entry.getValue();
             String key = entry.getKey();
-            if (!key.equals("interval") && !key.equals("timeout")) {
+            if (!key.equals(INTERVAL) && !key.equals(TIMEOUT)) {
                 problems.add(block.keyLocation(key), null, "unknown key 'checkpoint." + key + "'; known: interval, timeout");
                 continue;
             }
@@ -46,7 +51,7 @@ public record CheckpointSettings(Duration interval, Duration timeout) {
             }
             if (duration.isZero() || duration.isNegative()) {
                 problems.add(value.location(), null, "checkpoint." + key + " must be positive");
-            } else if (key.equals("interval")) {
+            } else if (key.equals(INTERVAL)) {
                 interval = duration;
             } else {
                 timeout = duration;

@@ -1,5 +1,6 @@
 package dev.sluice.runtime;
 
+import dev.sluice.config.StageTypes;
 import dev.sluice.observe.Progress;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,6 +3,7 @@ package dev.sluice.runtime;
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.observe.NodeStats;
 import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.StageContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -2,32 +2,32 @@ package dev.sluice.runtime;
 
 import dev.sluice.bridge.ArrowC;
 import dev.sluice.bridge.NativeException;
-import dev.sluice.config.ConfigDef;
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.Location;
-import dev.sluice.config.NodeKind;
 import dev.sluice.config.NodeSpec;
 import dev.sluice.config.ParsedConfig;
 import dev.sluice.config.PipelineSpec;
+import dev.sluice.config.StageTypes;
 import dev.sluice.observe.RunStats;
+import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.PrimaryKey;
+import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.Transform;
+import dev.sluice.plugin.config.StandardKeys;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * An assembled pipeline: every node's config validated, the graph resolved and checked, and
- * every stage opened in topological order (so each knows its input schemas and SQL is planned
+ * An assembled pipeline: every node's config validated and the graph built ({@link PipelineGraph})
+ * and checked ({@link GraphValidation}), then (here) every stage opened in topological order (so each knows its input schemas and SQL is planned
  * now, once). Assembling is also all that {@code sluice validate} does, so it has no effect
  * outside the process: destinations and connections open only in {@link #start}, which a run
  * calls. Close it to close every stage and free the native memory.
@@ -88,15 +88,14 @@ public final class Pipeline implements AutoCloseable {
             problems.add(e);
         }
         try {
-            nodes = configure(spec, types);
+            nodes = PipelineGraph.configure(spec, types);
         } catch (ConfigException e) {
             problems.add(e);
         }
         if (!problems.isEmpty()) {
             throw ConfigException.of(problems);
         }
-        List<PipelineNode> order = link(spec, nodes);
-        checkLanes(order);
+        List<PipelineNode> order = PipelineGraph.link(nodes);
         List<String> names = order.stream().map(PipelineNode::name).toList();
         RunStats stats = shared != null ? shared : new RunStats(names, namesOf(order, NodeKind.SOURCE), namesOf(order, NodeKind.SINK));
         BufferAllocator allocator = ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
@@ -144,47 +143,12 @@ public final class Pipeline implements AutoCloseable {
         return deadLetters;
     }
 
-    /** The {@code parallelism} key that asks for lanes. */
-    public static final String PARALLELISM = "parallelism";
-
     /**
      * How many lanes the run wants: the largest {@code parallelism} of its sources. Each lane is
      * a full copy of the pipeline on its own thread, with its own consumer in the group.
      */
     public int lanes() {
-        return lanesOf(order);
-    }
-
-    private static int lanesOf(List<PipelineNode> order) {
-        int lanes = 1;
-        for (PipelineNode node : order) {
-            if (node.kind() == NodeKind.SOURCE && definesKey(node, PARALLELISM)) {
-                lanes = Math.max(lanes, node.config.getInt(PARALLELISM));
-            }
-        }
-        return lanes;
-    }
-
-    /** Lanes copy every node: only sources that share work by group and sinks that can be shared qualify. */
-    private static void checkLanes(List<PipelineNode> order) {
-        if (lanesOf(order) == 1) {
-            return;
-        }
-        List<ConfigException> problems = new ArrayList<>();
-        for (PipelineNode node : order) {
-            boolean shareable = switch (node.kind()) {
-                case SOURCE -> definesKey(node, PARALLELISM);
-                case TRANSFORM -> true;
-                case SINK -> !node.type.name().equals("file");
-            };
-            if (!shareable) {
-                problems.add(new ConfigException(node.spec.location(), node.name(), "parallelism > 1 runs a copy of every node per "
-                        + "lane, which a " + node.type.name() + " " + node.kind().word() + " cannot be"));
-            }
-        }
-        if (!problems.isEmpty()) {
-            throw ConfigException.of(problems);
-        }
+        return GraphValidation.laneCount(order);
     }
 
     /** One line per dead-letter file that received records: how many and where. */
@@ -199,126 +163,6 @@ public final class Pipeline implements AutoCloseable {
     }
 
     // -- assembly -------------------------------------------------------------------------------
-
-    /** Parses every node's settings against its type's definition; all problems at once. */
-    private static Map<String, PipelineNode> configure(PipelineSpec spec, StageTypes types) {
-        List<ConfigException> problems = new ArrayList<>();
-        Map<String, PipelineNode> nodes = new LinkedHashMap<>();
-        for (NodeSpec node : spec.allNodes()) {
-            try {
-                StageType type = types.typeOf(node);
-                type.prepare();
-                ParsedConfig config = type.config().parse(node);
-                List<String> inputs = inputsOf(node, type, config);
-                nodes.put(node.name(), new PipelineNode(node, type, config, inputs));
-            } catch (ConfigException e) {
-                problems.addAll(e.problems());
-            }
-        }
-        if (!problems.isEmpty()) {
-            throw ConfigException.of(problems);
-        }
-        return nodes;
-    }
-
-    private static List<String> inputsOf(NodeSpec node, StageType type, ParsedConfig config) {
-        try {
-            return type.inputs(node, config);
-        } catch (InvalidSettingException e) {
-            throw at(node, e.key(), e.getMessage());
-        }
-    }
-
-    /** Resolves inputs to edges, checks the graph and orders it topologically. */
-    private static List<PipelineNode> link(PipelineSpec spec, Map<String, PipelineNode> nodes) {
-        List<ConfigException> problems = new ArrayList<>();
-        for (PipelineNode node : nodes.values()) {
-            if (node.kind() == NodeKind.SOURCE) {
-                continue;
-            }
-            if (node.inputs.isEmpty()) {
-                problems.add(new ConfigException(node.spec.location(), node.name(),
-                        node.kind() == NodeKind.SINK
-                                ? "a sink needs `from:` naming the node it reads"
-                                : "this transform reads no input"));
-            }
-            for (int i = 0; i < node.inputs.size(); i++) {
-                String input = node.inputs.get(i);
-                PipelineNode upstream = nodes.get(input);
-                Location where = locationOfInput(node, input);
-                if (upstream == null) {
-                    problems.add(new ConfigException(where, node.name(), "reads '" + input
-                            + "', but the pipeline has no source or transform of that name (it has: "
-                            + String.join(", ", producers(nodes)) + ")"));
-                } else if (upstream.kind() == NodeKind.SINK) {
-                    problems.add(new ConfigException(where, node.name(), "reads '" + input + "', which is a sink; sinks emit nothing"));
-                } else {
-                    upstream.downstream.add(new PipelineNode.Edge(node, i));
-                }
-            }
-        }
-        // An input name that is wrong leaves its intended upstream unread: say that only when all names resolve.
-        boolean namesResolve = problems.isEmpty();
-        for (PipelineNode node : nodes.values()) {
-            if (node.kind() != NodeKind.SINK && node.downstream.isEmpty() && namesResolve) {
-                problems.add(new ConfigException(node.spec.location(), node.name(),
-                        "nothing reads this " + node.kind().word() + "; name it in a transform's SQL or a sink's `from:`"));
-            }
-        }
-        problems.addAll(cycles(nodes));
-        if (!problems.isEmpty()) {
-            throw ConfigException.of(problems);
-        }
-        return topologicalOrder(nodes);
-    }
-
-    /**
-     * One problem per cycle of the graph (per strongly connected component with an edge inside),
-     * naming exactly its nodes in the order the rows flow, e.g. {@code a → b → c → a}, at the place
-     * where the first of them names its input.
-     */
-    private static List<ConfigException> cycles(Map<String, PipelineNode> nodes) {
-        List<ConfigException> problems = new ArrayList<>();
-        for (List<PipelineNode> component : Cycles.stronglyConnected(nodes.values())) {
-            PipelineNode first = component.stream().min(java.util.Comparator.comparing(n -> n.spec.location())).orElseThrow();
-            List<PipelineNode> cycle = Cycles.shortestThrough(first, new java.util.HashSet<>(component));
-            if (cycle == null) {
-                continue; // a single node that does not read itself
-            }
-            List<String> names = new ArrayList<>(cycle.stream().map(PipelineNode::name).toList());
-            names.add(first.name());
-            PipelineNode last = cycle.get(cycle.size() - 1);
-            problems.add(new ConfigException(locationOfInput(first, last.name()), first.name(),
-                    "the pipeline has a cycle: " + String.join(" → ", names) + " (each node reads the one before it); "
-                            + "rows cannot flow around a loop"));
-        }
-        return problems;
-    }
-
-    private static List<PipelineNode> topologicalOrder(Map<String, PipelineNode> nodes) {
-        Map<PipelineNode, Integer> pending = new HashMap<>();
-        Deque<PipelineNode> ready = new ArrayDeque<>();
-        for (PipelineNode node : nodes.values()) {
-            pending.put(node, node.inputs.size());
-            if (node.inputs.isEmpty()) {
-                ready.add(node);
-            }
-        }
-        List<PipelineNode> order = new ArrayList<>();
-        while (!ready.isEmpty()) {
-            PipelineNode node = ready.poll();
-            order.add(node);
-            for (PipelineNode.Edge edge : node.downstream) {
-                if (pending.merge(edge.to(), -1, Integer::sum) == 0) {
-                    ready.add(edge.to());
-                }
-            }
-        }
-        if (order.size() < nodes.size()) {
-            throw new IllegalStateException("cycles are reported before ordering: " + nodes.keySet() + " ordered as " + order);
-        }
-        return order;
-    }
 
     /**
      * Opens every stage in topological order; a failure names the node and the setting. A stage
@@ -364,11 +208,13 @@ public final class Pipeline implements AutoCloseable {
     /** Opens one stage: its error policy and dead letter, its context, then the stage itself. */
     private void openNode(PipelineNode node, Map<String, PipelineNode> byName, Path defaultDeadLetterDir, int lane) {
         ParsedConfig config = node.config;
-        ErrorPolicy policy = definesKey(node, ErrorPolicy.KEY) ? ErrorPolicy.parse(config.getString(ErrorPolicy.KEY)) : ErrorPolicy.FAIL;
+        ErrorPolicy policy = definesKey(node, StandardKeys.ON_ERROR)
+                ? ErrorPolicy.parse(config.getString(StandardKeys.ON_ERROR))
+                : ErrorPolicy.FAIL;
         DeadLetterFile deadLetter = null;
         if (policy == ErrorPolicy.DEAD_LETTER) {
-            Path path = definesKey(node, "dead_letter") && config.has("dead_letter")
-                    ? config.getPath("dead_letter")
+            Path path = definesKey(node, StandardKeys.DEAD_LETTER) && config.has(StandardKeys.DEAD_LETTER)
+                    ? config.getPath(StandardKeys.DEAD_LETTER)
                     : defaultDeadLetterDir.resolve(node.name() + ".dead-letter.jsonl");
             if (lane > 0) {
                 // Each lane writes its own file: two writers must not share one.
@@ -377,7 +223,7 @@ public final class Pipeline implements AutoCloseable {
             // A dead_letter setting was checked as a path; the default next to the output must stay inside too.
             String refusal = spec.paths().refusal(path);
             if (refusal != null) {
-                throw at(node.spec, "dead_letter", "the dead letter " + refusal + "; or set dead_letter: to a file inside them");
+                throw at(node.spec, StandardKeys.DEAD_LETTER, "the dead letter " + refusal + "; or set dead_letter: to a file inside them");
             }
             deadLetter = new DeadLetterFile(path);
             deadLetters.add(deadLetter);
@@ -469,25 +315,13 @@ public final class Pipeline implements AutoCloseable {
     }
 
     private static boolean definesKey(PipelineNode node, String key) {
-        ConfigDef def = node.type.config();
-        return def.key(key).isPresent();
+        return node.type.config().key(key).isPresent();
     }
 
-    private static ConfigException at(NodeSpec node, String key, String reason) {
+    /** A problem at {@code node}'s setting {@code key} (null: at the node). */
+    static ConfigException at(NodeSpec node, String key, String reason) {
         Location where = key != null && node.locationOf(key) != null ? node.locationOf(key) : node.location();
         return new ConfigException(where, node.name(), reason);
-    }
-
-    private static Location locationOfInput(PipelineNode node, String input) {
-        if (node.spec.from().contains(input)) {
-            return node.spec.fromLocation(input);
-        }
-        Location sql = node.spec.locationOf("sql");
-        return sql != null ? sql : node.spec.location();
-    }
-
-    private static List<String> producers(Map<String, PipelineNode> nodes) {
-        return nodes.values().stream().filter(n -> n.kind() != NodeKind.SINK).map(PipelineNode::name).toList();
     }
 
     private static List<String> namesOf(List<PipelineNode> order, NodeKind kind) {
@@ -499,14 +333,15 @@ public final class Pipeline implements AutoCloseable {
         return parent != null ? parent : Path.of(".").toAbsolutePath();
     }
 
-    /** Dead letters go next to the output: the directory of the first file sink, else the pipeline's. */
+    /** Dead letters go next to the output: the directory of the first sink writing a file ({@link StageType#outputFile}), else the pipeline's. */
     private static Path defaultDeadLetterDirectory(PipelineSpec spec, List<PipelineNode> order) {
         for (PipelineNode node : order) {
-            if (node.kind() == NodeKind.SINK && definesKey(node, "path") && node.config.has("path")) {
-                Path parent = node.config.getPath("path").toAbsolutePath().getParent();
-                if (parent != null) {
-                    return parent;
-                }
+            if (node.kind() != NodeKind.SINK) {
+                continue;
+            }
+            Path parent = node.type.outputFile(node.config).map(p -> p.toAbsolutePath().getParent()).orElse(null);
+            if (parent != null) {
+                return parent;
             }
         }
         return directory(spec);

@@ -1,12 +1,13 @@
 package dev.sluice.runtime;
 
-import dev.sluice.config.NodeKind;
 import dev.sluice.config.NodeSpec;
 import dev.sluice.config.ParsedConfig;
 import dev.sluice.observe.NodeStats;
 import dev.sluice.plugin.Emitter;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.Source;
+import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.Transform;
 import java.util.ArrayList;
 import java.util.List;

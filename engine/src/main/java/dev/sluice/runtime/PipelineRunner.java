@@ -1,10 +1,10 @@
 package dev.sluice.runtime;
 
-import dev.sluice.config.NodeKind;
 import dev.sluice.observe.Progress;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.CheckpointTimeoutException;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Source;
 import java.io.IOException;
 import java.util.ArrayList;

@@ -1,10 +1,11 @@
 package dev.sluice.runtime;
 
-import dev.sluice.config.ConfigDef;
-import dev.sluice.config.ConfigType;
-import dev.sluice.config.ParsedConfig;
-import dev.sluice.connector.file.FileFormats;
+import dev.sluice.bridge.FileFormats;
+import dev.sluice.plugin.ColumnTypes;
 import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,15 +24,21 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 final class SideTables {
 
+    static final String PATH = "path";
+    static final String FORMAT = "format";
+    static final String SCHEMA = "schema";
+    static final String HEADER = "header";
+    static final String DELIMITER = "delimiter";
+
     static final ConfigDef SECTION = new ConfigDef()
-            .define("path", ConfigType.PATH, null, true, "The file, relative to the pipeline file. Read once, when the query is planned.")
-            .defineEnum("format", FileFormats.ALL, null, false,
+            .define(PATH, ConfigType.PATH, null, true, "The file, relative to the pipeline file. Read once, when the query is planned.")
+            .defineEnum(FORMAT, FileFormats.ALL, null, false,
                     "json (one object per line), csv or parquet. Default: from the file extension.")
-            .define("schema", ConfigType.MAP, null, false,
+            .define(SCHEMA, ConfigType.MAP, null, false,
                     "Columns and types, e.g. {key: bigint, value: string}. JSON and CSV only; absent: inferred from "
                             + "the first lines (Parquet: the file's own). Types: " + ColumnTypes.ACCEPTED + ".")
-            .define("header", ConfigType.BOOLEAN, true, false, "CSV: the first line names the columns.")
-            .define("delimiter", ConfigType.STRING, ",", false, "CSV: the field delimiter (one character).");
+            .define(HEADER, ConfigType.BOOLEAN, true, false, "CSV: the first line names the columns.")
+            .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter (one character).");
 
     static final String DOC = "Static side tables the query may join, by name: each is a file read once when the query is "
             + "planned, e.g. tables: {rates: {path: rates.csv, schema: {currency: string, rate: double}}}. The stream "
@@ -41,54 +48,54 @@ final class SideTables {
     private SideTables() {}
 
     /** The names the SQL uses for side tables (they are not upstream nodes). */
-    static Set<String> names(ParsedConfig config) {
-        return config.getSections("tables").keySet();
+    static Set<String> names(Settings config) {
+        return config.getSections(SqlTransform.Type.TABLES).keySet();
     }
 
     /**
      * Checks every side table and describes it as the core's transform options expect
      * ({@code side_tables::SideTable}: name, file reader options, columns).
      *
-     * @throws dev.sluice.config.ConfigException at the setting at fault, naming the node and the file
+     * @throws RuntimeException ({@link Settings#problem}) at the setting at fault, naming the node and the file
      */
-    static List<Map<String, Object>> describe(ParsedConfig config) {
+    static List<Map<String, Object>> describe(Settings config) {
         List<Map<String, Object>> tables = new ArrayList<>();
-        for (Map.Entry<String, ParsedConfig> entry : config.getSections("tables").entrySet()) {
+        for (Map.Entry<String, ? extends Settings> entry : config.getSections(SqlTransform.Type.TABLES).entrySet()) {
             tables.add(describe(entry.getKey(), entry.getValue()));
         }
         return tables;
     }
 
-    private static Map<String, Object> describe(String name, ParsedConfig table) {
+    private static Map<String, Object> describe(String name, Settings table) {
         if (name.isEmpty() || name.contains(".")) {
-            throw table.problem("path", "side table '" + name + "': a side table's name must be a plain SQL name (no dots)");
+            throw table.problem(PATH, "side table '" + name + "': a side table's name must be a plain SQL name (no dots)");
         }
-        Path path = table.getPath("path");
+        Path path = table.getPath(PATH);
         if (!Files.isRegularFile(path)) {
-            throw table.problem("path", "side table '" + name + "': the file " + path + " does not exist");
+            throw table.problem(PATH, "side table '" + name + "': the file " + path + " does not exist");
         }
         String format;
         try {
-            format = FileFormats.resolve(table.has("format") ? table.getString("format") : null, path);
+            format = FileFormats.resolve(table.has(FORMAT) ? table.getString(FORMAT) : null, path);
         } catch (InvalidSettingException e) {
-            throw table.problem("format", "side table '" + name + "': " + e.getMessage());
+            throw table.problem(FORMAT, "side table '" + name + "': " + e.getMessage());
         }
         Map<String, Object> file = new LinkedHashMap<>();
         file.put("path", path.toString());
         file.put("format", format);
-        file.put("header", table.getBoolean("header"));
-        file.put("delimiter", table.getString("delimiter"));
+        file.put("header", table.getBoolean(HEADER));
+        file.put("delimiter", table.getString(DELIMITER));
         Map<String, Object> description = new LinkedHashMap<>();
         description.put("name", name);
         description.put("file", file);
-        if (table.has("schema")) {
+        if (table.has(SCHEMA)) {
             if (format.equals("parquet")) {
-                throw table.problem("schema", "side table '" + name + "' (" + path + "): a Parquet file carries its own schema; remove `schema:`");
+                throw table.problem(SCHEMA, "side table '" + name + "' (" + path + "): a Parquet file carries its own schema; remove `schema:`");
             }
             try {
-                description.put("columns", columns(ColumnTypes.schema(table.getMap("schema"))));
+                description.put("columns", columns(ColumnTypes.schema(table.getMap(SCHEMA))));
             } catch (IllegalArgumentException e) {
-                throw table.problem("schema", "side table '" + name + "' (" + path + "): " + e.getMessage());
+                throw table.problem(SCHEMA, "side table '" + name + "' (" + path + "): " + e.getMessage());
             }
         }
         return description;

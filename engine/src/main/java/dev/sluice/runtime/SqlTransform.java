@@ -4,14 +4,16 @@ import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeException;
 import dev.sluice.bridge.NativePlanException;
 import dev.sluice.bridge.NativeTransform;
-import dev.sluice.config.ConfigDef;
-import dev.sluice.config.ConfigType;
-import dev.sluice.config.NodeKind;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.Emitter;
 import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.StageContext;
+import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.Transform;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
@@ -24,27 +26,73 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class SqlTransform implements Transform {
 
-    public static final StageType TYPE = StageType.of(NodeKind.TRANSFORM, "sql",
-            "Runs a SQL query over every batch of its inputs. The query is planned once, when the pipeline "
+    /** The {@code sql} transform's stage type, registered like every other (META-INF/services). */
+    public static final class Type implements StageType {
+
+        /** The query (STRING). */
+        public static final String SQL = "sql";
+        /** Static side tables (SECTIONS, see {@link SideTables}). */
+        public static final String TABLES = "tables";
+
+        private static final ConfigDef CONFIG = new ConfigDef()
+                .define(SQL, ConfigType.STRING, null, true,
+                        "The query. Its FROM clauses name upstream sources or transforms, and side tables; a dotted node "
+                                + "name such as raw.transactions is written as is. Stateless SQL only: WHERE, projections, "
+                                + "CAST, CASE, scalar functions (string, regex, datetime, math, JSON), UNION ALL, UNNEST, "
+                                + "joins with side tables.")
+                .defineSections(TABLES, SideTables.SECTION, SideTables.DOC);
+
+        @Override
+        public int spiVersion() {
+            return SPI_VERSION;
+        }
+
+        @Override
+        public NodeKind kind() {
+            return NodeKind.TRANSFORM;
+        }
+
+        @Override
+        public String name() {
+            return "sql";
+        }
+
+        @Override
+        public String doc() {
+            return "Runs a SQL query over every batch of its inputs. The query is planned once, when the pipeline "
                     + "starts; aggregations, joins between streams, windows, ORDER BY and LIMIT are rejected "
                     + "because they would need state across batches. Besides DataFusion's functions, the built-in "
-                    + "count_char(string, character) counts the occurrences of a character (Nexmark q14's UDF).",
-            new ConfigDef().define("sql", ConfigType.STRING, null, true,
-                    "The query. Its FROM clauses name upstream sources or transforms, and side tables; a dotted node "
-                            + "name such as raw.transactions is written as is. Stateless SQL only: WHERE, projections, "
-                            + "CAST, CASE, scalar functions (string, regex, datetime, math, JSON), UNION ALL, UNNEST, "
-                            + "joins with side tables.")
-                    .defineSections("tables", SideTables.SECTION, SideTables.DOC),
-            config -> new SqlTransform(config.getString("sql"), SideTables.describe(config)),
-            (node, config) -> {
-                List<String> references;
-                try {
-                    references = NativeTransform.tableReferences(config.getString("sql"));
-                } catch (NativeException e) {
-                    throw new InvalidSettingException("sql", "SQL error: " + e.getMessage(), e);
-                }
-                return references.stream().filter(name -> !SideTables.names(config).contains(name)).toList();
-            });
+                    + "count_char(string, character) counts the occurrences of a character (Nexmark q14's UDF).";
+        }
+
+        @Override
+        public ConfigDef config() {
+            return CONFIG;
+        }
+
+        @Override
+        public SqlTransform create(Settings settings) {
+            return new SqlTransform(settings.getString(SQL), SideTables.describe(settings));
+        }
+
+        /** The tables the SQL names, less the side tables: the upstream nodes. */
+        @Override
+        public List<String> inputs(List<String> from, Settings settings) {
+            List<String> references;
+            try {
+                references = NativeTransform.tableReferences(settings.getString(SQL));
+            } catch (NativeException e) {
+                throw new InvalidSettingException(SQL, "SQL error: " + e.getMessage(), e);
+            }
+            return references.stream().filter(name -> !SideTables.names(settings).contains(name)).toList();
+        }
+
+        /** Each lane plans its own copy of the query. */
+        @Override
+        public boolean supportsLanes() {
+            return true;
+        }
+    }
 
     private final String sql;
     /** Side tables as the core reads them; see {@link SideTables}. */
@@ -69,10 +117,10 @@ public final class SqlTransform implements Transform {
         } catch (NativeException e) {
             // The core names the side table and its file when reading one failed.
             if (e.getMessage() != null && e.getMessage().startsWith("side table '")) {
-                throw new InvalidSettingException("tables", e.getMessage(), e);
+                throw new InvalidSettingException(Type.TABLES, e.getMessage(), e);
             }
             if (e instanceof NativePlanException) {
-                throw new InvalidSettingException("sql", "SQL error: " + e.getMessage(), e);
+                throw new InvalidSettingException(Type.SQL, "SQL error: " + e.getMessage(), e);
             }
             throw e;
         }

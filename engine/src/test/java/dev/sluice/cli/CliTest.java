@@ -352,7 +352,7 @@ class CliTest {
     @Test
     void theConfigurationReferenceIsUpToDate() throws IOException {
         Path repo = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize();
-        String generated = dev.sluice.config.ConfigDocs.markdown(dev.sluice.runtime.StageTypes.builtIn().registry());
+        String generated = dev.sluice.config.ConfigDocs.markdown(dev.sluice.config.StageTypes.installed());
         String committed = Files.readString(repo.resolve("docs/configuration.md"));
         assertEquals(generated, committed,
                 "docs/configuration.md is stale: regenerate it with `./sluice config-docs > docs/configuration.md`");

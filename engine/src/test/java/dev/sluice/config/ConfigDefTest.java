@@ -1,12 +1,9 @@
 package dev.sluice.config;
 
-import static dev.sluice.config.TestFiles.PIPE;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigKey;
+import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Validator;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -15,6 +12,12 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
+import static dev.sluice.config.TestFiles.PIPE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ConfigDefTest {
 
@@ -38,12 +41,12 @@ class ConfigDefTest {
     }
 
     private static String error(ConfigDef def, String... settings) {
-        return assertThrows(ConfigException.class, () -> def.parse(generator(settings))).getMessage();
+        return assertThrows(ConfigException.class, () -> SettingsParser.parse(def, generator(settings))).getMessage();
     }
 
     @Test
     void parsesSettingsAndFillsDefaults() {
-        ParsedConfig config = generatorDef().parse(generator("entity: auction", "count: 1_000_000"));
+        ParsedConfig config = SettingsParser.parse(generatorDef(), generator("entity: auction", "count: 1_000_000"));
         assertEquals("auction", config.getString("entity"));
         assertEquals(1_000_000L, config.getLong("count"));
         assertEquals(8192, config.getInt("batch_size"));
@@ -91,7 +94,7 @@ class ConfigDefTest {
 
     @Test
     void reportsEveryProblemOfANodeInFileOrder() {
-        ConfigException e = assertThrows(ConfigException.class, () -> generatorDef().parse(generator(
+        ConfigException e = assertThrows(ConfigException.class, () -> SettingsParser.parse(generatorDef(), generator(
                 "count: lots", "batchsize: 1", "batch_flush_interval: soon")));
         assertEquals("""
                 pipe.yaml:2:3: node 'gen': missing required key 'entity' for source type 'generator'
@@ -116,7 +119,7 @@ class ConfigDefTest {
                 "\"2_000\"", 2_000L,
                 "9223372036854775807", Long.MAX_VALUE);
         cases.forEach((text, expected) -> assertEquals(expected.longValue(),
-                generatorDef().parse(generator("entity: bid", "count: " + text)).getLong("count"), text));
+                SettingsParser.parse(generatorDef(), generator("entity: bid", "count: " + text)).getLong("count"), text));
     }
 
     @Test
@@ -146,7 +149,7 @@ class ConfigDefTest {
                 "75", Duration.ofMillis(75),
                 "PT5S", Duration.ofSeconds(5));
         cases.forEach((text, expected) -> assertEquals(expected,
-                generatorDef().parse(generator("entity: bid", "batch_flush_interval: " + text))
+                SettingsParser.parse(generatorDef(), generator("entity: bid", "batch_flush_interval: " + text))
                         .getDuration("batch_flush_interval"), text));
         assertEquals("pipe.yaml:5:27: node 'gen': key 'batch_flush_interval': expected duration (e.g. 50ms, 1s, 2m, 1h),"
                 + " got -5 (durations cannot be negative)",
@@ -159,9 +162,9 @@ class ConfigDefTest {
     @Test
     void booleansAreTrueOrFalseOnly() {
         ConfigDef def = new ConfigDef().define("compress", ConfigType.BOOLEAN, false, false, "Compress output.");
-        assertTrue(def.parse(generator("compress: true")).getBoolean("compress"));
-        assertTrue(def.parse(generator("compress: 'TRUE'")).getBoolean("compress"));
-        assertFalse(def.parse(generator()).getBoolean("compress"));
+        assertTrue(SettingsParser.parse(def, generator("compress: true")).getBoolean("compress"));
+        assertTrue(SettingsParser.parse(def, generator("compress: 'TRUE'")).getBoolean("compress"));
+        assertFalse(SettingsParser.parse(def, generator()).getBoolean("compress"));
         assertEquals("pipe.yaml:4:15: node 'gen': key 'compress': expected boolean (true or false), got 'yes'",
                 error(def, "compress: yes"));
     }
@@ -173,19 +176,19 @@ class ConfigDefTest {
                 .define("servers", ConfigType.LIST, List.of("localhost:9092"), false, "")
                 .define("props", ConfigType.MAP, null, false, "")
                 .define("ratio", ConfigType.DOUBLE, 0.5, false, "");
-        ParsedConfig config = def.parse(generator(
+        ParsedConfig config = SettingsParser.parse(def, generator(
                 "topic: 2024", "servers: a:9092, b:9092", "props: {acks: all, retries: 3}", "ratio: 1_000.25"));
         assertEquals("2024", config.getString("topic"));
         assertEquals(List.of("a:9092", "b:9092"), config.getList("servers"));
         assertEquals(Map.of("acks", "all", "retries", "3"), config.getMap("props"));
         assertEquals(1000.25, config.getDouble("ratio"));
 
-        ParsedConfig defaults = def.parse(generator());
+        ParsedConfig defaults = SettingsParser.parse(def, generator());
         assertNull(defaults.getString("topic"));
         assertEquals(List.of("localhost:9092"), defaults.getList("servers"));
         assertEquals(Map.of(), defaults.getMap("props"));
         assertEquals(0.5, defaults.getDouble("ratio"));
-        assertEquals(List.of("x", "y"), def.parse(generator("servers: [x, y]")).getList("servers"));
+        assertEquals(List.of("x", "y"), SettingsParser.parse(def, generator("servers: [x, y]")).getList("servers"));
 
         assertEquals("pipe.yaml:4:18: node 'gen': key 'servers': expected list of strings, but element 2 is a map",
                 error(def, "servers: [a, {b: 1}]"));
@@ -202,7 +205,7 @@ class ConfigDefTest {
                 .define("checkpoint_dir", ConfigType.PATH, "state", false, "");
         Path file = Path.of("pipelines", "etl.yaml").toAbsolutePath();
         NodeSpec node = PipelineLoader.parse("sources:\n  f:\n    type: file\n    path: ../data/in.csv\n", file).node("f");
-        ParsedConfig config = def.parse(node);
+        ParsedConfig config = SettingsParser.parse(def, node);
         Path dir = file.getParent();
         assertEquals(dir.resolve("../data/in.csv").normalize(), config.getPath("path"));
         assertEquals(dir.resolve("state"), config.getPath("checkpoint_dir"));
@@ -212,7 +215,7 @@ class ConfigDefTest {
     @Test
     void gettersCheckKeysAndTypes() {
         ConfigDef def = generatorDef().define("limit", ConfigType.INT, null, false, "");
-        ParsedConfig config = def.parse(generator("entity: person"));
+        ParsedConfig config = SettingsParser.parse(def, generator("entity: person"));
         assertEquals("key 'count' has type long, not int",
                 assertThrows(IllegalArgumentException.class, () -> config.getInt("count")).getMessage());
         assertEquals("key 'nope' is not defined for source type 'generator'",
@@ -220,8 +223,8 @@ class ConfigDefTest {
         assertThrows(IllegalStateException.class, () -> config.getInt("limit"));
         assertEquals(OptionalInt.empty(), config.getOptionalInt("limit"));
         assertEquals(OptionalLong.of(100_000L), config.getOptionalLong("count"));
-        assertEquals(Optional.empty(), new ConfigDef().define("b", ConfigType.BOOLEAN, null, false, "")
-                .parse(generator()).getOptionalBoolean("b"));
+        assertEquals(Optional.empty(), SettingsParser.parse(new ConfigDef().define("b", ConfigType.BOOLEAN, null, false, ""),
+                generator()).getOptionalBoolean("b"));
         assertEquals(Entity.PERSON, config.getEnum("entity", Entity.class));
     }
 
@@ -229,13 +232,13 @@ class ConfigDefTest {
 
     @Test
     void problemPointsAtTheValueOfAKey() {
-        ParsedConfig config = generatorDef().parse(generator("entity: bid", "count: 5"));
+        ParsedConfig config = SettingsParser.parse(generatorDef(), generator("entity: bid", "count: 5"));
         assertEquals("pipe.yaml:5:12: node 'gen': count exceeds the licence",
                 config.problem("count", "count exceeds the licence").getMessage());
     }
 
     @Test
-    void definitionsAreCheckedWhenDeclared() {
+    void definitionsAreCheckedWhenDeclaredAndDefaultsWhenChecked() {
         assertEquals("key 'a' is required, so it cannot have a default", assertThrows(IllegalArgumentException.class,
                 () -> new ConfigDef().define("a", ConfigType.LONG, 1L, true, "")).getMessage());
         assertEquals("key 'a': use defineEnum to give the allowed values", assertThrows(IllegalArgumentException.class,
@@ -248,11 +251,11 @@ class ConfigDefTest {
         assertEquals("key 'a': bad default 5x: expected duration (e.g. 50ms, 1s, 2m, 1h), got '5x'"
                 + " (units: ns, us, ms, s, m, h, d; a number without unit means milliseconds)",
                 assertThrows(IllegalArgumentException.class,
-                        () -> new ConfigDef().define("a", ConfigType.DURATION, "5x", false, "")).getMessage());
+                        () -> SettingsParser.check(new ConfigDef().define("a", ConfigType.DURATION, "5x", false, ""))).getMessage());
         assertEquals("key 'a': default 0 must be positive", assertThrows(IllegalArgumentException.class,
-                () -> new ConfigDef().define("a", ConfigType.INT, 0, false, "", Validator.positive())).getMessage());
+                () -> SettingsParser.check(new ConfigDef().define("a", ConfigType.INT, 0, false, "", Validator.positive()))).getMessage());
         assertEquals("key 'e': bad default c: expected one of a, b, got 'c'", assertThrows(IllegalArgumentException.class,
-                () -> new ConfigDef().defineEnum("e", List.of("a", "b"), "c", false, "")).getMessage());
+                () -> SettingsParser.check(new ConfigDef().defineEnum("e", List.of("a", "b"), "c", false, ""))).getMessage());
     }
 
     @Test
@@ -264,7 +267,8 @@ class ConfigDefTest {
         assertEquals(ConfigType.ENUM, entity.type());
         assertTrue(entity.required());
         assertEquals(List.of("bid", "auction", "person"), entity.allowedValues());
-        assertEquals(Duration.ofMillis(50), keys.get(3).defaultValue());
+        assertEquals("50ms", keys.get(3).defaultValue(), "as declared");
+        assertEquals(Duration.ofMillis(50), SettingsParser.defaultOf(keys.get(3)));
         assertEquals(8192, keys.get(2).defaultValue());
         assertEquals("must be positive", keys.get(1).validator().requirement());
     }

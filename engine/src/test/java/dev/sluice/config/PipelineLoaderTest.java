@@ -1,5 +1,10 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.NodeKind;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
 import static dev.sluice.config.TestFiles.PIPE;
 import static dev.sluice.config.TestFiles.parse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,11 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-import org.junit.jupiter.api.Test;
 
 class PipelineLoaderTest {
 

@@ -3,13 +3,15 @@ package dev.sluice.runtime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.config.ConfigDef;
-import dev.sluice.config.NodeKind;
 import dev.sluice.config.PipelineLoader;
+import dev.sluice.config.StageTypes;
+import dev.sluice.config.TestStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
+import dev.sluice.plugin.config.ConfigDef;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -71,8 +73,8 @@ class CheckpointOrderingTest {
 
     @Test
     void everyBarrierFollowsAllRowsBeforeIt() {
-        StageTypes types = StageTypes.builtIn();
-        types.register(StageType.of(NodeKind.SINK, "recording", "test sink", new ConfigDef(), config -> new RecordingSink()));
+        StageTypes types = StageTypes.installed();
+        types.register(TestStageType.of(NodeKind.SINK, "recording", new ConfigDef(), config -> new RecordingSink()));
         var spec = PipelineLoader.parse("""
                 name: ordering
                 checkpoint: {interval: 1ms}
@@ -122,8 +124,8 @@ class CheckpointOrderingTest {
 
     @Test
     void anEpochThatTimesOutIsGivenUpAndTheRunGoesOn() {
-        StageTypes types = StageTypes.builtIn();
-        types.register(StageType.of(NodeKind.SINK, "timing-out", "test sink", new ConfigDef(), config -> new TimingOutSink()));
+        StageTypes types = StageTypes.installed();
+        types.register(TestStageType.of(NodeKind.SINK, "timing-out", new ConfigDef(), config -> new TimingOutSink()));
         var spec = PipelineLoader.parse("""
                 name: timeouts
                 checkpoint: {interval: 1ms, timeout: 5s}

@@ -1,0 +1,200 @@
+package dev.sluice.connector.file;
+
+import dev.sluice.bridge.FileFormats;
+import dev.sluice.bridge.NativeBatch;
+import dev.sluice.bridge.NativeException;
+import dev.sluice.bridge.NativeFileReader;
+import dev.sluice.plugin.ColumnTypes;
+import dev.sluice.plugin.Emitter;
+import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.Source;
+import dev.sluice.plugin.StageContext;
+import dev.sluice.plugin.StageType;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
+import dev.sluice.plugin.config.StandardKeys;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * The {@code file} source: a JSON-lines, CSV or Parquet file, read and decoded in the core.
+ * Lines that do not decode go to the node's {@code on_error} policy with their line number.
+ */
+public final class FileSource implements Source {
+
+    /** The {@code path} setting. */
+    public static final String PATH = "path";
+    /** The {@code format} setting. */
+    public static final String FORMAT = "format";
+    /** The {@code schema} setting. */
+    public static final String SCHEMA = "schema";
+    /** The {@code header} setting. */
+    public static final String HEADER = "header";
+    /** The {@code delimiter} setting. */
+    public static final String DELIMITER = "delimiter";
+    /** The {@code infer_rows} setting. */
+    public static final String INFER_ROWS = "infer_rows";
+
+    /** The {@code file} source's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
+    public static final class Type implements StageType {
+
+        private static final ConfigDef CONFIG = StandardKeys.errorHandling(StandardKeys.batching(new ConfigDef()
+                .define(PATH, ConfigType.PATH, null, true, "The file to read, relative to the pipeline file.")
+                .defineEnum(FORMAT, FileFormats.ALL, null, false,
+                        "json (one object per line), csv or parquet. Default: from the file extension.")
+                .define(SCHEMA, ConfigType.MAP, null, false,
+                        "Columns and types, e.g. {id: bigint, name: string, at: timestamp(ms)}. JSON and CSV only; "
+                                + "absent: inferred from the first infer_rows lines. Types: " + ColumnTypes.ACCEPTED + ".")
+                .define(HEADER, ConfigType.BOOLEAN, true, false, "CSV: the first line names the columns.")
+                .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter (one character).")
+                .define(INFER_ROWS, ConfigType.INT, 1000, false, "Lines read to infer a schema when none is declared.")));
+
+        @Override
+        public int spiVersion() {
+            return SPI_VERSION;
+        }
+
+        @Override
+        public NodeKind kind() {
+            return NodeKind.SOURCE;
+        }
+
+        @Override
+        public String name() {
+            return "file";
+        }
+
+        @Override
+        public String doc() {
+            return "Reads a file once, start to end (a bounded source).";
+        }
+
+        @Override
+        public ConfigDef config() {
+            return CONFIG;
+        }
+
+        @Override
+        public FileSource create(Settings settings) {
+            return new FileSource(settings);
+        }
+    }
+
+    /** The core's error text for a blank line (file_io::BLANK_LINE). */
+    static final String BLANK_LINE = "blank line, skipped";
+
+    private final Path path;
+    private final String format;
+    private final Map<String, String> declared;
+    private final Map<String, Object> options = new HashMap<>();
+    private NativeFileReader reader;
+    private StageContext context;
+
+    FileSource(Settings config) {
+        this.path = config.getPath(PATH);
+        this.format = FileFormats.resolve(config.has(FORMAT) ? config.getString(FORMAT) : null, path);
+        this.declared = config.has(SCHEMA) ? config.getMap(SCHEMA) : null;
+        options.put("path", path.toString());
+        options.put("format", format);
+        options.put("batch_size", config.getInt(StandardKeys.BATCH_SIZE));
+        options.put("header", config.getBoolean(HEADER));
+        options.put("delimiter", config.getString(DELIMITER));
+        options.put("infer_rows", config.getInt(INFER_ROWS));
+    }
+
+    @Override
+    public Schema open(StageContext context) {
+        this.context = context;
+        if (!Files.isRegularFile(path)) {
+            throw new InvalidSettingException(PATH, "the file " + path + " does not exist");
+        }
+        Schema schema = null;
+        if (declared != null) {
+            if (format.equals("parquet")) {
+                throw new InvalidSettingException(SCHEMA, "a Parquet file carries its own schema; remove `schema:`");
+            }
+            try {
+                schema = ColumnTypes.schema(declared);
+            } catch (IllegalArgumentException e) {
+                throw new InvalidSettingException(SCHEMA, e.getMessage());
+            }
+        }
+        try {
+            reader = NativeFileReader.open(context.allocator(), options, schema);
+        } catch (NativeException e) {
+            throw new InvalidSettingException(PATH, e.getMessage(), e);
+        }
+        for (String warning : reader.warnings()) {
+            System.err.printf(java.util.Locale.ROOT, "[%s] warning: node '%s': %s%n", context.pipelineName(), context.nodeName(), warning);
+        }
+        return reader.schema();
+    }
+
+    @Override
+    public Poll poll(Emitter out) {
+        NativeFileReader.Read read = reader.next();
+        if (read == null) {
+            return Poll.END;
+        }
+        if (read.errors() != null) {
+            try (NativeBatch errors = read.errors()) {
+                reject(errors);
+            } catch (RuntimeException e) {
+                read.batch().close();
+                throw e;
+            }
+        }
+        if (read.batch().rowCount() == 0) {
+            read.batch().close();
+            return Poll.IDLE;
+        }
+        out.emit(read.batch());
+        return Poll.EMITTED;
+    }
+
+    /**
+     * Hands every malformed line (line, record, error) to the node's error policy; blank lines,
+     * which the core reports with them, are counted as skipped.
+     */
+    private void reject(NativeBatch errors) {
+        try (VectorSchemaRoot root = errors.toVectors(context.allocator())) {
+            BigIntVector lines = (BigIntVector) root.getVector("line");
+            VarBinaryVector records = (VarBinaryVector) root.getVector("record");
+            VarCharVector messages = (VarCharVector) root.getVector("error");
+            for (int i = 0; i < root.getRowCount(); i++) {
+                if (BLANK_LINE.equals(new String(messages.get(i), StandardCharsets.UTF_8)) && isBlank(records.get(i))) {
+                    context.skipped(lines.get(i));
+                    continue;
+                }
+                context.reject(lines.get(i), records.get(i),
+                        path.getFileName() + ":" + lines.get(i) + ": " + new String(messages.get(i), StandardCharsets.UTF_8));
+            }
+        }
+    }
+
+    private static boolean isBlank(byte[] record) {
+        for (byte b : record) {
+            if (b != ' ' && b != '\t' && b != '\r' && b != '\n' && b != '\f') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public void close() {
+        if (reader != null) {
+            reader.close();
+        }
+    }
+}

@@ -1,0 +1,515 @@
+package dev.sluice.connector.kafka;
+
+import dev.sluice.bridge.NativeBatch;
+import dev.sluice.bridge.NativeDecoder;
+import dev.sluice.plugin.Barrier;
+import dev.sluice.plugin.ColumnTypes;
+import dev.sluice.plugin.Emitter;
+import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.PrimaryKey;
+import dev.sluice.plugin.Source;
+import dev.sluice.plugin.StageContext;
+import dev.sluice.plugin.StageType;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
+import dev.sluice.plugin.config.StandardKeys;
+import dev.sluice.plugin.config.Validator;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Properties;
+import java.util.TreeMap;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * The {@code kafka} source. Polled record values are copied once into an off-heap slab and
+ * decoded to Arrow in the core; metadata columns ({@code _partition}, {@code _offset},
+ * {@code _timestamp}, {@code _key}) are appended when asked for. Positions are recorded at
+ * each barrier and committed to Kafka when the checkpoint completes (at-least-once).
+ */
+public final class KafkaSource implements Source {
+
+    /** The {@code topic} setting. */
+    public static final String TOPIC = "topic";
+    /** The {@code group_id} setting. */
+    public static final String GROUP_ID = "group_id";
+    /** The {@code group_instance_id} setting. */
+    public static final String GROUP_INSTANCE_ID = "group_instance_id";
+    /** The {@code starting_offsets} setting. */
+    public static final String STARTING_OFFSETS = "starting_offsets";
+    /** The {@code format} setting. */
+    public static final String FORMAT = "format";
+    /** The {@code schema} setting. */
+    public static final String SCHEMA = "schema";
+    /** The {@code infer_rows} setting. */
+    public static final String INFER_ROWS = "infer_rows";
+    /** The {@code delimiter} setting. */
+    public static final String DELIMITER = "delimiter";
+    /** The {@code primary_key} setting. */
+    public static final String PRIMARY_KEY = "primary_key";
+    /** The {@code metadata} setting. */
+    public static final String METADATA = "metadata";
+    /** The {@code bounded} setting. */
+    public static final String BOUNDED = "bounded";
+    /** The {@code dead_letter_topic} setting. */
+    public static final String DEAD_LETTER_TOPIC = "dead_letter_topic";
+
+    /** The {@code kafka} source's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
+    public static final class Type implements StageType {
+
+        private static final ConfigDef CONFIG = StandardKeys.errorHandling(StandardKeys.batching(AvroSettings.define(KafkaSettings.client(new ConfigDef()
+                .define(TOPIC, ConfigType.LIST, null, true, "The topic, or a list of topics.")
+                .define(GROUP_ID, ConfigType.STRING, null, false, "Consumer group. Default: sluice-<pipeline name>.")
+                .define(GROUP_INSTANCE_ID, ConfigType.STRING, null, false,
+                        "Static group membership: each lane's consumer joins as <this>-lane-<n> (group.instance.id), "
+                                + "so a restarted instance, even after kill -9, gets its partitions back at once "
+                                + "instead of after session.timeout.ms. Must differ between instances sharing the group. "
+                                + "Default: sluice-<pipeline>-<node>-<random>, made on the first run and kept in the "
+                                + "state DB; `none` for dynamic membership. Bounded sources use dynamic membership.")
+                .defineEnum(STARTING_OFFSETS, List.of("committed", "earliest", "latest"), "committed", false,
+                        "Where to start without a checkpoint: the group's committed offsets (else earliest), "
+                                + "or earliest/latest regardless of them.")
+                .defineEnum(FORMAT, List.of("json", "csv", "raw", "debezium", "avro"), "json", false,
+                        "json (one object per record), csv (one line per record), raw (the bytes as column `value`), "
+                                + "debezium (a Debezium JSON change event: the row of `after`, or `before` for deletes, "
+                                + "plus column `_op` = i, u or d; tombstones are skipped), or avro (one datum per record, "
+                                + "columns from the Avro schema).")
+                .define(SCHEMA, ConfigType.MAP, null, false,
+                        "Columns and types of the records (for debezium: of the row), e.g. {id: bigint, name: string}. "
+                                + "Required for csv and debezium; for json, absent means inferred from the first "
+                                + "infer_rows records of the topic (strings stay strings: declare timestamps); "
+                                + "not used for raw and avro.")
+                .define(INFER_ROWS, ConfigType.INT, 1000, false, "JSON without a schema: records sampled to infer it.",
+                        Validator.positive())
+                .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter.")
+                .define(PRIMARY_KEY, ConfigType.LIST, List.of(), false,
+                        "Columns that identify a row. Downstream nodes that keep these columns carry the key, "
+                                + "and a kafka sink without `key:` keys its messages by it.")
+                .define(METADATA, ConfigType.LIST, List.of(), false,
+                        "Metadata columns to add: _partition, _offset, _timestamp, _key, _headers (a JSON object).")
+                .define(StandardKeys.PARALLELISM, ConfigType.INT, 1, false,
+                        "Lanes: copies of the pipeline on their own threads, each with a consumer in the group, "
+                                + "sharing the partitions (use at most one per partition).",
+                        Validator.positive())
+                .define(BOUNDED, ConfigType.BOOLEAN, false, false,
+                        "Stop at the end offsets the partitions had when they were assigned (a backfill, "
+                                + "a benchmark) instead of waiting for new records.")
+                .define(DEAD_LETTER_TOPIC, ConfigType.STRING, null, false,
+                        "Topic for records that do not decode (with the error and origin in headers), when on_error "
+                                + "is dead_letter. Default: the dead_letter file.")), true)));
+
+        @Override
+        public int spiVersion() {
+            return SPI_VERSION;
+        }
+
+        @Override
+        public NodeKind kind() {
+            return NodeKind.SOURCE;
+        }
+
+        @Override
+        public String name() {
+            return "kafka";
+        }
+
+        @Override
+        public String doc() {
+            return "Reads one or more Kafka topics in a consumer group; run more instances with the same group to "
+                    + "share the partitions. Offsets are committed only when a checkpoint is durable in every sink.";
+        }
+
+        @Override
+        public ConfigDef config() {
+            return CONFIG;
+        }
+
+        @Override
+        public KafkaSource create(Settings settings) {
+            return new KafkaSource(settings);
+        }
+
+        @Override
+        public void prepare() {
+            KafkaSettings.startPlatformMBeanServer();
+        }
+
+        /** Consumers in one group share the partitions between lanes. */
+        @Override
+        public boolean supportsLanes() {
+            return true;
+        }
+    }
+
+    private static final List<String> METADATA_COLUMNS = List.of("_partition", "_offset", "_timestamp", "_key", "_headers");
+
+    private final Settings config;
+    private final List<String> topics;
+    private final String format;
+    private final List<String> metadata;
+    private final int batchSize;
+    private final long flushNanos;
+    private final boolean bounded;
+    /** With {@code bounded}: the end offsets of the assigned partitions when they were assigned. */
+    private final Map<TopicPartition, Long> endOffsets = new HashMap<>();
+    private StageContext context;
+    private KafkaConsumer<byte[], ByteBuffer> consumer;
+    private Properties consumerProperties;
+    private NativeDecoder decoder;
+    private RecordSlab slab;
+    private VectorSchemaRoot meta;
+    private DeadLetterProducer deadLetters;
+    /** Next offset per partition of what has been emitted (what a checkpoint would commit). */
+    private final Map<TopicPartition, Long> emitted = new HashMap<>();
+    /** Positions recorded at each barrier, until that epoch completes. */
+    private final TreeMap<Long, Map<TopicPartition, Long>> pending = new TreeMap<>();
+    private long firstBufferedNanos;
+    /** A bounded source that returned END: it leaves the group after its final checkpoint. */
+    private boolean ended;
+    /** The emitter of the poll in progress: a rebalance inside poll flushes the slab through it. */
+    private Emitter currentOut;
+    /** Static membership: group.instance.id is this plus {@code -lane-<lane>}; null for dynamic. */
+    private String instanceBase;
+    private int lane = -1;
+
+    /** The key under which the derived group_instance_id is kept in the state DB, beside the offsets. */
+    static final String INSTANCE_POSITION = "_group_instance_id";
+
+    KafkaSource(Settings config) {
+        this.config = config;
+        this.topics = config.getList(TOPIC);
+        this.format = config.getString(FORMAT);
+        this.metadata = config.getList(METADATA);
+        this.batchSize = config.getInt(StandardKeys.BATCH_SIZE);
+        this.flushNanos = config.getDuration(StandardKeys.BATCH_FLUSH_INTERVAL).toNanos();
+        this.bounded = config.getBoolean(BOUNDED);
+        for (String column : metadata) {
+            if (!METADATA_COLUMNS.contains(column)) {
+                throw new InvalidSettingException(METADATA, "unknown metadata column '" + column + "'; use " + METADATA);
+            }
+        }
+    }
+
+    @Override
+    public Schema open(StageContext context) {
+        this.context = context;
+        Properties props = KafkaSettings.clientProperties(config);
+        String group = config.has(GROUP_ID) ? config.getString(GROUP_ID) : "sluice-" + context.pipelineName();
+        Properties checkProps = KafkaSettings.checkProperties(props, config); // without the consumer's settings below
+        Runnable accessCheck = () -> KafkaSettings.checkAccess(checkProps, topics, AclOperation.READ, group);
+        if (format.equals("json") && !config.has(SCHEMA)) {
+            accessCheck.run(); // inferring the schema reads the topic: it must exist first
+        } else {
+            context.checkWhileOpening(accessCheck);
+        }
+        Map<String, Object> formatOptions = AvroSettings.coreOptions(config, context.pipelineDirectory(), true);
+        Schema declared = null;
+        if (format.equals("avro") && config.has(SCHEMA)) {
+            throw new InvalidSettingException(SCHEMA, "avro records take their columns from the Avro schema; remove `schema:`");
+        } else if (format.equals("avro")) {
+            // The columns come from the Avro schema (the decoder below reports them).
+        } else if (format.equals("json") && !config.has(SCHEMA)) {
+            declared = SchemaSampler.inferJson(props, topics, config.getInt(INFER_ROWS), context.allocator());
+        } else if (!format.equals("raw")) {
+            if (!config.has(SCHEMA)) {
+                throw new InvalidSettingException(SCHEMA, format + " records need a declared `schema:` (of the row)");
+            }
+            try {
+                declared = ColumnTypes.schema(config.getMap(SCHEMA));
+            } catch (IllegalArgumentException e) {
+                throw new InvalidSettingException(SCHEMA, e.getMessage());
+            }
+        }
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        instanceBase = instanceBase(props);
+        if (instanceBase != null) {
+            lane = Instances.claim(instanceBase);
+            props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instanceBase + "-lane-" + lane);
+        } else {
+            props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        }
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(batchSize));
+        props.putIfAbsent(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "65536");
+        props.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "20");
+        String starting = config.getString(STARTING_OFFSETS);
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, starting.equals("latest") ? "latest" : "earliest");
+        consumerProperties = props;
+        decoder = NativeDecoder.create(context.allocator(), format, config.getString(DELIMITER), declared, formatOptions);
+        slab = new RecordSlab(batchSize);
+        meta = metadata.isEmpty() ? null : MetadataColumns.root(metadata, context.allocator());
+        Schema values = switch (format) {
+            case "raw" -> MetadataColumns.RAW_SCHEMA;
+            case "debezium" -> MetadataColumns.withOp(declared);
+            case "avro" -> decoder.schema();
+            default -> declared;
+        };
+        Schema schema = MetadataColumns.append(values, meta);
+        List<String> primaryKey = config.getList(PRIMARY_KEY);
+        if (!PrimaryKey.coveredBy(primaryKey, schema)) {
+            throw new InvalidSettingException(PRIMARY_KEY, "primary key " + primaryKey + " names columns that are not in "
+                    + schema.getFields().stream().map(org.apache.arrow.vector.types.pojo.Field::getName).toList());
+        }
+        return PrimaryKey.with(schema, primaryKey);
+    }
+
+    /**
+     * The base of group.instance.id: the setting (or properties' group.instance.id), else the one
+     * an earlier run of this state DB made, else a new one (saved with the next checkpoint).
+     */
+    private String instanceBase(Properties props) {
+        String configured = config.has(GROUP_INSTANCE_ID) ? config.getString(GROUP_INSTANCE_ID)
+                : (String) props.get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        if (configured != null) {
+            return configured.isBlank() || configured.equals("none") ? null : configured;
+        }
+        if (bounded) {
+            // A bounded lane leaves the group when it is done; a static member cannot (it stays
+            // until session.timeout.ms, and a lane joining later would wait for it).
+            return null;
+        }
+        String saved = context.restoredPositions().get(INSTANCE_POSITION);
+        if (saved != null) {
+            return KafkaSettings.idOf(saved);
+        }
+        return Instances.derived(context.pipelineName(), context.nodeName());
+    }
+
+    /** Joins the group only for a run: validation stops at {@link #open}. */
+    @Override
+    public void start() {
+        consumer = new KafkaConsumer<>(consumerProperties, new ByteArrayDeserializer(), new ValueViews());
+        consumer.subscribe(topics, new Rebalance(config.getString(STARTING_OFFSETS)));
+        if (config.has(DEAD_LETTER_TOPIC)) {
+            deadLetters = new DeadLetterProducer(KafkaSettings.clientProperties(config), config.getString(DEAD_LETTER_TOPIC));
+        }
+    }
+
+    @Override
+    public Poll poll(Emitter out) {
+        currentOut = out;
+        // Wait in poll for the fetch in flight, up to when a partial batch is due: returning
+        // empty-handed instead makes the lane park, and the fetch that lands meanwhile waits.
+        long waitNanos = slab.count() == 0
+                ? Math.max(1_000_000, Math.min(flushNanos, 100_000_000))
+                : Math.max(0, firstBufferedNanos + flushNanos - System.nanoTime());
+        ConsumerRecords<byte[], ByteBuffer> records = consumer.poll(Duration.ofNanos(waitNanos));
+        for (ConsumerRecord<byte[], ByteBuffer> record : records) {
+            if (slab.count() == 0) {
+                firstBufferedNanos = System.nanoTime();
+            }
+            slab.add(record);
+        }
+        boolean due = slab.count() >= batchSize
+                || (slab.count() > 0 && (System.nanoTime() - firstBufferedNanos >= flushNanos || caughtUp()));
+        if (!due) {
+            if (bounded && records.isEmpty() && slab.count() == 0 && reachedEnd()) {
+                ended = true;
+                return Poll.END;
+            }
+            return Poll.IDLE;
+        }
+        flush(out);
+        return Poll.EMITTED;
+    }
+
+    /** Decodes the buffered records into one batch and emits it. */
+    private void flush(Emitter out) {
+        if (meta != null) {
+            MetadataColumns.fill(meta, slab);
+        }
+        NativeDecoder.Decoded decoded = decoder.decode(slab.data(), slab.offsets(), slab.count(), meta);
+        try (NativeBatch errors = decoded.errors()) {
+            if (errors != null) {
+                reject(errors);
+            }
+        } catch (RuntimeException e) {
+            decoded.batch().close();
+            throw e;
+        }
+        slab.positionsInto(emitted);
+        slab.clear();
+        if (decoded.batch().rowCount() == 0) {
+            decoded.batch().close();
+        } else {
+            out.emit(decoded.batch());
+        }
+    }
+
+    /**
+     * True when the last fetch left nothing unread in any assigned partition: waiting out
+     * {@code batch_flush_interval} for rows that are not there would only add latency.
+     */
+    private boolean caughtUp() {
+        for (TopicPartition tp : consumer.assignment()) {
+            OptionalLong lag = consumer.currentLag(tp);
+            if (lag.isEmpty() || lag.getAsLong() > 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** True once partitions are assigned and every one is read up to its end offset. */
+    private boolean reachedEnd() {
+        if (endOffsets.isEmpty()) {
+            return false;
+        }
+        for (Map.Entry<TopicPartition, Long> end : endOffsets.entrySet()) {
+            if (consumer.position(end.getKey()) < end.getValue()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void reject(NativeBatch errors) {
+        try (VectorSchemaRoot root = errors.toVectors(context.allocator())) {
+            BigIntVector index = (BigIntVector) root.getVector("index");
+            VarBinaryVector record = (VarBinaryVector) root.getVector("record");
+            VarCharVector error = (VarCharVector) root.getVector("error");
+            for (int i = 0; i < root.getRowCount(); i++) {
+                int at = (int) index.get(i);
+                String message = new String(error.get(i), StandardCharsets.UTF_8);
+                String origin = slab.topic(at) + "/" + slab.partition(at) + "@" + slab.offset(at);
+                if (deadLetters != null) {
+                    deadLetters.send(record.get(i), slab.key(at), message, slab.topic(at), slab.partition(at), slab.offset(at));
+                } else {
+                    context.reject(slab.offset(at), record.get(i), origin + ": " + message);
+                }
+            }
+        }
+        if (deadLetters != null) {
+            deadLetters.flush();
+        }
+    }
+
+    @Override
+    public void onBarrier(Barrier barrier) {
+        pending.put(barrier.epoch(), Map.copyOf(emitted));
+    }
+
+    @Override
+    public Map<String, String> positions(long epoch) {
+        Map<TopicPartition, Long> at = pending.getOrDefault(epoch, Map.of());
+        Map<String, String> out = new TreeMap<>();
+        at.forEach((tp, offset) -> out.put(tp.topic() + "/" + tp.partition(),
+                "{\"offset\":" + offset + ",\"epoch\":" + epoch + "}"));
+        if (instanceBase != null && !config.has(GROUP_INSTANCE_ID)) {
+            out.put(INSTANCE_POSITION, KafkaSettings.idJson(instanceBase));
+        }
+        return out;
+    }
+
+    @Override
+    public void onCheckpointComplete(long epoch) {
+        Map<TopicPartition, Long> at = pending.get(epoch);
+        pending.headMap(epoch, true).clear();
+        if (at == null || at.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
+        at.forEach((tp, offset) -> commit.put(tp, new OffsetAndMetadata(offset)));
+        consumer.commitSync(commit);
+        if (ended) {
+            // A lane that read its share to the end leaves the group now, not when every lane is
+            // done: a lane that joins later would otherwise wait for it in the rebalance until
+            // max.poll.interval.ms (5 min) expired. (Its revocation checkpoint is a no-op: we
+            // are inside this one.)
+            consumer.unsubscribe();
+        }
+    }
+
+    @Override
+    public void close() {
+        currentOut = null; // leaving the group revokes partitions: nothing is emitted any more
+        if (consumer != null) {
+            // A static member stays in the group after close unless told to leave: a clean stop
+            // hands its partitions over now (a kill -9 cannot, and its successor replaces it).
+            consumer.close(CloseOptions.timeout(Duration.ofSeconds(5))
+                    .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
+        }
+        if (lane >= 0) {
+            Instances.release(instanceBase, lane);
+            lane = -1;
+        }
+        if (deadLetters != null) {
+            deadLetters.close();
+        }
+        if (meta != null) {
+            meta.close();
+        }
+        if (slab != null) {
+            slab.close();
+        }
+        if (decoder != null) {
+            decoder.close();
+        }
+    }
+
+    /**
+     * Seeks newly assigned partitions to the positions of the last finalized checkpoint (they
+     * win over the group's committed offsets), and forgets positions of revoked partitions.
+     */
+    private final class Rebalance implements ConsumerRebalanceListener {
+        private final String starting;
+
+        Rebalance(String starting) {
+            this.starting = starting;
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            // Emit what is buffered, then checkpoint: delivery is synchronous, so everything
+            // read from these partitions is in the sinks and committed before they go.
+            if (slab.count() > 0 && currentOut != null) {
+                flush(currentOut);
+            }
+            context.requestCheckpoint();
+            partitions.forEach(emitted::remove);
+            partitions.forEach(endOffsets::remove);
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            Map<String, String> restored = context.restoredPositions();
+            List<TopicPartition> toBeginning = new ArrayList<>();
+            for (TopicPartition tp : partitions) {
+                String saved = restored.get(tp.topic() + "/" + tp.partition());
+                if (saved != null) {
+                    consumer.seek(tp, KafkaSettings.offsetOf(saved));
+                } else if (starting.equals("earliest")) {
+                    toBeginning.add(tp);
+                }
+            }
+            if (!toBeginning.isEmpty()) {
+                consumer.seekToBeginning(toBeginning);
+            }
+            if (bounded) {
+                endOffsets.putAll(consumer.endOffsets(partitions));
+            }
+        }
+    }
+}
