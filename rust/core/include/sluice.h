@@ -365,6 +365,15 @@ int32_t sluice_generator_position(const struct SluiceGenerator *generator, int64
 int32_t sluice_generator_free(struct SluiceGenerator *generator);
 
 /*
+ Number of calls made through the JNI bridge (`jni_bridge.rs`) by this process: lets a test
+ prove that a run meant to use JNI really crossed JNI (an FFM call does not count).
+
+ # Safety
+ `out_count` is NULL or points to writable memory for an `int64_t`.
+ */
+int32_t sluice_jni_calls(int64_t *out_count);
+
+/*
  Benchmark only: does nothing, the cost of a downcall without arguments or result.
  */
 void sluice_bench_noop(void);

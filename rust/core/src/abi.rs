@@ -781,3 +781,13 @@ mod tests {
         assert_eq!(unsafe { sluice_sql_table_references(sql.as_ptr(), &mut out) }, SLUICE_ERR_PLAN);
     }
 }
+
+/// Number of calls made through the JNI bridge (`jni_bridge.rs`) by this process: lets a test
+/// prove that a run meant to use JNI really crossed JNI (an FFM call does not count).
+///
+/// # Safety
+/// `out_count` is NULL or points to writable memory for an `int64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_jni_calls(out_count: *mut i64) -> i32 {
+    guard(|| write_out(out_count, crate::jni_glue::calls() as i64))
+}
