@@ -127,6 +127,8 @@ class Out:
         t = param.type
         self.c_name = param.name
         self.is_int = t.pointers == 1 and t.base == "int32_t"
+        # How the value joins the i64 outputs: an int64_t already is one.
+        self.as_i64 = self.c_name if (t.pointers == 1 and t.base == "int64_t") else f"{self.c_name} as i64"
         if t.pointers >= 2:
             self.rust_init = "null()" if t.const else "null_mut()"
         else:
@@ -504,7 +506,7 @@ def rust_function(m):
         reasons.append(f"`{m.c_name}` takes no pointer")
     safety_call = wrap("// SAFETY: " + "; ".join(reasons) + ".", "// ", 92)
     if m.outs:
-        values = ", ".join(f"{o.c_name} as i64" for o in m.outs)
+        values = ", ".join(o.as_i64 for o in m.outs)
         body += safety_call + [f"let status = unsafe {{ {call} }};" if "\n" not in call
                                else "let status = unsafe {\n" + textwrap.indent(call, "    ") + "\n};",
                  "// SAFETY: `env` and `out` are as this function's `# Safety` requires.",

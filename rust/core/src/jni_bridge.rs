@@ -83,7 +83,7 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceLiveHan
         // SAFETY: the out-pointers point to the locals above.
         let status = unsafe { c::sluice_live_handles(&mut out_count) };
         // SAFETY: `env` and `out` are as this function's `# Safety` requires.
-        unsafe { outputs(env, out, status, &[out_count as i64]) }
+        unsafe { outputs(env, out, status, &[out_count]) }
     })
 }
 
@@ -104,7 +104,7 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluicePlanCou
         // SAFETY: the out-pointers point to the locals above.
         let status = unsafe { c::sluice_plan_count(&mut out_count) };
         // SAFETY: `env` and `out` are as this function's `# Safety` requires.
-        unsafe { outputs(env, out, status, &[out_count as i64]) }
+        unsafe { outputs(env, out, status, &[out_count]) }
     })
 }
 
@@ -257,7 +257,7 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceBatchNu
         // contract); the out-pointers point to the locals above.
         let status = unsafe { c::sluice_batch_num_rows(ptr(batch), &mut out_rows) };
         // SAFETY: `env` and `out` are as this function's `# Safety` requires.
-        unsafe { outputs(env, out, status, &[out_rows as i64]) }
+        unsafe { outputs(env, out, status, &[out_rows]) }
     })
 }
 
@@ -1038,7 +1038,7 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceGenerat
         // safety contract); the out-pointers point to the locals above.
         let status = unsafe { c::sluice_generator_position(ptr(generator), &mut out_next_event) };
         // SAFETY: `env` and `out` are as this function's `# Safety` requires.
-        unsafe { outputs(env, out, status, &[out_next_event as i64]) }
+        unsafe { outputs(env, out, status, &[out_next_event]) }
     })
 }
 
@@ -1079,6 +1079,6 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceJniCall
         // SAFETY: the out-pointers point to the locals above.
         let status = unsafe { c::sluice_jni_calls(&mut out_count) };
         // SAFETY: `env` and `out` are as this function's `# Safety` requires.
-        unsafe { outputs(env, out, status, &[out_count as i64]) }
+        unsafe { outputs(env, out, status, &[out_count]) }
     })
 }
