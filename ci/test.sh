@@ -29,6 +29,8 @@ cargo test --release --locked --manifest-path rust/Cargo.toml -p sluice-core --f
 
 echo "== C header: rust/core/include/sluice.h matches what cbindgen generates"
 cargo run --quiet --release --locked --manifest-path rust/header-check/Cargo.toml -- check
+echo "== Bridges: CoreBridge, FfmCoreBridge, JniCoreBridge and jni_bridge.rs match sluice.h (bridge/generate.py)"
+python3 bridge/generate.py --check
 
 echo "== Kafka: a real single-node broker for the Kafka tests (ci/kafka.sh)"
 bash ci/kafka.sh restart --fresh

@@ -4,6 +4,8 @@
 jextract is not published to Maven Central, so this script stands in for it: it
 parses the restricted C that cbindgen writes into sluice.h and emits the same
 classes jextract 22 would (header class sluice_h, one class per struct).
+bridge/generate.py loads this file for its parser (parse_header and the C model) and
+generates the bridges (CoreBridge, its FFM and JNI implementations) from the same header.
 
 It understands exactly this subset and fails loudly on anything else:
   * #include <stdint.h> / <stddef.h>, include guards (#ifndef X / #define X), #endif

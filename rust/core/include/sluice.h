@@ -167,6 +167,15 @@ int32_t sluice_live_handles(int64_t *out_count);
 int32_t sluice_plan_count(int64_t *out_count);
 
 /*
+ Number of calls made through the JNI bridge (`jni_bridge.rs`) by this process: lets a test
+ prove that a run meant to use JNI really crossed JNI (an FFM call does not count).
+
+ # Safety
+ `out_count` is NULL or writable for one `int64_t`. Any thread.
+ */
+int32_t sluice_jni_calls(int64_t *out_count);
+
+/*
  The tables a SQL query reads, as a JSON array of names, in a new buffer.
 
  # Safety

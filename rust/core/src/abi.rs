@@ -290,6 +290,17 @@ pub unsafe extern "C" fn sluice_plan_count(out_count: *mut i64) -> i32 {
     guard(|| unsafe { write_out(out_count, plan_count()) })
 }
 
+/// Number of calls made through the JNI bridge (`jni_bridge.rs`) by this process: lets a test
+/// prove that a run meant to use JNI really crossed JNI (an FFM call does not count).
+///
+/// # Safety
+/// `out_count` is NULL or writable for one `int64_t`. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_jni_calls(out_count: *mut i64) -> i32 {
+    // SAFETY: out_count is NULL or writable (this function's contract).
+    guard(|| unsafe { write_out(out_count, crate::jni_glue::calls() as i64) })
+}
+
 /// Panics inside the core's guard on purpose, to test that panics surface as errors. Not a C
 /// export: the test-only library (rust/debug-exports) exports it as `sluice_debug_panic`, so
 /// the production library cannot be made to panic on request.

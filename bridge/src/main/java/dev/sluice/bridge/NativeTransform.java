@@ -1,6 +1,9 @@
 package dev.sluice.bridge;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -64,7 +67,24 @@ public final class NativeTransform extends NativeHandle {
 
     /** The names of the tables {@code sql} reads, as written. */
     public static List<String> tableReferences(String sql) {
-        return core().sqlTableReferences(sql);
+        return tableReferences(core(), sql);
+    }
+
+    /** As {@link #tableReferences(String)}, through {@code bridge} (the parity test asks both). */
+    static List<String> tableReferences(CoreBridge bridge, String sql) {
+        long buffer = bridge.sqlTableReferences(sql); // a JSON array of names
+        try {
+            long[] data = bridge.bufferData(buffer);
+            byte[] bytes = MemorySegment.ofAddress(data[0]).reinterpret(data[1]).toArray(ValueLayout.JAVA_BYTE);
+            String json = new String(bytes, StandardCharsets.UTF_8);
+            try {
+                return Json.stringArray(json);
+            } catch (java.io.IOException e) {
+                throw new NativeArgumentException("bad table list from the core: " + json);
+            }
+        } finally {
+            bridge.bufferFree(buffer);
+        }
     }
 
     public Schema outputSchema() {

@@ -119,8 +119,8 @@ class BridgeParityTest {
             }
             assertEquals(FFM.generatorPosition(viaJni), JNI.generatorPosition(viaFfm));
             String join = "SELECT * FROM bid JOIN person ON bid.bidder = person.id";
-            assertEquals(FFM.sqlTableReferences(join), JNI.sqlTableReferences(join));
-            assertEquals(List.of("bid", "person"), JNI.sqlTableReferences(join).stream().sorted().toList());
+            assertEquals(NativeTransform.tableReferences(FFM, join), NativeTransform.tableReferences(JNI, join));
+            assertEquals(List.of("bid", "person"), NativeTransform.tableReferences(JNI, join).stream().sorted().toList());
         } finally {
             JNI.generatorFree(viaFfm);
             FFM.generatorFree(viaJni);

@@ -515,6 +515,68 @@ public class sluice_h {
         }
     }
 
+    private static final FunctionDescriptor sluice_jni_calls$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_jni_calls {
+        public static final FunctionDescriptor DESC = sluice_jni_calls$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_jni_calls");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_jni_calls(int64_t *out_count)
+     * }
+     */
+    public static FunctionDescriptor sluice_jni_calls$descriptor() {
+        return sluice_jni_calls$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_jni_calls(int64_t *out_count)
+     * }
+     */
+    public static MethodHandle sluice_jni_calls$handle() {
+        return sluice_jni_calls.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_jni_calls(int64_t *out_count)
+     * }
+     */
+    public static MemorySegment sluice_jni_calls$address() {
+        return sluice_jni_calls.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_jni_calls(int64_t *out_count)
+     * }
+     */
+    public static int sluice_jni_calls(MemorySegment out_count) {
+        var mh$ = sluice_jni_calls.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_jni_calls", out_count);
+            }
+            return (int)mh$.invokeExact(out_count);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static final FunctionDescriptor sluice_sql_table_references$DESC = FunctionDescriptor.of(
         sluice_h.C_INT,
         sluice_h.C_POINTER,
