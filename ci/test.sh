@@ -17,6 +17,9 @@ if ! cargo clippy --version >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 
   rustup component add clippy rustfmt
 fi
 
+echo "== Java: format (Spotless, palantir-java-format; mvn spotless:apply fixes it)"
+mvn -B -ntp -q spotless:check
+
 echo "== Rust: format (rust/rustfmt.toml) and clippy, warnings are errors"
 cargo fmt --manifest-path rust/Cargo.toml --all -- --check
 cargo clippy --release --locked --manifest-path rust/Cargo.toml --all-targets -- -D warnings
