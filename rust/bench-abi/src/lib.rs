@@ -92,11 +92,7 @@ static ON_CALL: AtomicPtr<jni_sys::_jmethodID> = AtomicPtr::new(std::ptr::null_m
 /// # Safety
 /// Called by the JVM, on the thread that owns `env`, with the `Jni` class.
 #[no_mangle]
-pub unsafe extern "system" fn Java_dev_sluice_benchmarks_CallShapeBenchmark_00024Jni_upcall(
-    env: *mut JNIEnv,
-    class: jclass,
-    times: jlong,
-) -> jint {
+pub unsafe extern "system" fn Java_dev_sluice_benchmarks_CallShapeBenchmark_00024Jni_upcall(env: *mut JNIEnv, class: jclass, times: jlong) -> jint {
     // SAFETY: the JVM passes a valid JNIEnv for this thread; its function table outlives the call.
     let jni = unsafe { &(**env).v1_2 };
     let mut method: jmethodID = ON_CALL.load(Ordering::Acquire);

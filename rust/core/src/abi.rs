@@ -391,11 +391,7 @@ pub unsafe extern "C" fn sluice_sql_query(
 /// `out_batch` is NULL or writable for one pointer; the caller owns the new batch and frees it
 /// once with `sluice_batch_free`. Any thread.
 #[no_mangle]
-pub unsafe extern "C" fn sluice_batch_import(
-    array: *mut FFI_ArrowArray,
-    schema: *mut FFI_ArrowSchema,
-    out_batch: *mut *mut SluiceBatch,
-) -> i32 {
+pub unsafe extern "C" fn sluice_batch_import(array: *mut FFI_ArrowArray, schema: *mut FFI_ArrowSchema, out_batch: *mut *mut SluiceBatch) -> i32 {
     guard(|| {
         // SAFETY (this block): array and schema are NULL or valid, unreleased and moved in,
         // array of schema's struct type (this function's contract).
@@ -418,11 +414,7 @@ pub unsafe extern "C" fn sluice_batch_import(
 /// both are overwritten without releasing what was there, and the caller owns what is written
 /// and releases it once. Any thread, if no other thread frees `batch`.
 #[no_mangle]
-pub unsafe extern "C" fn sluice_batch_export(
-    batch: *const SluiceBatch,
-    out_array: *mut FFI_ArrowArray,
-    out_schema: *mut FFI_ArrowSchema,
-) -> i32 {
+pub unsafe extern "C" fn sluice_batch_export(batch: *const SluiceBatch, out_array: *mut FFI_ArrowArray, out_schema: *mut FFI_ArrowSchema) -> i32 {
     guard(|| {
         // SAFETY: batch is NULL or live (this function's contract).
         let batch = &unsafe { borrow(batch, "batch") }?.batch;
@@ -451,12 +443,7 @@ pub unsafe extern "C" fn sluice_batch_num_rows(batch: *const SluiceBatch, out_ro
 /// # Safety
 /// `batch` is NULL or a live batch handle; `out_address` is NULL or writable for one `size_t`.
 #[no_mangle]
-pub unsafe extern "C" fn sluice_batch_buffer_address(
-    batch: *const SluiceBatch,
-    column: usize,
-    buffer: usize,
-    out_address: *mut usize,
-) -> i32 {
+pub unsafe extern "C" fn sluice_batch_buffer_address(batch: *const SluiceBatch, column: usize, buffer: usize, out_address: *mut usize) -> i32 {
     guard(|| {
         // SAFETY: batch is NULL or live (this function's contract).
         let batch = &unsafe { borrow(batch, "batch") }?.batch;
@@ -692,12 +679,7 @@ pub unsafe extern "C" fn sluice_decoder_decode(
 /// offset's bytes, both borrowed for the call. `out_schema` is NULL or points to a writable
 /// `ArrowSchema`, which the caller then owns and releases once. Any thread.
 #[no_mangle]
-pub unsafe extern "C" fn sluice_infer_json_schema(
-    data: *const u8,
-    offsets: *const i64,
-    n_records: usize,
-    out_schema: *mut FFI_ArrowSchema,
-) -> i32 {
+pub unsafe extern "C" fn sluice_infer_json_schema(data: *const u8, offsets: *const i64, n_records: usize, out_schema: *mut FFI_ArrowSchema) -> i32 {
     guard(|| {
         // SAFETY: data and offsets are laid out as records_of requires (this function's contract).
         let schema = crate::decode::infer_json_schema(&unsafe { records_of(data, offsets, n_records) }?)?;

@@ -148,11 +148,8 @@ mod tests {
 
     fn bids() -> RecordBatch {
         let schema = Schema::new(vec![Field::new("auction", DataType::Int64, false), Field::new("channel", DataType::Utf8, false)]);
-        RecordBatch::try_new(
-            Arc::new(schema),
-            vec![Arc::new(Int64Array::from(vec![7, 300_000])), Arc::new(StringArray::from(vec!["apple", "ü"]))],
-        )
-        .unwrap()
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(Int64Array::from(vec![7, 300_000])), Arc::new(StringArray::from(vec!["apple", "ü"]))])
+            .unwrap()
     }
 
     fn records(bytes: &[u8], offsets: &[i64]) -> Vec<Vec<u8>> {
@@ -175,10 +172,7 @@ mod tests {
     #[test]
     fn confluent_frames_carry_the_id() {
         let (bytes, offsets) = encode(&bids(), None).unwrap();
-        let framed: Vec<Vec<u8>> = records(&bytes, &offsets)
-            .into_iter()
-            .map(|body| [vec![0u8, 0, 0, 0, 42], body].concat())
-            .collect();
+        let framed: Vec<Vec<u8>> = records(&bytes, &offsets).into_iter().map(|body| [vec![0u8, 0, 0, 0, 42], body].concat()).collect();
         let slices: Vec<&[u8]> = framed.iter().map(Vec::as_slice).collect();
         let reader = AvroReader::new(SCHEMA, AvroFraming::Confluent, Some(42)).unwrap();
         assert_eq!(reader.decode(&slices).unwrap().num_rows(), 2);

@@ -121,12 +121,7 @@ pub fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
         return Ok(batch.clone());
     }
     if batch.num_columns() != schema.fields().len() {
-        return Err(CoreError::data(format!(
-            "batch has {} columns, the input expects {}: {}",
-            batch.num_columns(),
-            schema.fields().len(),
-            schema
-        )));
+        return Err(CoreError::data(format!("batch has {} columns, the input expects {}: {}", batch.num_columns(), schema.fields().len(), schema)));
     }
     for (column, field) in batch.columns().iter().zip(schema.fields()) {
         if column.data_type() != field.data_type() {

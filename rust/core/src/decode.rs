@@ -205,7 +205,9 @@ impl RecordDecoder {
                             None => values.append_null(),
                             Some(v) => match ExactNumber::parse(v.as_bytes()) {
                                 None => return Err(bad(v, &format!("is not a number ({})", field.data_type()))),
-                                Some(n) => values.append_value(n.decimal(*precision, *scale).ok_or_else(|| bad(v, &format!("does not fit {}", field.data_type())))?),
+                                Some(n) => values.append_value(
+                                    n.decimal(*precision, *scale).ok_or_else(|| bad(v, &format!("does not fit {}", field.data_type())))?,
+                                ),
                             },
                         }
                     }
@@ -316,9 +318,14 @@ impl RecordDecoder {
     fn new_decoder(&self, batch_size: usize) -> Result<FormatDecoder> {
         Ok(match self.format {
             Format::Json => FormatDecoder::Json(
-                arrow::json::ReaderBuilder::new(self.schema.clone()).with_batch_size(batch_size).with_coerce_primitive(self.text_coercion).build_decoder()?,
+                arrow::json::ReaderBuilder::new(self.schema.clone())
+                    .with_batch_size(batch_size)
+                    .with_coerce_primitive(self.text_coercion)
+                    .build_decoder()?,
             ),
-            Format::Raw | Format::Debezium | Format::Avro => return Err(CoreError::invalid("raw, debezium and avro records use no arrow format decoder")),
+            Format::Raw | Format::Debezium | Format::Avro => {
+                return Err(CoreError::invalid("raw, debezium and avro records use no arrow format decoder"))
+            }
             Format::Csv => FormatDecoder::Csv(
                 arrow::csv::ReaderBuilder::new(self.csv_text.as_ref().map_or(&self.schema, |(text, _)| text).clone())
                     .with_header(false)
@@ -422,8 +429,13 @@ fn check_csv_record(record: &[u8], delimiter: u8) -> Result<()> {
 /// The schema arrow-csv reads when some columns are better converted from their text here:
 /// Decimal128 and float columns become Utf8. None when there are none.
 fn csv_text_schema(schema: &SchemaRef) -> Option<(SchemaRef, Vec<usize>)> {
-    let columns: Vec<usize> =
-        schema.fields().iter().enumerate().filter(|(_, f)| matches!(f.data_type(), DataType::Decimal128(..) | DataType::Float32 | DataType::Float64)).map(|(i, _)| i).collect();
+    let columns: Vec<usize> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(f.data_type(), DataType::Decimal128(..) | DataType::Float32 | DataType::Float64))
+        .map(|(i, _)| i)
+        .collect();
     if columns.is_empty() {
         return None;
     }
@@ -466,10 +478,11 @@ pub fn infer_json_schema_widening(records: &[&[u8]]) -> Result<(Schema, Vec<Stri
             // One member at a time: a value arrow cannot type (a list of mixed items) clashes
             // on its own instead of failing the whole sample.
             let one = serde_json::Value::Object(serde_json::Map::from_iter([(name.clone(), value)]));
-            let (data_type, clash_here) = match arrow::json::reader::infer_json_schema_from_iterator(std::iter::once(Ok::<_, arrow::error::ArrowError>(one))) {
-                Ok(schema) => (schema.field(0).data_type().clone(), false),
-                Err(_) => (DataType::Utf8, true),
-            };
+            let (data_type, clash_here) =
+                match arrow::json::reader::infer_json_schema_from_iterator(std::iter::once(Ok::<_, arrow::error::ArrowError>(one))) {
+                    Ok(schema) => (schema.field(0).data_type().clone(), false),
+                    Err(_) => (DataType::Utf8, true),
+                };
             let seen = if clash_here { "mixed list".to_string() } else { data_type.to_string() };
             let clash = match fields.iter_mut().find(|f| f.name() == &name) {
                 None => {
@@ -501,7 +514,12 @@ pub fn infer_json_schema_widening(records: &[&[u8]]) -> Result<(Schema, Vec<Stri
     }
     let warnings = mixed
         .into_iter()
-        .map(|(name, types)| format!("column '{name}' has values of different types ({}); it is read as a string, declare its type to read it otherwise", types.join(", ")))
+        .map(|(name, types)| {
+            format!(
+                "column '{name}' has values of different types ({}); it is read as a string, declare its type to read it otherwise",
+                types.join(", ")
+            )
+        })
         .collect();
     Ok((Schema::new(fields), warnings))
 }
@@ -545,7 +563,9 @@ fn unwrap_envelope(record: &[u8]) -> std::result::Result<(Vec<u8>, &'static str)
     let member = |members: &[(String, &'_ [u8])], name: &str| members.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.to_vec());
     let outer = crate::flat_json::raw_members(record).ok_or_else(not_object)?;
     let payload = match member(&outer, "payload") {
-        Some(payload) if is_object(&payload) => crate::flat_json::raw_members(&payload).ok_or_else(not_object)?.into_iter().map(|(n, v)| (n, v.to_vec())).collect(),
+        Some(payload) if is_object(&payload) => {
+            crate::flat_json::raw_members(&payload).ok_or_else(not_object)?.into_iter().map(|(n, v)| (n, v.to_vec())).collect()
+        }
         _ => outer.into_iter().map(|(n, v)| (n, v.to_vec())).collect::<Vec<(String, Vec<u8>)>>(),
     };
     let get = |name: &str| payload.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_slice());
@@ -950,7 +970,14 @@ mod strict_tests {
     fn json_integers_that_do_not_fit_are_dead_letters() {
         assert_json_values(
             DataType::Int64,
-            &[("-9223372036854775808", "-9223372036854775808"), ("9223372036854775807", "9223372036854775807"), ("1.0", "1"), ("1e2", "100"), ("-2.50e1", "-25"), ("\"12\"", "12")],
+            &[
+                ("-9223372036854775808", "-9223372036854775808"),
+                ("9223372036854775807", "9223372036854775807"),
+                ("1.0", "1"),
+                ("1e2", "100"),
+                ("-2.50e1", "-25"),
+                ("\"12\"", "12"),
+            ],
             &["-9223372036854775809", "9223372036854775808", "99999999999999999999999", "1.5", "1e-1", "9007199254740993.0", "-9.3e18", "1e400"],
         );
         assert_json_values(DataType::Int32, &[("-2147483648", "-2147483648"), ("2147483647", "2147483647")], &["-2147483649", "2147483648", "0.5"]);
@@ -985,14 +1012,17 @@ mod strict_tests {
             Field::new("x", DataType::Float64, true),
         ]));
         let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(schema)).unwrap();
-        let records: [&[u8]; 8] = [b"1,2,3.25,0.5", b"-9223372036854775809,,,", b"1.5,,,", b",128,,", b",,1.234,", b",,1234.5,", b"2,-128,-999.99,", b",,,1e400"];
+        let records: [&[u8]; 8] =
+            [b"1,2,3.25,0.5", b"-9223372036854775809,,,", b"1.5,,,", b",128,,", b",,1.234,", b",,1234.5,", b"2,-128,-999.99,", b",,,1e400"];
         let decoded = decoder.decode(&records).unwrap();
         assert_eq!(ids(&decoded), vec![Some(1), Some(2)]);
         let d = decoded.batch.column(2).as_primitive::<arrow::datatypes::Decimal128Type>();
         assert_eq!(d.values().to_vec(), vec![325, -99999]);
         assert_eq!(error_indexes(&decoded), vec![1, 2, 3, 4, 5, 7]);
         let messages = error_messages(&decoded);
-        for (message, (column, value)) in messages.iter().zip([("id", "-9223372036854775809"), ("id", "1.5"), ("small", "128"), ("d", "1.234"), ("d", "1234.5"), ("x", "1e400")]) {
+        for (message, (column, value)) in
+            messages.iter().zip([("id", "-9223372036854775809"), ("id", "1.5"), ("small", "128"), ("d", "1.234"), ("d", "1234.5"), ("x", "1e400")])
+        {
             assert!(message.contains(column) && message.contains(value), "{message}");
         }
     }

@@ -2,7 +2,7 @@
 //! Kafka, slices it by the record offsets).
 
 use arrow::array::RecordBatch;
-use arrow::json::writer::{Encoder, EncoderFactory, EncoderOptions, JsonArray, LineDelimited, NullableEncoder, WriterBuilder, make_encoder};
+use arrow::json::writer::{make_encoder, Encoder, EncoderFactory, EncoderOptions, JsonArray, LineDelimited, NullableEncoder, WriterBuilder};
 use serde::Deserialize;
 
 use crate::error::{CoreError, Result};
@@ -119,7 +119,9 @@ impl EncoderFactory for FastEncoders {
         _options: &'a EncoderOptions,
     ) -> std::result::Result<Option<NullableEncoder<'a>>, arrow::error::ArrowError> {
         use arrow::array::AsArray;
-        use arrow::datatypes::{DataType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType};
+        use arrow::datatypes::{
+            DataType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+        };
         let (values, nanos_per_unit) = match array.data_type() {
             DataType::Utf8 => return Ok(Some(NullableEncoder::new(Box::new(StringEncoder(array.as_string::<i32>())), array.nulls().cloned()))),
             DataType::LargeUtf8 => return Ok(Some(NullableEncoder::new(Box::new(StringEncoder(array.as_string::<i64>())), array.nulls().cloned()))),
@@ -381,11 +383,8 @@ mod tests {
     #[test]
     fn record_offsets_and_keys() {
         let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("s", DataType::Utf8, true)]));
-        let batch = RecordBatch::try_new(
-            schema,
-            vec![Arc::new(Int64Array::from(vec![7, 8])), Arc::new(StringArray::from(vec![Some("x\ny"), None]))],
-        )
-        .unwrap();
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![7, 8])), Arc::new(StringArray::from(vec![Some("x\ny"), None]))])
+            .unwrap();
         let options = EncodeOptions {
             format: EncodeFormat::Csv,
             header: true,
@@ -413,11 +412,8 @@ mod tests {
     #[test]
     fn json_lines_with_explicit_nulls() {
         let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("s", DataType::Utf8, true)]));
-        let batch = RecordBatch::try_new(
-            schema,
-            vec![Arc::new(Int64Array::from(vec![1, 2])), Arc::new(StringArray::from(vec![Some("a\nb"), None]))],
-        )
-        .unwrap();
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![1, 2])), Arc::new(StringArray::from(vec![Some("a\nb"), None]))])
+            .unwrap();
         let out = encode(&batch, &EncodeOptions::default()).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"s\":\"a\\nb\"}\n{\"id\":2,\"s\":null}\n");
     }
@@ -521,7 +517,8 @@ mod tests {
             vec![Arc::new(Int64Array::from(vec![1, 2, 3])), Arc::new(StringArray::from(vec![Some("ab"), None, Some("c\n")]))],
         )
         .unwrap();
-        let options = EncodeOptions { format: EncodeFormat::Raw, exclude_columns: vec!["k".into()], key_columns: vec!["k".into()], ..EncodeOptions::default() };
+        let options =
+            EncodeOptions { format: EncodeFormat::Raw, exclude_columns: vec!["k".into()], key_columns: vec!["k".into()], ..EncodeOptions::default() };
         let out = encode_records(&batch, &options).unwrap();
         assert_eq!(out.bytes, b"abc\n");
         assert_eq!(out.offsets, vec![0, 2, 2, 4]);

@@ -102,10 +102,9 @@ impl From<DataFusionError> for CoreError {
     fn from(e: DataFusionError) -> Self {
         // Classify by the root cause, not the wrapper DataFusion put around it.
         let kind = match e.find_root() {
-            DataFusionError::SQL(..)
-            | DataFusionError::Plan(_)
-            | DataFusionError::SchemaError(..)
-            | DataFusionError::NotImplemented(_) => ErrorKind::Plan,
+            DataFusionError::SQL(..) | DataFusionError::Plan(_) | DataFusionError::SchemaError(..) | DataFusionError::NotImplemented(_) => {
+                ErrorKind::Plan
+            }
             DataFusionError::IoError(_) => ErrorKind::Io,
             DataFusionError::ArrowError(ae, _) => arrow_kind(ae),
             _ => ErrorKind::Execution,

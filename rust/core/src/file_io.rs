@@ -160,7 +160,8 @@ impl LineReader {
         let schema = match schema {
             Some(schema) => schema,
             None => {
-                let cannot = |e: String| CoreError::data(format!("cannot infer a schema from the first {} lines: {e}", options.infer_rows)).context(&context);
+                let cannot =
+                    |e: String| CoreError::data(format!("cannot infer a schema from the first {} lines: {e}", options.infer_rows)).context(&context);
                 let inferred = match format {
                     Format::Json => {
                         let (schema, mixed) = infer_json_schema(&mut reader, options.infer_rows).map_err(|e| cannot(e.message))?;
@@ -190,16 +191,7 @@ impl LineReader {
         if text_coercion {
             decoder = decoder.with_text_coercion();
         }
-        Ok(LineReader {
-            reader,
-            decoder,
-            batch_size: options.batch_size,
-            next_line,
-            slab: Vec::new(),
-            ends: Vec::new(),
-            lines: Vec::new(),
-            warnings,
-        })
+        Ok(LineReader { reader, decoder, batch_size: options.batch_size, next_line, slab: Vec::new(), ends: Vec::new(), lines: Vec::new(), warnings })
     }
 
     fn next_batch(&mut self) -> Result<Option<ReadBatch>> {
@@ -325,7 +317,9 @@ impl FileWriter {
     pub fn open(options: WriterOptions) -> Result<FileWriter> {
         let sink = match options.format {
             FileFormat::Parquet => WriterSink::Parquet(None),
-            FileFormat::Json | FileFormat::Csv => WriterSink::Lines { out: BufWriter::with_capacity(1 << 20, create(&options.path)?), wrote_header: false },
+            FileFormat::Json | FileFormat::Csv => {
+                WriterSink::Lines { out: BufWriter::with_capacity(1 << 20, create(&options.path)?), wrote_header: false }
+            }
         };
         Ok(FileWriter { options, sink })
     }

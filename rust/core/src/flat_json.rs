@@ -994,7 +994,12 @@ impl<'g> Walk<'_, 'g> {
                     let text = std::str::from_utf8(token).unwrap_or("");
                     let finite = if *single { text.parse::<f32>().map(f32::is_finite) } else { text.parse::<f64>().map(f64::is_finite) };
                     if finite == Ok(false) {
-                        return Err(format!("column '{}': {} is out of range for {}", column(), shown(), if *single { "Float32" } else { "Float64" }));
+                        return Err(format!(
+                            "column '{}': {} is out of range for {}",
+                            column(),
+                            shown(),
+                            if *single { "Float32" } else { "Float64" }
+                        ));
                     }
                 }
             }
@@ -1655,7 +1660,8 @@ mod tests {
         let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), field("name", DataType::Utf8)]));
         let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Debezium, ","), Some(schema)).unwrap();
         assert!(decoder.has_fast_path());
-        let records: Vec<&[u8]> = vec![br#"{"op":"c","after":{"id":1,"name":"a"}}"#, br#"{"op":"c","after":{"id":"bad"}}"#, br#"{"op":"d","before":{"id":3}}"#];
+        let records: Vec<&[u8]> =
+            vec![br#"{"op":"c","after":{"id":1,"name":"a"}}"#, br#"{"op":"c","after":{"id":"bad"}}"#, br#"{"op":"d","before":{"id":3}}"#];
         let fast = decoder.decode(&records).unwrap();
         let arrow = decoder.arrow_only().decode(&records).unwrap();
         assert_eq!((fast.batch, fast.errors, fast.good), (arrow.batch, arrow.errors, arrow.good));
@@ -1693,7 +1699,11 @@ mod tests {
                 rows += arrow_slab(batch).num_rows();
             }
             let arrow = rows as f64 / started.elapsed().as_secs_f64();
-            println!("round {round}: fast path {fast:.0} rows/s, arrow-json {arrow:.0} rows/s, {:.2}x ({} bytes/record)", fast / arrow, slab.len() / ROWS);
+            println!(
+                "round {round}: fast path {fast:.0} rows/s, arrow-json {arrow:.0} rows/s, {:.2}x ({} bytes/record)",
+                fast / arrow,
+                slab.len() / ROWS
+            );
         }
     }
 }

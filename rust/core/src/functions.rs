@@ -12,9 +12,7 @@ use arrow::array::{Array, ArrayRef, AsArray, Int64Array, StringArrayType};
 use arrow::datatypes::DataType;
 use datafusion::common::types::logical_string;
 use datafusion::common::{exec_err, Result, ScalarValue};
-use datafusion::logical_expr::{
-    Coercion, ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignatureClass, Volatility,
-};
+use datafusion::logical_expr::{Coercion, ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignatureClass, Volatility};
 use datafusion::prelude::SessionContext;
 
 /// Adds Sluice's built-in functions to a session.
@@ -75,18 +73,15 @@ impl ScalarUDFImpl for CountChar {
 /// The character to count from a scalar argument: None for NULL, Some(None) for ''.
 fn scalar_char(value: &ScalarValue) -> Result<Option<Option<char>>> {
     match value {
-        ScalarValue::Utf8(s) | ScalarValue::LargeUtf8(s) | ScalarValue::Utf8View(s) => {
-            Ok(s.as_deref().map(|s| s.chars().next()))
-        }
+        ScalarValue::Utf8(s) | ScalarValue::LargeUtf8(s) | ScalarValue::Utf8View(s) => Ok(s.as_deref().map(|s| s.chars().next())),
         other => exec_err!("count_char: the character must be a string, not {}", other.data_type()),
     }
 }
 
 fn count_in_array(strings: &ArrayRef, wanted: Option<char>) -> Result<ArrayRef> {
     fn count<'a>(strings: impl StringArrayType<'a>, wanted: Option<char>) -> ArrayRef {
-        let counts: Int64Array = (0..strings.len())
-            .map(|i| Some(if strings.is_null(i) { 0 } else { wanted.map_or(0, |c| occurrences(strings.value(i), c)) }))
-            .collect();
+        let counts: Int64Array =
+            (0..strings.len()).map(|i| Some(if strings.is_null(i) { 0 } else { wanted.map_or(0, |c| occurrences(strings.value(i), c)) })).collect();
         Arc::new(counts)
     }
     match strings.data_type() {

@@ -65,24 +65,9 @@ const HOT_CHANNELS: [&str; 4] = ["Google", "Facebook", "Baidu", "Apple"];
 const CHANNELS_NUMBER: u64 = 10_000;
 
 const US_STATES: [&str; 6] = ["AZ", "CA", "ID", "OR", "WA", "WY"];
-const US_CITIES: [&str; 10] = [
-    "Phoenix",
-    "Los Angeles",
-    "San Francisco",
-    "Boise",
-    "Portland",
-    "Bend",
-    "Redmond",
-    "Seattle",
-    "Kent",
-    "Cheyenne",
-];
-const FIRST_NAMES: [&str; 11] = [
-    "Peter", "Paul", "Luke", "John", "Saul", "Vicky", "Kate", "Julie", "Sarah", "Deiter", "Walter",
-];
-const LAST_NAMES: [&str; 9] = [
-    "Shultz", "Abrams", "Spencer", "White", "Bartels", "Walton", "Smith", "Jones", "Noris",
-];
+const US_CITIES: [&str; 10] = ["Phoenix", "Los Angeles", "San Francisco", "Boise", "Portland", "Bend", "Redmond", "Seattle", "Kent", "Cheyenne"];
+const FIRST_NAMES: [&str; 11] = ["Peter", "Paul", "Luke", "John", "Saul", "Vicky", "Kate", "Julie", "Sarah", "Deiter", "Walter"];
+const LAST_NAMES: [&str; 9] = ["Shultz", "Abrams", "Spencer", "White", "Bartels", "Walton", "Smith", "Jones", "Noris"];
 
 /// `extra` values are slices of one shared pool of random letters, as in nexmark-flink; this
 /// keeps padding cheap (one memcpy per row).
@@ -112,9 +97,7 @@ impl Entity {
         [Entity::Person, Entity::Auction, Entity::Bid]
             .into_iter()
             .find(|e| e.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                format!("unknown Nexmark entity '{s}': expected one of 'person', 'auction', 'bid'")
-            })
+            .ok_or_else(|| format!("unknown Nexmark entity '{s}': expected one of 'person', 'auction', 'bid'"))
     }
 
     /// The lowercase name accepted by [`Entity::parse`].
@@ -303,8 +286,7 @@ impl NexmarkGenerator {
             Entity::Auction => self.auctions(rows),
             Entity::Bid => self.bids(rows),
         };
-        let batch = RecordBatch::try_new(self.schema.clone(), columns)
-            .expect("generated columns match the entity schema");
+        let batch = RecordBatch::try_new(self.schema.clone(), columns).expect("generated columns match the entity schema");
         Some(batch)
     }
 
@@ -423,9 +405,7 @@ impl NexmarkGenerator {
             let initial_bid = next_price(&mut rng);
             initial_bids.push(initial_bid);
 
-            let horizon_ms = self
-                .timestamp_ms(n.saturating_add(in_flight_events))
-                .saturating_sub(timestamp);
+            let horizon_ms = self.timestamp_ms(n.saturating_add(in_flight_events)).saturating_sub(timestamp);
             let length_ms = 1 + rng.below(horizon_ms.saturating_mul(2).max(1) as u64) as i64;
             times.push(timestamp);
             expires.push(timestamp.saturating_add(length_ms));
@@ -527,11 +507,7 @@ fn last_base0_person_id(n: u64) -> u64 {
     let epoch = n / TOTAL_PROPORTION;
     let offset = n % TOTAL_PROPORTION;
     // Auctions and bids go back to the last person of their epoch.
-    let offset = if offset < PERSON_PROPORTION {
-        offset
-    } else {
-        PERSON_PROPORTION - 1
-    };
+    let offset = if offset < PERSON_PROPORTION { offset } else { PERSON_PROPORTION - 1 };
     epoch * PERSON_PROPORTION + offset
 }
 
@@ -601,12 +577,7 @@ fn push_four_digits(value: u16, out: &mut String) {
 
 /// Padding such that `current_size + extra.len()` averages `average_size`: a length uniform in
 /// ±20% around the missing size, as a slice of the shared pool of random letters.
-fn next_extra<'a>(
-    rng: &mut Rng,
-    pool: &'a str,
-    current_size: usize,
-    average_size: usize,
-) -> &'a str {
+fn next_extra<'a>(rng: &mut Rng, pool: &'a str, current_size: usize, average_size: usize) -> &'a str {
     if current_size > average_size {
         return "";
     }
@@ -700,9 +671,7 @@ struct Rng {
 impl Rng {
     fn for_index(key: u64, index: u64) -> Rng {
         // mix64 is a bijection, so distinct indexes give distinct starting states.
-        Rng {
-            state: key ^ mix64(index.wrapping_add(GOLDEN_GAMMA)),
-        }
+        Rng { state: key ^ mix64(index.wrapping_add(GOLDEN_GAMMA)) }
     }
 
     fn next_u64(&mut self) -> u64 {
@@ -730,12 +699,7 @@ mod tests {
     use std::collections::{BTreeMap, HashMap, HashSet};
 
     fn config(entity: Entity, seed: u64, event_count: u64) -> GeneratorConfig {
-        GeneratorConfig {
-            seed,
-            entity,
-            event_count: Some(event_count),
-            ..GeneratorConfig::default()
-        }
+        GeneratorConfig { seed, entity, event_count: Some(event_count), ..GeneratorConfig::default() }
     }
 
     fn collect(config: GeneratorConfig, max_rows: usize) -> Vec<RecordBatch> {
@@ -747,10 +711,7 @@ mod tests {
         let column = batch.column_by_name(name).unwrap();
         match column.data_type() {
             DataType::Int64 => column.as_primitive::<Int64Type>().values().to_vec(),
-            _ => column
-                .as_primitive::<TimestampMillisecondType>()
-                .values()
-                .to_vec(),
+            _ => column.as_primitive::<TimestampMillisecondType>().values().to_vec(),
         }
     }
 
@@ -827,11 +788,7 @@ mod tests {
         ];
         for (entity, columns) in expected {
             let schema = NexmarkGenerator::schema(entity);
-            let actual: Vec<(&str, DataType)> = schema
-                .fields()
-                .iter()
-                .map(|f| (f.name().as_str(), f.data_type().clone()))
-                .collect();
+            let actual: Vec<(&str, DataType)> = schema.fields().iter().map(|f| (f.name().as_str(), f.data_type().clone())).collect();
             assert_eq!(actual, columns, "{entity:?}");
             assert!(schema.fields().iter().all(|f| !f.is_nullable()));
 
@@ -882,10 +839,7 @@ mod tests {
     /// Maps each event number to the largest id of `entity` generated at or before it.
     fn ids_by_event(entity: Entity, event_count: u64, seed: u64) -> BTreeMap<u64, i64> {
         let batches = collect(config(entity, seed, event_count), 4096);
-        event_numbers(entity, event_count)
-            .into_iter()
-            .zip(all_i64s(&batches, "id"))
-            .collect()
+        event_numbers(entity, event_count).into_iter().zip(all_i64s(&batches, "id")).collect()
     }
 
     fn last_id_at(ids: &BTreeMap<u64, i64>, n: u64) -> i64 {
@@ -911,14 +865,8 @@ mod tests {
         let mut ahead = 0;
         for (&n, &seller) in auction_events.iter().zip(&sellers) {
             let last = last_id_at(&person_ids, n);
-            assert!(
-                all_persons.contains(&seller),
-                "seller {seller} at event {n}"
-            );
-            assert!(
-                seller <= last + PERSON_ID_LEAD as i64,
-                "seller {seller} at {n}"
-            );
+            assert!(all_persons.contains(&seller), "seller {seller} at event {n}");
+            assert!(seller <= last + PERSON_ID_LEAD as i64, "seller {seller} at {n}");
             ahead += (seller > last) as usize;
         }
         assert!(ahead > 0, "the person id lead is exercised");
@@ -941,11 +889,7 @@ mod tests {
         }
         assert!(auctions_ahead > 0 && bidders_ahead > 0);
         // About half the bids go to the hot auction of their group.
-        let hot = bid_events
-            .iter()
-            .zip(&bid_auctions)
-            .filter(|&(&n, &a)| a == (last_id_at(&auction_ids, n) - 1000) / 100 * 100 + 1000)
-            .count();
+        let hot = bid_events.iter().zip(&bid_auctions).filter(|&(&n, &a)| a == (last_id_at(&auction_ids, n) - 1000) / 100 * 100 + 1000).count();
         let share = hot as f64 / bid_events.len() as f64;
         assert!((0.45..0.6).contains(&share), "hot auction share {share}");
     }
@@ -973,14 +917,8 @@ mod tests {
 
                 // Resuming from the position continues the same sequence.
                 if batches % 50 == 7 {
-                    let mut resumed = NexmarkGenerator::new(GeneratorConfig {
-                        first_event: generator.position(),
-                        ..config(entity, 5, event_count)
-                    });
-                    let mut peek = NexmarkGenerator::new(GeneratorConfig {
-                        first_event: generator.position(),
-                        ..config(entity, 5, event_count)
-                    });
+                    let mut resumed = NexmarkGenerator::new(GeneratorConfig { first_event: generator.position(), ..config(entity, 5, event_count) });
+                    let mut peek = NexmarkGenerator::new(GeneratorConfig { first_event: generator.position(), ..config(entity, 5, event_count) });
                     let next = peek.next_batch(max_rows);
                     assert_eq!(resumed.next_batch(max_rows), next);
                     if let Some(next) = next {
@@ -999,14 +937,7 @@ mod tests {
         let whole = collect(config(Entity::Bid, 9, 10_000), usize::MAX).remove(0);
         let mut first = NexmarkGenerator::new(config(Entity::Bid, 9, 10_000));
         let head = first.next_batch(1234).unwrap();
-        let tail = collect(
-            GeneratorConfig {
-                first_event: first.position(),
-                ..config(Entity::Bid, 9, 10_000)
-            },
-            usize::MAX,
-        )
-        .remove(0);
+        let tail = collect(GeneratorConfig { first_event: first.position(), ..config(Entity::Bid, 9, 10_000) }, usize::MAX).remove(0);
         assert_eq!(head, whole.slice(0, 1234));
         assert_eq!(tail, whole.slice(1234, whole.num_rows() - 1234));
     }
@@ -1033,16 +964,10 @@ mod tests {
             assert!(generator.next_batch(10).is_none());
         }
         // Starting past the end yields nothing.
-        let mut generator = NexmarkGenerator::new(GeneratorConfig {
-            first_event: 100,
-            ..config(Entity::Bid, 2, 50)
-        });
+        let mut generator = NexmarkGenerator::new(GeneratorConfig { first_event: 100, ..config(Entity::Bid, 2, 50) });
         assert!(generator.next_batch(10).is_none());
         // Unbounded keeps going.
-        let mut generator = NexmarkGenerator::new(GeneratorConfig {
-            entity: Entity::Person,
-            ..GeneratorConfig::default()
-        });
+        let mut generator = NexmarkGenerator::new(GeneratorConfig { entity: Entity::Person, ..GeneratorConfig::default() });
         for _ in 0..3 {
             assert_eq!(generator.next_batch(100).unwrap().num_rows(), 100);
         }
@@ -1054,17 +979,12 @@ mod tests {
         for events_per_second in [10_000, 7, 1000] {
             for entity in ENTITIES {
                 let event_count = 20_000;
-                let cfg = GeneratorConfig {
-                    events_per_second,
-                    ..config(entity, 4, event_count)
-                };
+                let cfg = GeneratorConfig { events_per_second, ..config(entity, 4, event_count) };
                 let base = cfg.base_time_ms;
                 let batches = collect(cfg, 999);
                 let times = all_i64s(&batches, "dateTime");
-                let expected: Vec<i64> = event_numbers(entity, event_count)
-                    .into_iter()
-                    .map(|n| base + (n * 1000 / events_per_second) as i64)
-                    .collect();
+                let expected: Vec<i64> =
+                    event_numbers(entity, event_count).into_iter().map(|n| base + (n * 1000 / events_per_second) as i64).collect();
                 assert_eq!(times, expected, "{entity:?} at {events_per_second}/s");
                 assert!(times.windows(2).all(|w| w[0] <= w[1]));
             }
@@ -1078,9 +998,7 @@ mod tests {
             for card in strings(batch, "creditCard") {
                 let groups: Vec<&str> = card.split(' ').collect();
                 assert_eq!(groups.len(), 4, "{card}");
-                assert!(groups
-                    .iter()
-                    .all(|g| g.len() == 4 && g.bytes().all(|b| b.is_ascii_digit())));
+                assert!(groups.iter().all(|g| g.len() == 4 && g.bytes().all(|b| b.is_ascii_digit())));
             }
             for email in strings(batch, "emailAddress") {
                 assert!(email.ends_with(".com") && email.contains('@'), "{email}");
@@ -1089,12 +1007,8 @@ mod tests {
                 let (first, last) = name.split_once(' ').unwrap();
                 assert!(FIRST_NAMES.contains(&first) && LAST_NAMES.contains(&last));
             }
-            assert!(strings(batch, "state")
-                .iter()
-                .all(|s| US_STATES.contains(&s.as_str())));
-            assert!(strings(batch, "city")
-                .iter()
-                .all(|c| US_CITIES.contains(&c.as_str())));
+            assert!(strings(batch, "state").iter().all(|s| US_STATES.contains(&s.as_str())));
+            assert!(strings(batch, "city").iter().all(|c| US_CITIES.contains(&c.as_str())));
         }
 
         let auctions = collect(config(Entity::Auction, 6, 200_000), 1000);
@@ -1102,10 +1016,7 @@ mod tests {
         let mut rows = 0;
         for batch in &auctions {
             let (initial, reserve) = (i64s(batch, "initialBid"), i64s(batch, "reserve"));
-            assert!(initial
-                .iter()
-                .zip(&reserve)
-                .all(|(i, r)| *i >= 100 && r > i));
+            assert!(initial.iter().zip(&reserve).all(|(i, r)| *i >= 100 && r > i));
             let (start, end) = (i64s(batch, "dateTime"), i64s(batch, "expires"));
             // With 10 000 events/s, 100 auctions in flight span ~167 ms; lengths average that.
             assert!(start.iter().zip(&end).all(|(s, e)| e > s && e - s <= 334));
@@ -1114,9 +1025,7 @@ mod tests {
                 assert!(name.len() < 20 && name.trim() == name);
             }
             let (names, descriptions) = (strings(batch, "itemName"), strings(batch, "description"));
-            for ((name, description), extra) in
-                names.iter().zip(&descriptions).zip(strings(batch, "extra"))
-            {
+            for ((name, description), extra) in names.iter().zip(&descriptions).zip(strings(batch, "extra")) {
                 total_size += 48 + name.len() + description.len() + extra.len();
                 rows += 1;
             }
@@ -1130,15 +1039,10 @@ mod tests {
         let mut rows = 0;
         let mut extra_len = 0;
         for batch in &bids {
-            assert!(i64s(batch, "price")
-                .iter()
-                .all(|p| (100..=100_000_000).contains(p)));
+            assert!(i64s(batch, "price").iter().all(|p| (100..=100_000_000).contains(p)));
             let extras = strings(batch, "extra");
             extra_len += extras.iter().map(String::len).sum::<usize>();
-            for (channel, url) in strings(batch, "channel")
-                .into_iter()
-                .zip(strings(batch, "url"))
-            {
+            for (channel, url) in strings(batch, "channel").into_iter().zip(strings(batch, "url")) {
                 rows += 1;
                 assert!(url.starts_with("https://www.nexmark.com/"), "{url}");
                 if HOT_CHANNELS.contains(&channel.as_str()) {
@@ -1153,26 +1057,16 @@ mod tests {
             }
         }
         let hot_share = hot as f64 / rows as f64;
-        assert!(
-            (0.48..0.52).contains(&hot_share),
-            "hot channel share {hot_share}"
-        );
+        assert!((0.48..0.52).contains(&hot_share), "hot channel share {hot_share}");
         let average_extra = extra_len as f64 / rows as f64;
-        assert!(
-            (66.0..70.0).contains(&average_extra),
-            "bid extra {average_extra}"
-        );
+        assert!((66.0..70.0).contains(&average_extra), "bid extra {average_extra}");
     }
 
     /// Run with `cargo test --release -- --ignored --nocapture generation_rate`.
     #[test]
     #[ignore]
     fn generation_rate() {
-        for (entity, events) in [
-            (Entity::Bid, 5_000_000),
-            (Entity::Auction, 50_000_000),
-            (Entity::Person, 100_000_000),
-        ] {
+        for (entity, events) in [(Entity::Bid, 5_000_000), (Entity::Auction, 50_000_000), (Entity::Person, 100_000_000)] {
             let mut generator = NexmarkGenerator::new(config(entity, 1, events));
             let start = std::time::Instant::now();
             let mut rows = 0;

@@ -336,11 +336,7 @@ impl ProbeSlots {
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
-        ProbeSlots {
-            schema,
-            slots: Mutex::new(HashMap::new()),
-            properties: Arc::new(properties),
-        }
+        ProbeSlots { schema, slots: Mutex::new(HashMap::new()), properties: Arc::new(properties) }
     }
 
     fn put(&self, partition: usize, batch: RecordBatch) {

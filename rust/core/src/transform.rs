@@ -21,15 +21,15 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::catalog::streaming::StreamingTable;
 use datafusion::catalog::MemorySchemaProvider;
-use datafusion::datasource::source_as_provider;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::TableReference;
+use datafusion::datasource::source_as_provider;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::execution_plan::reset_plan_states;
 use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::PartitionStream;
-use datafusion::physical_plan::execution_plan::reset_plan_states;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::executor::block_on;
@@ -210,10 +210,7 @@ impl InputHub {
 
     fn has_queued(&self) -> bool {
         let subscribers = self.subscribers.lock().expect("input hub poisoned");
-        subscribers
-            .iter()
-            .filter_map(Weak::upgrade)
-            .any(|queue| !queue.lock().expect("input queue poisoned").is_empty())
+        subscribers.iter().filter_map(Weak::upgrade).any(|queue| !queue.lock().expect("input queue poisoned").is_empty())
     }
 
     fn partition(&self) -> Arc<dyn PartitionStream> {
@@ -395,9 +392,7 @@ fn reject_stateful(plan: &LogicalPlan) -> Result<()> {
             LogicalPlan::Window(_) if reads_stream(node) => Some("window functions (OVER …) keep state across batches"),
             LogicalPlan::Sort(_) if reads_stream(node) => Some("ORDER BY over a stream can never emit: the stream does not end"),
             LogicalPlan::Limit(_) if reads_stream(node) => Some("LIMIT/OFFSET over a stream counts rows across batches"),
-            LogicalPlan::Join(join) if reads_stream(&join.left) && reads_stream(&join.right) => {
-                Some(JOIN_OF_STREAMS)
-            }
+            LogicalPlan::Join(join) if reads_stream(&join.left) && reads_stream(&join.right) => Some(JOIN_OF_STREAMS),
             _ if reads_stream(node) && subquery_reads_stream(node)? => Some(JOIN_OF_STREAMS),
             _ => None,
         };

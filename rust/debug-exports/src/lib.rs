@@ -33,11 +33,7 @@ mod exports {
     /// # Safety
     /// Called by the JVM, on the thread that owns `env`.
     #[no_mangle]
-    pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDebugPanic(
-        env: *mut JNIEnv,
-        _: jclass,
-        message: jbyteArray,
-    ) -> jint {
+    pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDebugPanic(env: *mut JNIEnv, _: jclass, message: jbyteArray) -> jint {
         if message.is_null() {
             // SAFETY: NULL is allowed.
             return unsafe { sluice_debug_panic(std::ptr::null()) };
@@ -47,7 +43,7 @@ mod exports {
         // SAFETY: `message` is a live byte[] reference of this call.
         let len = unsafe { (jni.GetArrayLength)(env, message) }.max(0);
         let mut text = vec![0u8; len as usize + 1]; // the last byte stays NUL
-        // SAFETY: `text` holds `len` bytes (plus the NUL) and `message` has `len` elements.
+                                                    // SAFETY: `text` holds `len` bytes (plus the NUL) and `message` has `len` elements.
         unsafe { (jni.GetByteArrayRegion)(env, message, 0, len, text.as_mut_ptr().cast::<jbyte>()) };
         // SAFETY: NUL-terminated and alive for the call.
         unsafe { sluice_debug_panic(text.as_ptr().cast()) }

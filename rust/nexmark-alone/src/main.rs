@@ -16,8 +16,7 @@ use sluice_core::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
 use sluice_core::side_tables::SideTable;
 use sluice_core::transform::{table_references, SqlTransform};
 
-const USAGE: &str =
-    "usage: nexmark-alone --query-sql SQL --events N [--batch-size B] [--seed S] [--side-input FILE.csv [--side-table NAME]]";
+const USAGE: &str = "usage: nexmark-alone --query-sql SQL --events N [--batch-size B] [--seed S] [--side-input FILE.csv [--side-table NAME]]";
 
 /// The name q13's SQL gives the side table (Nexmark's `side_input`), unless --side-table says otherwise.
 const DEFAULT_SIDE_TABLE: &str = "side_input";
@@ -90,14 +89,9 @@ fn run(args: &Args) -> Result<String, String> {
     let bid_schema = NexmarkGenerator::schema(Entity::Bid);
     let side_tables = side_tables(args)?;
     let stream = stream_table(&args.sql, &side_tables)?;
-    let mut transform =
-        SqlTransform::with_side_tables(&args.sql, vec![(stream, bid_schema)], &side_tables).map_err(|e| format!("SQL: {e}"))?;
-    let mut generator = NexmarkGenerator::new(GeneratorConfig {
-        seed: args.seed,
-        entity: Entity::Bid,
-        event_count: Some(args.events),
-        ..GeneratorConfig::default()
-    });
+    let mut transform = SqlTransform::with_side_tables(&args.sql, vec![(stream, bid_schema)], &side_tables).map_err(|e| format!("SQL: {e}"))?;
+    let mut generator =
+        NexmarkGenerator::new(GeneratorConfig { seed: args.seed, entity: Entity::Bid, event_count: Some(args.events), ..GeneratorConfig::default() });
 
     let (mut rows_in, mut rows_out) = (0u64, 0u64);
     // Split of the wall time: making the bids vs running the plan (push + drain).

@@ -51,7 +51,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class CallShapeBenchmark {
 
     /** The JNI side: natives implemented in rust/bench-abi, and the method it calls back. */
@@ -85,7 +87,8 @@ public class CallShapeBenchmark {
     private static final FunctionDescriptor UPCALL_DESC = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG);
 
     private static final MethodHandle NOOP = downcall("sluice_bench_noop", NOOP_DESC);
-    private static final MethodHandle NOOP_CRITICAL = downcall("sluice_bench_noop", NOOP_DESC, Linker.Option.critical(false));
+    private static final MethodHandle NOOP_CRITICAL =
+            downcall("sluice_bench_noop", NOOP_DESC, Linker.Option.critical(false));
     private static final MethodHandle TWO_POINTERS = downcall("sluice_bench_two_pointers", TWO_POINTERS_DESC);
     private static final MethodHandle TWO_POINTERS_CRITICAL =
             downcall("sluice_bench_two_pointers", TWO_POINTERS_DESC, Linker.Option.critical(false));
@@ -97,7 +100,8 @@ public class CallShapeBenchmark {
         String resource = "/native/linux-x86_64/" + name;
         URL url = CallShapeBenchmark.class.getResource(resource);
         if (url == null) {
-            throw new IllegalStateException(resource + " is not on the class path; build it with `benchmarks/run.sh jmh`");
+            throw new IllegalStateException(
+                    resource + " is not on the class path; build it with `benchmarks/run.sh jmh`");
         }
         Path path = NativeLibrary.extractOnce(url, name);
         System.load(path.toAbsolutePath().toString());
@@ -106,7 +110,8 @@ public class CallShapeBenchmark {
 
     @SuppressWarnings("restricted") // binding the benchmark's own native functions
     private static MethodHandle downcall(String symbol, FunctionDescriptor descriptor, Linker.Option... options) {
-        MemorySegment address = SymbolLookup.loaderLookup().find(symbol)
+        MemorySegment address = SymbolLookup.loaderLookup()
+                .find(symbol)
                 .orElseThrow(() -> new IllegalStateException(LIBRARY + " does not export " + symbol));
         return Linker.nativeLinker().downcallHandle(address, descriptor, options);
     }
@@ -115,8 +120,8 @@ public class CallShapeBenchmark {
 
     private static MemorySegment upcallStub() {
         try {
-            MethodHandle target = MethodHandles.lookup().findStatic(CallShapeBenchmark.class, "onCall",
-                    MethodType.methodType(void.class, long.class));
+            MethodHandle target = MethodHandles.lookup()
+                    .findStatic(CallShapeBenchmark.class, "onCall", MethodType.methodType(void.class, long.class));
             return Linker.nativeLinker().upcallStub(target, FunctionDescriptor.ofVoid(JAVA_LONG), Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new AssertionError(e);
@@ -139,9 +144,12 @@ public class CallShapeBenchmark {
         outputAddress = output.address();
         // Each way must really call the native function: check the results once.
         long before = upcalls;
-        if ((int) TWO_POINTERS.invokeExact(input, output) != 0 || output.get(JAVA_LONG, 0) != 42
-                || Jni.twoPointers(inputAddress, outputAddress) != 0 || Jni.upcall(3) != 0
-                || (int) UPCALL.invokeExact(ON_CALL_STUB, 3L) != 0 || upcalls - before != 12) {
+        if ((int) TWO_POINTERS.invokeExact(input, output) != 0
+                || output.get(JAVA_LONG, 0) != 42
+                || Jni.twoPointers(inputAddress, outputAddress) != 0
+                || Jni.upcall(3) != 0
+                || (int) UPCALL.invokeExact(ON_CALL_STUB, 3L) != 0
+                || upcalls - before != 12) {
             throw new IllegalStateException("the benchmark functions of " + LIBRARY + " do not answer as expected");
         }
     }

@@ -56,7 +56,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
 public class ExportPathBenchmark {
 
     @Param({"ffm"})
@@ -97,9 +99,13 @@ public class ExportPathBenchmark {
     static VectorSchemaRoot bids(BufferAllocator allocator, int rows) {
         ArrowType bigint = new ArrowType.Int(64, true);
         Schema schema = new Schema(List.of(
-                Field.notNullable("auction", bigint), Field.notNullable("bidder", bigint), Field.notNullable("price", bigint),
-                Field.notNullable("channel", ArrowType.Utf8.INSTANCE), Field.notNullable("url", ArrowType.Utf8.INSTANCE),
-                Field.notNullable("dateTime", new ArrowType.Timestamp(org.apache.arrow.vector.types.TimeUnit.MILLISECOND, null)),
+                Field.notNullable("auction", bigint),
+                Field.notNullable("bidder", bigint),
+                Field.notNullable("price", bigint),
+                Field.notNullable("channel", ArrowType.Utf8.INSTANCE),
+                Field.notNullable("url", ArrowType.Utf8.INSTANCE),
+                Field.notNullable(
+                        "dateTime", new ArrowType.Timestamp(org.apache.arrow.vector.types.TimeUnit.MILLISECOND, null)),
                 Field.notNullable("extra", ArrowType.Utf8.INSTANCE)));
         VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
         root.allocateNew();
@@ -115,7 +121,9 @@ public class ExportPathBenchmark {
             bidder.setSafe(i, 1000 + i % 1013);
             price.setSafe(i, 100 + (i * 31L) % 10_000);
             channel.setSafe(i, ("channel-" + i % 4).getBytes(StandardCharsets.UTF_8));
-            url.setSafe(i, ("https://www.nexmark.com/item.htm?query=1&channel_id=" + i % 4).getBytes(StandardCharsets.UTF_8));
+            url.setSafe(
+                    i,
+                    ("https://www.nexmark.com/item.htm?query=1&channel_id=" + i % 4).getBytes(StandardCharsets.UTF_8));
             dateTime.setSafe(i, 1_700_000_000_000L + i);
             extra.setSafe(i, new byte[0]);
         }
@@ -128,7 +136,8 @@ public class ExportPathBenchmark {
 
     @Benchmark
     public long arrowJavaRoundTrip() {
-        try (ArrowArray array = ArrowArray.allocateNew(allocator); ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
+        try (ArrowArray array = ArrowArray.allocateNew(allocator);
+                ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
             Data.exportVectorSchemaRoot(allocator, root, null, array, schema);
             long batch = core.batchImport(array.memoryAddress(), schema.memoryAddress());
             core.batchFree(batch);

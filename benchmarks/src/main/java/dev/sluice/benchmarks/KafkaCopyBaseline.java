@@ -53,8 +53,10 @@ public final class KafkaCopyBaseline {
         long start = System.nanoTime();
         long copied = 0;
         long bytes = 0;
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                        new KafkaConsumer<>(consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+                KafkaProducer<byte[], byte[]> producer =
+                        new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer())) {
             consumer.subscribe(List.of(in));
             while (copied < count) {
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(100))) {
@@ -67,6 +69,8 @@ public final class KafkaCopyBaseline {
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         double cpu = os.getProcessCpuTime() / 1e9;
-        System.out.printf("{\"events\": %d, \"seconds\": %.3f, \"cpu_seconds\": %.3f, \"bytes\": %d}%n", copied, seconds, cpu, bytes);
+        System.out.printf(
+                "{\"events\": %d, \"seconds\": %.3f, \"cpu_seconds\": %.3f, \"bytes\": %d}%n",
+                copied, seconds, cpu, bytes);
     }
 }

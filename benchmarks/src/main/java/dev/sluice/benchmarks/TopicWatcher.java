@@ -35,7 +35,8 @@ public final class TopicWatcher {
             }
             System.exit(0);
         });
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<TopicPartition> partitions = new ArrayList<>();
             for (PartitionInfo p : consumer.partitionsFor(args[1])) {
                 partitions.add(new TopicPartition(args[1], p.partition()));

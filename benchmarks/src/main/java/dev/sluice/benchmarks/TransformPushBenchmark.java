@@ -41,7 +41,9 @@ import org.openjdk.jmh.infra.Blackhole;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
 public class TransformPushBenchmark {
 
     @Param({"ffm", "jni"})
@@ -59,7 +61,8 @@ public class TransformPushBenchmark {
     public void setUp() {
         NativeCore.select(bridge);
         if (!NativeCore.bridge().name().equals(bridge)) {
-            throw new IllegalStateException("asked for the " + bridge + " bridge, got " + NativeCore.bridge().name());
+            throw new IllegalStateException("asked for the " + bridge + " bridge, got "
+                    + NativeCore.bridge().name());
         }
         allocator = ArrowC.rootAllocator().newChildAllocator("bench", 0, Long.MAX_VALUE);
         BigIntVector id = new BigIntVector("id", allocator);

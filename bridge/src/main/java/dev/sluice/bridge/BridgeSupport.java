@@ -19,7 +19,9 @@ final class BridgeSupport {
     static NativeException failure(int status, long lastErrorAddress) {
         String message = lastErrorAddress == 0
                 ? "(no message)"
-                : MemorySegment.ofAddress(lastErrorAddress).reinterpret(Long.MAX_VALUE).getString(0, StandardCharsets.UTF_8);
+                : MemorySegment.ofAddress(lastErrorAddress)
+                        .reinterpret(Long.MAX_VALUE)
+                        .getString(0, StandardCharsets.UTF_8);
         return NativeException.of(status, message);
     }
 }

@@ -49,6 +49,7 @@ public final class DirectExport {
 
     /** Sizes of {@code struct ArrowArray} and {@code struct ArrowSchema} (80 and 72 bytes). */
     public static final long ARRAY_SIZE = dev.sluice.ffm.ArrowArray.sizeof();
+
     public static final long SCHEMA_SIZE = dev.sluice.ffm.ArrowSchema.sizeof();
 
     private static final long A_LENGTH = dev.sluice.ffm.ArrowArray.length$offset();
@@ -102,10 +103,15 @@ public final class DirectExport {
      * buffers stay alive even if {@code root} is cleared or closed. {@code allocator} serves
      * Arrow Java's export, used for schemas this class does not write.
      */
-    public static void export(BufferAllocator allocator, VectorSchemaRoot root, MemorySegment array, MemorySegment schema) {
+    public static void export(
+            BufferAllocator allocator, VectorSchemaRoot root, MemorySegment array, MemorySegment schema) {
         Plan plan = plan(root.getSchema());
         if (plan == UNSUPPORTED || !plan.matches(root)) {
-            Data.exportVectorSchemaRoot(allocator, root, null, org.apache.arrow.c.ArrowArray.wrap(array.address()),
+            Data.exportVectorSchemaRoot(
+                    allocator,
+                    root,
+                    null,
+                    org.apache.arrow.c.ArrowArray.wrap(array.address()),
                     schema.equals(MemorySegment.NULL) ? null : org.apache.arrow.c.ArrowSchema.wrap(schema.address()));
             return;
         }
@@ -237,7 +243,8 @@ public final class DirectExport {
         return count - set;
     }
 
-    private static int writeBuffers(Owner owner, byte layout, FieldVector vector, int nulls, MemorySegment block, long at) {
+    private static int writeBuffers(
+            Owner owner, byte layout, FieldVector vector, int nulls, MemorySegment block, long at) {
         long validity = nulls == 0 ? 0 : owner.export(vector.getValidityBuffer());
         if (layout == FIXED) {
             BaseFixedWidthVector fixed = (BaseFixedWidthVector) vector;
@@ -249,7 +256,8 @@ public final class DirectExport {
             BaseVariableWidthVector variable = (BaseVariableWidthVector) vector;
             int count = variable.getValueCount();
             if (variable.getLastSet() < count - 1) {
-                variable.setValueCount(count); // fills the offsets of trailing unset values, as Arrow Java's export does
+                variable.setValueCount(
+                        count); // fills the offsets of trailing unset values, as Arrow Java's export does
             }
         } else {
             BaseLargeVariableWidthVector variable = (BaseLargeVariableWidthVector) vector;
@@ -265,8 +273,16 @@ public final class DirectExport {
         return 3;
     }
 
-    private static void writeArrayStruct(MemorySegment s, long at, long length, long nullCount, long nBuffers,
-            long nChildren, long buffers, long children, long privateData) {
+    private static void writeArrayStruct(
+            MemorySegment s,
+            long at,
+            long length,
+            long nullCount,
+            long nBuffers,
+            long nChildren,
+            long buffers,
+            long children,
+            long privateData) {
         s.set(JAVA_LONG, at + A_LENGTH, length);
         s.set(JAVA_LONG, at + A_NULL_COUNT, nullCount);
         s.set(JAVA_LONG, at + A_OFFSET, 0);
@@ -302,8 +318,15 @@ public final class DirectExport {
         }
     }
 
-    private static void writeSchemaStruct(MemorySegment s, long at, Plan plan, int entry, long strings, long nChildren,
-            long children, long privateData) {
+    private static void writeSchemaStruct(
+            MemorySegment s,
+            long at,
+            Plan plan,
+            int entry,
+            long strings,
+            long nChildren,
+            long children,
+            long privateData) {
         int metadata = plan.metadataAt[entry];
         s.set(JAVA_LONG, at + S_FORMAT, strings + plan.formatAt[entry]);
         s.set(JAVA_LONG, at + S_NAME, strings + plan.nameAt[entry]);
@@ -351,8 +374,15 @@ public final class DirectExport {
     // Per-schema plans
 
     /** The C strings and column layouts of one schema, computed once. Entry 0 is the struct, i + 1 column i. */
-    private record Plan(Schema schema, byte[] columns, int bufferCount, byte[] strings, int[] formatAt, int[] nameAt,
-            int[] metadataAt, long[] flags) {
+    private record Plan(
+            Schema schema,
+            byte[] columns,
+            int bufferCount,
+            byte[] strings,
+            int[] formatAt,
+            int[] nameAt,
+            int[] metadataAt,
+            long[] flags) {
 
         /** The same plan for an equal schema object (the per-thread cache compares by identity). */
         Plan of(Schema equal) {
@@ -417,7 +447,9 @@ public final class DirectExport {
             Field field = schema.getFields().get(i);
             ArrowType type = field.getType();
             String format = format(type);
-            if (format == null || field.getDictionary() != null || !field.getChildren().isEmpty()) {
+            if (format == null
+                    || field.getDictionary() != null
+                    || !field.getChildren().isEmpty()) {
                 return UNSUPPORTED;
             }
             columns[i] = switch (type.getTypeID()) {
@@ -447,36 +479,41 @@ public final class DirectExport {
                 };
                 yield f == null || t.getIsSigned() ? f : f.toUpperCase(java.util.Locale.ROOT);
             }
-            case ArrowType.FloatingPoint t -> switch (t.getPrecision()) {
-                case HALF -> "e";
-                case SINGLE -> "f";
-                case DOUBLE -> "g";
-            };
+            case ArrowType.FloatingPoint t ->
+                switch (t.getPrecision()) {
+                    case HALF -> "e";
+                    case SINGLE -> "f";
+                    case DOUBLE -> "g";
+                };
             case ArrowType.Bool t -> "b";
             case ArrowType.Utf8 t -> "u";
             case ArrowType.LargeUtf8 t -> "U";
             case ArrowType.Binary t -> "z";
             case ArrowType.LargeBinary t -> "Z";
             case ArrowType.FixedSizeBinary t -> "w:" + t.getByteWidth();
-            case ArrowType.Decimal t -> "d:" + t.getPrecision() + "," + t.getScale()
-                    + (t.getBitWidth() == 128 ? "" : "," + t.getBitWidth());
-            case ArrowType.Date t -> switch (t.getUnit()) {
-                case DAY -> "tdD";
-                case MILLISECOND -> "tdm";
-            };
-            case ArrowType.Time t -> switch (t.getUnit()) {
-                case SECOND -> t.getBitWidth() == 32 ? "tts" : null;
-                case MILLISECOND -> t.getBitWidth() == 32 ? "ttm" : null;
-                case MICROSECOND -> t.getBitWidth() == 64 ? "ttu" : null;
-                case NANOSECOND -> t.getBitWidth() == 64 ? "ttn" : null;
-            };
-            case ArrowType.Timestamp t -> "ts" + unit(t.getUnit()) + ":" + (t.getTimezone() == null ? "" : t.getTimezone());
+            case ArrowType.Decimal t ->
+                "d:" + t.getPrecision() + "," + t.getScale() + (t.getBitWidth() == 128 ? "" : "," + t.getBitWidth());
+            case ArrowType.Date t ->
+                switch (t.getUnit()) {
+                    case DAY -> "tdD";
+                    case MILLISECOND -> "tdm";
+                };
+            case ArrowType.Time t ->
+                switch (t.getUnit()) {
+                    case SECOND -> t.getBitWidth() == 32 ? "tts" : null;
+                    case MILLISECOND -> t.getBitWidth() == 32 ? "ttm" : null;
+                    case MICROSECOND -> t.getBitWidth() == 64 ? "ttu" : null;
+                    case NANOSECOND -> t.getBitWidth() == 64 ? "ttn" : null;
+                };
+            case ArrowType.Timestamp t ->
+                "ts" + unit(t.getUnit()) + ":" + (t.getTimezone() == null ? "" : t.getTimezone());
             case ArrowType.Duration t -> "tD" + unit(t.getUnit());
-            case ArrowType.Interval t -> switch (t.getUnit()) {
-                case YEAR_MONTH -> "tiM";
-                case DAY_TIME -> "tiD";
-                case MONTH_DAY_NANO -> "tin";
-            };
+            case ArrowType.Interval t ->
+                switch (t.getUnit()) {
+                    case YEAR_MONTH -> "tiM";
+                    case DAY_TIME -> "tiD";
+                    case MONTH_DAY_NANO -> "tin";
+                };
             default -> null;
         };
     }
@@ -542,6 +579,7 @@ public final class DirectExport {
         int generation;
         /** The live export's token, 0 while the owner is free; guarded by the registry. */
         long token;
+
         MemorySegment block = MemorySegment.NULL;
         ArrowBuf[] buffers = new ArrowBuf[16];
         int bufferCount;

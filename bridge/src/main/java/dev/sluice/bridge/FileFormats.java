@@ -26,7 +26,8 @@ public final class FileFormats {
         if (name.endsWith(".json") || name.endsWith(".jsonl") || name.endsWith(".ndjson")) {
             return "json";
         }
-        throw new dev.sluice.plugin.InvalidSettingException("format",
+        throw new dev.sluice.plugin.InvalidSettingException(
+                "format",
                 "cannot tell the format of " + path + " from its extension; set format: json, csv or parquet");
     }
 }

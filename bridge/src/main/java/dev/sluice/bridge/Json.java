@@ -56,7 +56,9 @@ final class Json {
                 }
                 json.writeEndArray();
             }
-            default -> throw new IllegalArgumentException("cannot encode " + value.getClass().getName() + " as JSON: " + value);
+            default ->
+                throw new IllegalArgumentException(
+                        "cannot encode " + value.getClass().getName() + " as JSON: " + value);
         }
     }
 

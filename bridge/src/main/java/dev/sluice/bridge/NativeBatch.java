@@ -28,7 +28,8 @@ public final class NativeBatch extends NativeHandle implements Batch {
      * are written by {@link DirectExport} (Arrow Java's export for types it does not write).
      */
     public static NativeBatch fromVectors(BufferAllocator allocator, VectorSchemaRoot root) {
-        return new NativeBatch(DirectExport.exportTo(allocator, root, (array, schema) -> core().batchImport(array, schema)));
+        return new NativeBatch(
+                DirectExport.exportTo(allocator, root, (array, schema) -> core().batchImport(array, schema)));
     }
 
     /**

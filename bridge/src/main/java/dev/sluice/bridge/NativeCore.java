@@ -70,8 +70,10 @@ public final class NativeCore {
         try {
             actual = chosen.abiVersion();
         } catch (UnsatisfiedLinkError e) {
-            throw new IllegalStateException("the native core at " + path + " has no entry points for the " + name
-                    + " bridge (" + e.getMessage() + "); rebuild it with `mvn package`", e);
+            throw new IllegalStateException(
+                    "the native core at " + path + " has no entry points for the " + name + " bridge (" + e.getMessage()
+                            + "); rebuild it with `mvn package`",
+                    e);
         }
         if (actual != expected) {
             throw new IllegalStateException("the native core at " + path + " has ABI version " + actual

@@ -32,14 +32,20 @@ public final class NativeDecoder extends NativeHandle {
      * As above with format-specific options for the core (for avro: {@code avro_schema},
      * {@code avro_framing}, {@code avro_schema_id}; the schema is then null — see {@link #schema}).
      */
-    public static NativeDecoder create(BufferAllocator allocator, String format, String delimiter, Schema schema,
+    public static NativeDecoder create(
+            BufferAllocator allocator,
+            String format,
+            String delimiter,
+            Schema schema,
             Map<String, Object> formatOptions) {
         Map<String, Object> fields = new java.util.LinkedHashMap<>(formatOptions);
         fields.put("format", format);
         fields.put("delimiter", delimiter);
         String options = Json.object(fields);
         try (Arena arena = Arena.ofConfined()) {
-            long schemaStruct = schema == null ? 0 : ArrowC.exportSchema(arena, allocator, schema).address();
+            long schemaStruct = schema == null
+                    ? 0
+                    : ArrowC.exportSchema(arena, allocator, schema).address();
             return new NativeDecoder(core().decoderCreate(options, schemaStruct), allocator);
         }
     }
@@ -54,8 +60,11 @@ public final class NativeDecoder extends NativeHandle {
         if (extra == null) {
             out = core().decoderDecode(address(), data.address(), offsets.address(), count, 0, 0);
         } else {
-            out = DirectExport.exportTo(allocator, extra, (array, schema) ->
-                    core().decoderDecode(address(), data.address(), offsets.address(), count, array, schema));
+            out = DirectExport.exportTo(
+                    allocator,
+                    extra,
+                    (array, schema) ->
+                            core().decoderDecode(address(), data.address(), offsets.address(), count, array, schema));
         }
         return new Decoded(new NativeBatch(out[0]), NativeBatch.ofNullable(out[1]));
     }
@@ -75,8 +84,10 @@ public final class NativeDecoder extends NativeHandle {
      * Infers the schema of {@code count} JSON records laid out as for {@link #decode}; records
      * that are not JSON objects are left out.
      */
-    public static Schema inferJsonSchema(BufferAllocator allocator, MemorySegment data, MemorySegment offsets, int count) {
-        return ArrowC.importSchema(allocator, struct -> core().inferJsonSchema(data.address(), offsets.address(), count, struct));
+    public static Schema inferJsonSchema(
+            BufferAllocator allocator, MemorySegment data, MemorySegment offsets, int count) {
+        return ArrowC.importSchema(
+                allocator, struct -> core().inferJsonSchema(data.address(), offsets.address(), count, struct));
     }
 
     @Override

@@ -28,8 +28,14 @@ public final class NativeEncoder {
         private final int separator;
         private final AtomicBoolean closed = new AtomicBoolean();
 
-        private Records(long buffer, MemorySegment data, MemorySegment offsets, MemorySegment keys, MemorySegment keyOffsets,
-                int count, int separator) {
+        private Records(
+                long buffer,
+                MemorySegment data,
+                MemorySegment offsets,
+                MemorySegment keys,
+                MemorySegment keyOffsets,
+                int count,
+                int separator) {
             this.buffer = buffer;
             this.data = data;
             this.offsets = offsets;
@@ -96,16 +102,35 @@ public final class NativeEncoder {
     }
 
     /** As above, leaving {@code excludeColumns} out of the encoded records. */
-    public NativeEncoder(String format, boolean header, boolean recordOffsets, List<String> keyColumns, List<String> excludeColumns) {
+    public NativeEncoder(
+            String format,
+            boolean header,
+            boolean recordOffsets,
+            List<String> keyColumns,
+            List<String> excludeColumns) {
         this(format, header, recordOffsets, keyColumns, excludeColumns, Map.of());
     }
 
     /** As above, with format-specific options for the core (for avro: {@code avro_schema}). */
-    public NativeEncoder(String format, boolean header, boolean recordOffsets, List<String> keyColumns, List<String> excludeColumns,
+    public NativeEncoder(
+            String format,
+            boolean header,
+            boolean recordOffsets,
+            List<String> keyColumns,
+            List<String> excludeColumns,
             Map<String, Object> formatOptions) {
         Map<String, Object> fields = new java.util.LinkedHashMap<>(formatOptions);
-        fields.putAll(Map.of("format", format, "header", header, "record_offsets", recordOffsets,
-                "key_columns", keyColumns, "exclude_columns", excludeColumns));
+        fields.putAll(Map.of(
+                "format",
+                format,
+                "header",
+                header,
+                "record_offsets",
+                recordOffsets,
+                "key_columns",
+                keyColumns,
+                "exclude_columns",
+                excludeColumns));
         this.optionsJson = Json.object(fields);
         this.separator = format.equals("raw") || format.equals("avro") ? 0 : 1;
     }
@@ -138,8 +163,14 @@ public final class NativeEncoder {
             }
             MemorySegment keyOffsets = segment(keys[1], keys[2] * 8);
             long keyBytes = keys[2] == 0 ? 0 : keyOffsets.getAtIndex(JAVA_LONG, keys[2] - 1);
-            return new Records(buffer, segment(data[0], data[1]), segment(offsets[0], offsets[1] * 8),
-                    segment(keys[0], keyBytes), keyOffsets, (int) (offsets[1] - 1), separator);
+            return new Records(
+                    buffer,
+                    segment(data[0], data[1]),
+                    segment(offsets[0], offsets[1] * 8),
+                    segment(keys[0], keyBytes),
+                    keyOffsets,
+                    (int) (offsets[1] - 1),
+                    separator);
         } catch (RuntimeException e) {
             core.bufferFree(buffer);
             throw e;

@@ -39,7 +39,9 @@ public final class NativeFileReader extends NativeHandle {
     public static NativeFileReader open(BufferAllocator allocator, Map<String, ?> options, Schema schema) {
         String json = Json.object(options);
         try (Arena arena = Arena.ofConfined()) {
-            long schemaStruct = schema == null ? 0 : ArrowC.exportSchema(arena, allocator, schema).address();
+            long schemaStruct = schema == null
+                    ? 0
+                    : ArrowC.exportSchema(arena, allocator, schema).address();
             return new NativeFileReader(core().fileReaderOpen(json, schemaStruct), allocator);
         }
     }

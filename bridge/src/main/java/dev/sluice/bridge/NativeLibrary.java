@@ -2,12 +2,12 @@ package dev.sluice.bridge;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.net.JarURLConnection;
 import java.net.URL;
 import java.net.URLConnection;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Locale;
 import java.util.jar.JarEntry;
 
@@ -73,7 +73,8 @@ public final class NativeLibrary {
         URL url = NativeLibrary.class.getResource(resource);
         if (url == null) {
             throw new IllegalStateException("this build has no native core for " + platform() + " (" + resource
-                    + " is not on the class path); build it with `mvn package` on this platform or set -D" + PATH_PROPERTY);
+                    + " is not on the class path); build it with `mvn package` on this platform or set -D"
+                    + PATH_PROPERTY);
         }
         return extractOnce(url, FILE_NAME);
     }
@@ -97,8 +98,10 @@ public final class NativeLibrary {
             Files.copy(in, temp, StandardCopyOption.REPLACE_EXISTING);
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
-            throw new IllegalStateException("cannot extract " + fileName + " to " + target + ": " + e.getMessage()
-                    + " (set -D" + CACHE_PROPERTY + " to a writable directory)", e);
+            throw new IllegalStateException(
+                    "cannot extract " + fileName + " to " + target + ": " + e.getMessage() + " (set -D" + CACHE_PROPERTY
+                            + " to a writable directory)",
+                    e);
         }
         return target;
     }
@@ -116,7 +119,8 @@ public final class NativeLibrary {
                 return Long.toHexString(entry.getSize()) + "-" + Long.toHexString(entry.getCrc());
             }
             Path file = Path.of(url.toURI());
-            return Long.toHexString(Files.size(file)) + "-" + Long.toHexString(Files.getLastModifiedTime(file).toMillis());
+            return Long.toHexString(Files.size(file)) + "-"
+                    + Long.toHexString(Files.getLastModifiedTime(file).toMillis());
         } catch (IOException | java.net.URISyntaxException e) {
             throw new IllegalStateException("cannot read " + url + ": " + e.getMessage(), e);
         }

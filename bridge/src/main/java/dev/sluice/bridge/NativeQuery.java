@@ -27,12 +27,14 @@ public final class NativeQuery {
     }
 
     /** As {@link #run(BufferAllocator, String, String, VectorSchemaRoot)}; {@code allowWrites} lets any SQL run. */
-    public static NativeBatch run(BufferAllocator allocator, String sql, String table, VectorSchemaRoot root, boolean allowWrites) {
+    public static NativeBatch run(
+            BufferAllocator allocator, String sql, String table, VectorSchemaRoot root, boolean allowWrites) {
         try (ArrowArray array = ArrowArray.allocateNew(allocator);
                 ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
             Data.exportVectorSchemaRoot(allocator, root, null, array, schema);
             String options = Json.object(Map.of("sql", sql, "table", table, "allow_writes", allowWrites));
-            return new NativeBatch(NativeCore.bridge().sqlQuery(options, array.memoryAddress(), schema.memoryAddress()));
+            return new NativeBatch(
+                    NativeCore.bridge().sqlQuery(options, array.memoryAddress(), schema.memoryAddress()));
         }
     }
 }

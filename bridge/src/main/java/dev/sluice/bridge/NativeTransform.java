@@ -35,7 +35,8 @@ public final class NativeTransform extends NativeHandle {
      *
      * @throws NativePlanException when the SQL is invalid or stateful
      */
-    public static NativeTransform plan(BufferAllocator allocator, String sql, List<String> inputNames, List<Schema> inputSchemas) {
+    public static NativeTransform plan(
+            BufferAllocator allocator, String sql, List<String> inputNames, List<Schema> inputSchemas) {
         return plan(allocator, sql, inputNames, inputSchemas, List.of());
     }
 
@@ -46,10 +47,15 @@ public final class NativeTransform extends NativeHandle {
      * @throws NativePlanException when the SQL is invalid or stateful; other {@link NativeException}s
      *     when a side table cannot be read (the message names the table and its file)
      */
-    public static NativeTransform plan(BufferAllocator allocator, String sql, List<String> inputNames, List<Schema> inputSchemas,
+    public static NativeTransform plan(
+            BufferAllocator allocator,
+            String sql,
+            List<String> inputNames,
+            List<Schema> inputSchemas,
             List<Map<String, Object>> sideTables) {
         if (inputNames.size() != inputSchemas.size()) {
-            throw new IllegalArgumentException(inputNames.size() + " input names but " + inputSchemas.size() + " schemas");
+            throw new IllegalArgumentException(
+                    inputNames.size() + " input names but " + inputSchemas.size() + " schemas");
         }
         Map<String, Object> fields = new LinkedHashMap<>();
         fields.put("sql", sql);

@@ -42,7 +42,8 @@ final class ClassDataArchive {
             return;
         }
         try {
-            Files.writeString(archive.resolveSibling(archive.getFileName() + ".partial"),
+            Files.writeString(
+                    archive.resolveSibling(archive.getFileName() + ".partial"),
                     "recorded by a run that processed no record\n");
         } catch (IOException e) {
             // Only start-up time is at stake; the next run re-creates the archive either way.

@@ -23,7 +23,9 @@ final class CommonOptions {
     @Option(names = "--verbose", description = "Print stack traces with errors, and the Kafka clients' warnings.")
     boolean verbose;
 
-    @Option(names = "--bridge", paramLabel = "ffm|jni",
+    @Option(
+            names = "--bridge",
+            paramLabel = "ffm|jni",
             description = "How Java calls the native core: ffm (Foreign Function & Memory API, the default) or jni.")
     String bridge;
 

@@ -9,7 +9,13 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "A lightweight streaming SQL engine: YAML pipelines of sources, SQL transforms and sinks.",
-        subcommands = {RunCommand.class, ValidateCommand.class, StateCommand.class, ConfigDocsCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {
+            RunCommand.class,
+            ValidateCommand.class,
+            StateCommand.class,
+            ConfigDocsCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class Main implements java.util.concurrent.Callable<Integer> {
 
     /** Exit code for a pipeline file, SQL or setting that is wrong (nothing ran). */
@@ -44,8 +50,9 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         @Override
         public String[] getVersion() {
             String version = Main.class.getPackage().getImplementationVersion();
-            return new String[] {"sluice " + (version == null ? "(development build)" : version)
-                    + " on Java " + Runtime.version()};
+            return new String[] {
+                "sluice " + (version == null ? "(development build)" : version) + " on Java " + Runtime.version()
+            };
         }
     }
 }

@@ -26,7 +26,9 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     CommonOptions options;
 
-    @picocli.CommandLine.Option(names = "--state-dir", paramLabel = "DIR",
+    @picocli.CommandLine.Option(
+            names = "--state-dir",
+            paramLabel = "DIR",
             description = "The pipeline's state DB (checkpointed positions). Default: .sluice/state/NAME.")
     Path stateDir;
 
@@ -39,13 +41,20 @@ final class RunCommand implements Callable<Integer> {
         if (target == null || target.isBlank()) {
             return;
         }
-        var os = (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        var os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
         var stats = pipeline.stats();
-        String json = String.format(java.util.Locale.ROOT,
+        String json = String.format(
+                java.util.Locale.ROOT,
                 "{\"records_in\": %d, \"records_out\": %d, \"seconds\": %.3f, \"cpu_seconds\": %.3f, \"checkpoints\": %d, "
                         + "\"checkpoints_timed_out\": %d, \"checkpoints_failed\": %d, \"first_record_ms_after_jvm_start\": %d}%n",
-                stats.recordsIn(), stats.recordsOut(), stats.elapsedSeconds(), os.getProcessCpuTime() / 1e9,
-                stats.checkpoints().completed(), stats.checkpoints().timedOut(), stats.checkpoints().failed(),
+                stats.recordsIn(),
+                stats.recordsOut(),
+                stats.elapsedSeconds(),
+                os.getProcessCpuTime() / 1e9,
+                stats.checkpoints().completed(),
+                stats.checkpoints().timedOut(),
+                stats.checkpoints().failed(),
                 stats.firstRecordAfterJvmStartMillis());
         try {
             java.nio.file.Files.writeString(Path.of(target), json);
@@ -85,7 +94,9 @@ final class RunCommand implements Callable<Integer> {
                         run.stateDir = Path.of(args[++i]);
                     }
                     case "--bridge" -> {
-                        if (run.options.bridge != null || !hasValue || !List.of("ffm", "jni").contains(args[i + 1])) {
+                        if (run.options.bridge != null
+                                || !hasValue
+                                || !List.of("ffm", "jni").contains(args[i + 1])) {
                             return null;
                         }
                         run.options.bridge = args[++i];

@@ -37,21 +37,32 @@ import picocli.CommandLine.Parameters;
             "Inspect and patch a pipeline's state (checkpoint positions, plugin state) with SQL.",
             "The state is one table, 'state': namespace, key, data (JSON text), created_at (timestamp, UTC).",
             "PIPELINE is the pipeline's .yaml file or its name. The state lives in --state-dir DIR, by default "
-                + "in .sluice/state/<NAME> under the working directory."},
-        subcommands = {StateCommand.Query.class, StateCommand.ListRows.class, StateCommand.Set.class,
-            StateCommand.Delete.class},
-        footer = {"", "Examples:",
+                    + "in .sluice/state/<NAME> under the working directory."
+        },
+        subcommands = {
+            StateCommand.Query.class,
+            StateCommand.ListRows.class,
+            StateCommand.Set.class,
+            StateCommand.Delete.class
+        },
+        footer = {
+            "",
+            "Examples:",
             "  sluice state query p.yaml \"SELECT namespace, count(*) FROM state GROUP BY 1\"",
             "  sluice state query p \"SELECT key, json_get_int(data, 'offset') FROM state\"",
             "  sluice state set p.yaml p source/in/orders/0 '{\"offset\": 42, \"epoch\": 7}'",
-            "  sluice state delete p.yaml p source/in/orders/0"})
+            "  sluice state delete p.yaml p source/in/orders/0"
+        })
 final class StateCommand implements Callable<Integer> {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
     // Inherited, so that every subcommand answers --help.
-    @Option(names = {"-h", "--help"}, usageHelp = true, scope = CommandLine.ScopeType.INHERIT,
+    @Option(
+            names = {"-h", "--help"},
+            usageHelp = true,
+            scope = CommandLine.ScopeType.INHERIT,
             description = "Show this help message and exit.")
     boolean help;
 
@@ -68,7 +79,9 @@ final class StateCommand implements Callable<Integer> {
         @Parameters(index = "0", paramLabel = "PIPELINE", description = "The pipeline's .yaml file, or its name.")
         String pipeline;
 
-        @Option(names = "--state-dir", paramLabel = "DIR",
+        @Option(
+                names = "--state-dir",
+                paramLabel = "DIR",
                 description = "State directory (default .sluice/state/<NAME>, under the working directory).")
         Path stateDir;
 
@@ -102,8 +115,10 @@ final class StateCommand implements Callable<Integer> {
                 options.report(System.err, e);
                 return Main.EXIT_CONFIG;
             } catch (StateNotFoundException e) {
-                return badInput("no state for pipeline '" + target.name + "': " + e.getMessage()
-                        + " (has it checkpointed yet? use --state-dir if its state lives elsewhere)", e);
+                return badInput(
+                        "no state for pipeline '" + target.name + "': " + e.getMessage()
+                                + " (has it checkpointed yet? use --state-dir if its state lives elsewhere)",
+                        e);
             } catch (IllegalArgumentException e) {
                 return badInput(e.getMessage(), e);
             } catch (NativePanicException | NativeIoException e) {
@@ -142,22 +157,34 @@ final class StateCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "query", description = {
-        "Run SQL over the state as table 'state' and print the result to stdout; (N rows) goes to stderr.",
-        "Read-only: works while the pipeline runs. Any bounded SQL that only reads works, including aggregations, "
-            + "ORDER BY and JSON functions such as json_get_int(data, 'offset'); statements that write or read files "
-            + "(COPY ... TO, CREATE EXTERNAL TABLE, INSERT, SET) are refused unless --allow-writes."})
+    @Command(
+            name = "query",
+            description = {
+                "Run SQL over the state as table 'state' and print the result to stdout; (N rows) goes to stderr.",
+                "Read-only: works while the pipeline runs. Any bounded SQL that only reads works, including aggregations, "
+                        + "ORDER BY and JSON functions such as json_get_int(data, 'offset'); statements that write or read files "
+                        + "(COPY ... TO, CREATE EXTERNAL TABLE, INSERT, SET) are refused unless --allow-writes."
+            })
     static final class Query extends Action {
 
-        @Parameters(index = "1", paramLabel = "SQL", description = "The query, e.g. \"SELECT * FROM state ORDER BY key\".")
+        @Parameters(
+                index = "1",
+                paramLabel = "SQL",
+                description = "The query, e.g. \"SELECT * FROM state ORDER BY key\".")
         String sql;
 
-        @Option(names = "--format", paramLabel = "table|json", defaultValue = "table", converter = FormatConverter.class,
+        @Option(
+                names = "--format",
+                paramLabel = "table|json",
+                defaultValue = "table",
+                converter = FormatConverter.class,
                 description = "table (aligned columns, the default) or json (one JSON object per line).")
         ResultPrinter.Format format;
 
-        @Option(names = "--allow-writes", description = "Let the SQL write and read files (COPY ... TO, CREATE EXTERNAL TABLE). "
-                + "The state DB itself is never changed by a query.")
+        @Option(
+                names = "--allow-writes",
+                description = "Let the SQL write and read files (COPY ... TO, CREATE EXTERNAL TABLE). "
+                        + "The state DB itself is never changed by a query.")
         boolean allowWrites;
 
         @Override
@@ -166,7 +193,8 @@ final class StateCommand implements Callable<Integer> {
             try (StateStore store = StateStore.openReadOnly(target.dir)) {
                 rows = store.scan("");
             }
-            try (BufferAllocator allocator = ArrowC.rootAllocator().newChildAllocator("state-query", 0, Long.MAX_VALUE);
+            try (BufferAllocator allocator =
+                            ArrowC.rootAllocator().newChildAllocator("state-query", 0, Long.MAX_VALUE);
                     VectorSchemaRoot result = StateTable.query(rows, sql, allocator, allowWrites)) {
                 ResultPrinter.print(result, format, System.out);
                 System.err.println(rowCount(result.getRowCount()));
@@ -175,14 +203,23 @@ final class StateCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "list", description = "Print the state rows (all, or under a namespace prefix), by namespace and key.")
+    @Command(
+            name = "list",
+            description = "Print the state rows (all, or under a namespace prefix), by namespace and key.")
     static final class ListRows extends Action {
 
-        @Option(names = "--namespace-prefix", paramLabel = "PREFIX", defaultValue = "",
+        @Option(
+                names = "--namespace-prefix",
+                paramLabel = "PREFIX",
+                defaultValue = "",
                 description = "Only rows whose namespace starts with PREFIX.")
         String prefix;
 
-        @Option(names = "--format", paramLabel = "table|json", defaultValue = "table", converter = FormatConverter.class,
+        @Option(
+                names = "--format",
+                paramLabel = "table|json",
+                defaultValue = "table",
+                converter = FormatConverter.class,
                 description = "table (aligned columns, the default) or json (one JSON object per line).")
         ResultPrinter.Format format;
 
@@ -201,17 +238,25 @@ final class StateCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "set", description = "Write JSON under NAMESPACE and KEY, replacing the row there "
-            + "(created_at = now). Needs the pipeline stopped: exit 1 while it runs.")
+    @Command(
+            name = "set",
+            description = "Write JSON under NAMESPACE and KEY, replacing the row there "
+                    + "(created_at = now). Needs the pipeline stopped: exit 1 while it runs.")
     static final class Set extends Action {
 
         @Parameters(index = "1", paramLabel = "NAMESPACE", description = "The row's namespace, e.g. the pipeline name.")
         String namespace;
 
-        @Parameters(index = "2", paramLabel = "KEY", description = "The row's key, e.g. source/<node>/<topic>/<partition>.")
+        @Parameters(
+                index = "2",
+                paramLabel = "KEY",
+                description = "The row's key, e.g. source/<node>/<topic>/<partition>.")
         String key;
 
-        @Parameters(index = "3", paramLabel = "JSON", description = "The row's data, a JSON value, e.g. '{\"offset\": 42}'.")
+        @Parameters(
+                index = "3",
+                paramLabel = "JSON",
+                description = "The row's data, a JSON value, e.g. '{\"offset\": 42}'.")
         String json;
 
         @Override
@@ -221,16 +266,23 @@ final class StateCommand implements Callable<Integer> {
             try (StateStore store = StateStore.open(target.dir)) {
                 Optional<StateRow> before = store.get(namespace, key);
                 store.putAll(List.of(row));
-                System.err.printf("%s (%s, %s) in %s: %s%n", before.isPresent() ? "replaced" : "added",
-                        namespace, key, target.dir, before.map(old -> old.data() + " -> " + row.data()).orElse(row.data()));
+                System.err.printf(
+                        "%s (%s, %s) in %s: %s%n",
+                        before.isPresent() ? "replaced" : "added",
+                        namespace,
+                        key,
+                        target.dir,
+                        before.map(old -> old.data() + " -> " + row.data()).orElse(row.data()));
             }
             return 0;
         }
     }
 
-    @Command(name = "delete", description = "Delete the row under NAMESPACE and KEY, or with --namespace-prefix "
-            + "every row under that prefix. Exit 1 if nothing was deleted. Needs the pipeline stopped: exit 1 "
-            + "while it runs.")
+    @Command(
+            name = "delete",
+            description = "Delete the row under NAMESPACE and KEY, or with --namespace-prefix "
+                    + "every row under that prefix. Exit 1 if nothing was deleted. Needs the pipeline stopped: exit 1 "
+                    + "while it runs.")
     static final class Delete extends Action {
 
         @CommandLine.Spec
@@ -242,24 +294,27 @@ final class StateCommand implements Callable<Integer> {
         @Parameters(index = "2", arity = "0..1", paramLabel = "KEY", description = "The row's key.")
         String key;
 
-        @Option(names = "--namespace-prefix", paramLabel = "PREFIX",
+        @Option(
+                names = "--namespace-prefix",
+                paramLabel = "PREFIX",
                 description = "Delete every row whose namespace starts with PREFIX (non-empty) instead.")
         String prefix;
 
         @Override
         int run() {
             if ((prefix == null) == (namespace == null) || (namespace != null && key == null)) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "give either NAMESPACE and KEY, or --namespace-prefix PREFIX");
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(), "give either NAMESPACE and KEY, or --namespace-prefix PREFIX");
             }
             if (prefix != null && prefix.isEmpty()) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--namespace-prefix must not be empty (it would delete every row)");
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(), "--namespace-prefix must not be empty (it would delete every row)");
             }
             try (StateStore store = StateStore.openExisting(target.dir)) {
                 if (prefix != null) {
                     long deleted = store.deletePrefix(prefix);
-                    System.err.printf("deleted %s under namespace prefix '%s' in %s%n", rowCount(deleted), prefix, target.dir);
+                    System.err.printf(
+                            "deleted %s under namespace prefix '%s' in %s%n", rowCount(deleted), prefix, target.dir);
                     return deleted > 0 ? 0 : Main.EXIT_FAILED;
                 }
                 if (!store.delete(namespace, key)) {

@@ -41,10 +41,12 @@ final class StopSignals implements AutoCloseable {
             }
         } catch (IllegalArgumentException | UnsupportedOperationException e) {
             signals.restore();
-            signals.hook = new Thread(() -> {
-                stop.set(true);
-                signals.awaitFinished();
-            }, "sluice-shutdown");
+            signals.hook = new Thread(
+                    () -> {
+                        stop.set(true);
+                        signals.awaitFinished();
+                    },
+                    "sluice-shutdown");
             Runtime.getRuntime().addShutdownHook(signals.hook);
         }
         return signals;
@@ -58,7 +60,8 @@ final class StopSignals implements AutoCloseable {
         }
         Thread.ofPlatform().daemon().name("sluice-stop-watchdog").start(() -> {
             if (!awaitFinished()) {
-                System.err.printf("[%s] the stop after SIG%s did not finish within %d s: exiting without the final checkpoint%n",
+                System.err.printf(
+                        "[%s] the stop after SIG%s did not finish within %d s: exiting without the final checkpoint%n",
                         pipeline, signal.getName(), GRACE.toSeconds());
                 Runtime.getRuntime().halt(code);
             }

@@ -9,7 +9,9 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
 /** {@code sluice validate PIPELINE.yaml}: checks config and SQL (planning it) without running. */
-@Command(name = "validate", description = "Check a pipeline's configuration and SQL without running it; exit 2 on error.")
+@Command(
+        name = "validate",
+        description = "Check a pipeline's configuration and SQL without running it; exit 2 on error.")
 final class ValidateCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "PIPELINE.yaml")
@@ -26,8 +28,13 @@ final class ValidateCommand implements Callable<Integer> {
                 return Main.EXIT_CONFIG;
             }
             var spec = pipeline.spec();
-            System.err.printf("%s: pipeline '%s' is valid: %d sources, %d transforms, %d sinks%n", file,
-                    spec.name(), spec.sources().size(), spec.transforms().size(), spec.sinks().size());
+            System.err.printf(
+                    "%s: pipeline '%s' is valid: %d sources, %d transforms, %d sinks%n",
+                    file,
+                    spec.name(),
+                    spec.sources().size(),
+                    spec.transforms().size(),
+                    spec.sinks().size());
             for (var node : spec.allNodes()) {
                 if (node.kind() != NodeKind.SINK) {
                     System.err.printf("  %-24s %s%n", node.name(), pipeline.schemaOf(node.name()));

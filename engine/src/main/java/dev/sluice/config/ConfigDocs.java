@@ -18,8 +18,7 @@ import java.util.stream.Collectors;
  */
 public final class ConfigDocs {
 
-    private ConfigDocs() {
-    }
+    private ConfigDocs() {}
 
     /** The Markdown reference: the pipeline-wide settings, then {@link #nodeTypes}. */
     public static String markdown(StageTypes registry) {
@@ -69,7 +68,10 @@ public final class ConfigDocs {
         StringBuilder out = new StringBuilder("# Pipeline node types\n");
         for (NodeKind kind : NodeKind.values()) {
             String block = kind.blockName();
-            out.append("\n## ").append(Character.toUpperCase(block.charAt(0))).append(block.substring(1)).append('\n');
+            out.append("\n## ")
+                    .append(Character.toUpperCase(block.charAt(0)))
+                    .append(block.substring(1))
+                    .append('\n');
             List<StageType> types = registry.types(kind);
             if (types.isEmpty()) {
                 out.append("\nNo ").append(kind.word()).append(" types are registered.\n");
@@ -105,12 +107,19 @@ public final class ConfigDocs {
         out.append("\n| Key | Type | Default | Required | Allowed values | Description |\n");
         out.append("| --- | --- | --- | --- | --- | --- |\n");
         for (ConfigKey key : keys) {
-            out.append("| `").append(key.name()).append("` | ")
-                    .append(key.type().displayName()).append(" | ")
-                    .append(key.defaultValue() == null ? "" : code(format(SettingsParser.defaultOf(key)))).append(" | ")
-                    .append(key.required() ? "yes" : "no").append(" | ")
-                    .append(cell(allowed(key))).append(" | ")
-                    .append(cell(key.doc())).append(" |\n");
+            out.append("| `")
+                    .append(key.name())
+                    .append("` | ")
+                    .append(key.type().displayName())
+                    .append(" | ")
+                    .append(key.defaultValue() == null ? "" : code(format(SettingsParser.defaultOf(key))))
+                    .append(" | ")
+                    .append(key.required() ? "yes" : "no")
+                    .append(" | ")
+                    .append(cell(allowed(key)))
+                    .append(" | ")
+                    .append(cell(key.doc()))
+                    .append(" |\n");
         }
     }
 
@@ -130,9 +139,14 @@ public final class ConfigDocs {
         return switch (value) {
             case Duration d -> Durations.format(d);
             case Path p -> p.toString();
-            case List<?> list -> list.isEmpty() ? "[]" : list.stream().map(String::valueOf).collect(Collectors.joining(", "));
-            case Map<?, ?> map -> map.isEmpty() ? "{}" : map.entrySet().stream()
-                    .map(e -> e.getKey() + ": " + e.getValue()).collect(Collectors.joining(", "));
+            case List<?> list ->
+                list.isEmpty() ? "[]" : list.stream().map(String::valueOf).collect(Collectors.joining(", "));
+            case Map<?, ?> map ->
+                map.isEmpty()
+                        ? "{}"
+                        : map.entrySet().stream()
+                                .map(e -> e.getKey() + ": " + e.getValue())
+                                .collect(Collectors.joining(", "));
             case String s when s.isEmpty() -> "\"\"";
             default -> String.valueOf(value);
         };

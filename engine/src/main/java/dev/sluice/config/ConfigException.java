@@ -20,8 +20,8 @@ public final class ConfigException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     // Problems without a location sort first: they concern the file as a whole.
-    private static final Comparator<ConfigException> FILE_ORDER = Comparator.comparing(
-            ConfigException::location, Comparator.nullsFirst(Comparator.naturalOrder()));
+    private static final Comparator<ConfigException> FILE_ORDER =
+            Comparator.comparing(ConfigException::location, Comparator.nullsFirst(Comparator.naturalOrder()));
 
     private final transient Location location;
     private final String node;

@@ -12,8 +12,7 @@ public final class ConfigProblems {
     private final List<ConfigException> problems = new ArrayList<>();
 
     /** An empty collection of problems. */
-    public ConfigProblems() {
-    }
+    public ConfigProblems() {}
 
     /** Adds a problem (or each problem of a combined exception). */
     public void add(ConfigException problem) {

@@ -30,8 +30,9 @@ public record ConfigValue(Object value, Location location) {
             case LocatedMap m -> m;
             case Map<?, ?> m -> LocatedMap.copyOf(m);
             case List<?> l -> copyList(l);
-            default -> throw new IllegalArgumentException(
-                    "unsupported configuration value type: " + value.getClass().getName());
+            default ->
+                throw new IllegalArgumentException("unsupported configuration value type: "
+                        + value.getClass().getName());
         };
     }
 

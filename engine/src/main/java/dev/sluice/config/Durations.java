@@ -20,14 +20,27 @@ public final class Durations {
     public static final String UNITS = "ns, us, ms, s, m, h, d";
 
     private static final Map<String, Long> NANOS_PER_UNIT = Map.of(
-            "ns", 1L, "us", 1_000L, "µs", 1_000L, "ms", 1_000_000L, "s", 1_000_000_000L,
-            "m", 60_000_000_000L, "h", 3_600_000_000_000L, "d", 86_400_000_000_000L);
+            "ns",
+            1L,
+            "us",
+            1_000L,
+            "µs",
+            1_000L,
+            "ms",
+            1_000_000L,
+            "s",
+            1_000_000_000L,
+            "m",
+            60_000_000_000L,
+            "h",
+            3_600_000_000_000L,
+            "d",
+            86_400_000_000_000L);
     private static final Pattern PART = Pattern.compile("(\\d[\\d_]*(?:\\.\\d+)?)\\s*(ns|us|µs|ms|s|m|h|d)");
     private static final Pattern MILLIS = Pattern.compile("\\d[\\d_]*");
     private static final BigInteger MAX_NANOS = BigInteger.valueOf(Long.MAX_VALUE);
 
-    private Durations() {
-    }
+    private Durations() {}
 
     /**
      * Parses {@code text}.

@@ -16,8 +16,8 @@ import java.util.Objects;
  */
 public record Location(Path file, int line, int column) implements Comparable<Location> {
 
-    private static final Comparator<Location> ORDER = Comparator
-            .comparing((Location l) -> l.file().toString())
+    private static final Comparator<Location> ORDER = Comparator.comparing(
+                    (Location l) -> l.file().toString())
             .thenComparingInt(Location::line)
             .thenComparingInt(Location::column);
 

@@ -8,18 +8,24 @@ import java.util.Map;
 /** Checks the structure of one node (a map with a string {@code type} and a valid {@code from}). */
 final class NodeReader {
 
-    private NodeReader() {
-    }
+    private NodeReader() {}
 
     /** The node, or null after adding its problems to {@code problems}. */
-    static NodeSpec read(NodeKind kind, String name, Location location, ConfigValue body, PathPolicy paths,
+    static NodeSpec read(
+            NodeKind kind,
+            String name,
+            Location location,
+            ConfigValue body,
+            PathPolicy paths,
             ConfigProblems problems) {
         if (name.isBlank()) {
             problems.add(location, null, "a " + kind.word() + " needs a non-empty name");
             return null;
         }
         if (!body.isMap()) {
-            problems.add(body.isNull() ? location : body.location(), name,
+            problems.add(
+                    body.isNull() ? location : body.location(),
+                    name,
                     "expected a map with at least 'type', got " + body.describe());
             return null;
         }
@@ -47,7 +53,9 @@ final class NodeReader {
             return inputs;
         }
         if (kind == NodeKind.SOURCE) {
-            problems.add(body.keyLocation(PipelineLoader.FROM), name,
+            problems.add(
+                    body.keyLocation(PipelineLoader.FROM),
+                    name,
                     "a source does not take 'from'; sources read from outside the pipeline");
             return inputs;
         }
@@ -57,7 +65,9 @@ final class NodeReader {
         }
         for (ConfigValue input : names) {
             if (!(input.value() instanceof String s) || s.isBlank()) {
-                String what = from.isList() ? "'from' entries must be node names" : "'from' must be a node name or a list of node names";
+                String what = from.isList()
+                        ? "'from' entries must be node names"
+                        : "'from' must be a node name or a list of node names";
                 problems.add(input.location(), name, what + ", got " + input.describe());
             } else if (inputs.putIfAbsent(s, input.location()) != null) {
                 problems.add(input.location(), name, "'from' lists '" + s + "' twice");

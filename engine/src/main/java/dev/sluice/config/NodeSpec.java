@@ -31,7 +31,12 @@ public final class NodeSpec {
      * @param fromLocations the inputs named by {@code from}, in order, with the location of each name
      * @param paths the pipeline's allowed directories, which every PATH setting of the node must stay inside
      */
-    NodeSpec(NodeKind kind, String name, Location location, ConfigValue body, Map<String, Location> fromLocations,
+    NodeSpec(
+            NodeKind kind,
+            String name,
+            Location location,
+            ConfigValue body,
+            Map<String, Location> fromLocations,
             PathPolicy paths) {
         this.kind = kind;
         this.name = name;

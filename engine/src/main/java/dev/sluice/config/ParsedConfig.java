@@ -32,12 +32,18 @@ public final class ParsedConfig implements Settings {
     private final ConfigDef def;
     /** The settings as written: the node's, or a section's (see {@link ConfigType#SECTIONS}). */
     private final Map<String, ConfigValue> settings;
+
     private final Location location;
     private final Map<String, Object> explicit;
     private final Map<String, Object> effective;
 
-    ParsedConfig(NodeSpec node, ConfigDef def, Map<String, ConfigValue> settings, Location location,
-            Map<String, Object> explicit, Map<String, Object> effective) {
+    ParsedConfig(
+            NodeSpec node,
+            ConfigDef def,
+            Map<String, ConfigValue> settings,
+            Location location,
+            Map<String, Object> explicit,
+            Map<String, Object> effective) {
         this.node = node;
         this.def = def;
         this.settings = settings;
@@ -138,7 +144,9 @@ public final class ParsedConfig implements Settings {
     @Override
     public List<String> getList(String key) {
         Object value = typed(key, ConfigType.LIST);
-        return value == null ? List.of() : ((List<?>) value).stream().map(String.class::cast).toList();
+        return value == null
+                ? List.of()
+                : ((List<?>) value).stream().map(String.class::cast).toList();
     }
 
     /** A MAP value, in the order written; empty if none. */
@@ -189,7 +197,8 @@ public final class ParsedConfig implements Settings {
                 return constant;
             }
         }
-        throw new IllegalStateException("value '" + value + "' of key '" + key + "' has no constant in " + type.getName());
+        throw new IllegalStateException(
+                "value '" + value + "' of key '" + key + "' has no constant in " + type.getName());
     }
 
     /** Where the value of {@code key} was written; the node's (or section's) location if it was not set. */
@@ -224,12 +233,13 @@ public final class ParsedConfig implements Settings {
                 return effective.get(key);
             }
         }
-        throw new IllegalArgumentException("key '" + key + "' has type " + definition.type().displayName()
-                + ", not " + types[0].displayName());
+        throw new IllegalArgumentException(
+                "key '" + key + "' has type " + definition.type().displayName() + ", not " + types[0].displayName());
     }
 
     private ConfigKey definition(String key) {
-        return def.key(key).orElseThrow(() -> new IllegalArgumentException(
-                "key '" + key + "' is not defined for " + node.kind().word() + " type '" + node.type() + "'"));
+        return def.key(key)
+                .orElseThrow(() -> new IllegalArgumentException(
+                        "key '" + key + "' is not defined for " + node.kind().word() + " type '" + node.type() + "'"));
     }
 }

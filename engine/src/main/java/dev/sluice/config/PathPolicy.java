@@ -53,15 +53,24 @@ public final class PathPolicy {
             return defaults(pipelineFile);
         }
         if (!block.isMap()) {
-            problems.add(block.location(), null, "'" + KEY + "' must be a map such as {" + ALLOWED_DIRS
-                    + ": [data, /srv/out]}, got " + block.describe());
+            problems.add(
+                    block.location(),
+                    null,
+                    "'" + KEY + "' must be a map such as {" + ALLOWED_DIRS + ": [data, /srv/out]}, got "
+                            + block.describe());
             return defaults(pipelineFile);
         }
         List<Path> dirs = null;
         for (Map.Entry<String, ConfigValue> entry : block.asMap().entrySet()) {
             if (!entry.getKey().equals(ALLOWED_DIRS)) {
-                problems.add(block.keyLocation(entry.getKey()), null, Suggestions.unknown("unknown key '" + KEY + "."
-                        + entry.getKey() + "'", entry.getKey(), List.of(ALLOWED_DIRS), "keys"));
+                problems.add(
+                        block.keyLocation(entry.getKey()),
+                        null,
+                        Suggestions.unknown(
+                                "unknown key '" + KEY + "." + entry.getKey() + "'",
+                                entry.getKey(),
+                                List.of(ALLOWED_DIRS),
+                                "keys"));
                 continue;
             }
             dirs = readDirs(entry.getValue(), pipelineFile, problems);
@@ -78,9 +87,13 @@ public final class PathPolicy {
         }
         Path base = pipelineFile.toAbsolutePath().getParent();
         for (ConfigValue entry : entries) {
-            if (!entry.isScalar() || entry.isNull() || String.valueOf(entry.value()).isBlank()) {
-                problems.add(entry.location(), null, KEY + "." + ALLOWED_DIRS + " entries must be directories, got "
-                        + entry.describe());
+            if (!entry.isScalar()
+                    || entry.isNull()
+                    || String.valueOf(entry.value()).isBlank()) {
+                problems.add(
+                        entry.location(),
+                        null,
+                        KEY + "." + ALLOWED_DIRS + " entries must be directories, got " + entry.describe());
                 continue;
             }
             try {
@@ -114,8 +127,8 @@ public final class PathPolicy {
             }
         }
         String resolved = real.equals(path) ? "" : " (resolves to " + real + ")";
-        return path + resolved + " is outside the directories this pipeline may use (" + String.join(", ",
-                allowed.stream().map(Path::toString).toList()) + "); add a directory holding it to "
+        return path + resolved + " is outside the directories this pipeline may use ("
+                + String.join(", ", allowed.stream().map(Path::toString).toList()) + "); add a directory holding it to "
                 + KEY + "." + ALLOWED_DIRS + " at the top of the pipeline file to allow it";
     }
 

@@ -29,14 +29,14 @@ public final class PipelineLoader {
      * settings are added here as the engine grows (e.g. {@code checkpoint}); any other key is an error,
      * so that a misspelt block is not silently ignored.
      */
-    public static final List<String> TOP_LEVEL_KEYS = List.of("name", "checkpoint", PathPolicy.KEY, "sources", "transforms", "sinks");
+    public static final List<String> TOP_LEVEL_KEYS =
+            List.of("name", "checkpoint", PathPolicy.KEY, "sources", "transforms", "sinks");
 
     static final String TYPE = "type";
     static final String FROM = "from";
     private static final String NAME = "name";
 
-    private PipelineLoader() {
-    }
+    private PipelineLoader() {}
 
     /**
      * Reads and checks the pipeline file at {@code file} (UTF-8).
@@ -72,19 +72,26 @@ public final class PipelineLoader {
         String text = yaml.startsWith("\uFEFF") ? yaml.substring(1) : yaml;
         ConfigValue root = YamlTreeReader.read(text, file, new ReaderProblems(problems));
         if (root == null) {
-            throw new ConfigException(Location.of(file), "pipeline file is empty; expected a map with "
-                    + String.join(", ", TOP_LEVEL_KEYS));
+            throw new ConfigException(
+                    Location.of(file),
+                    "pipeline file is empty; expected a map with " + String.join(", ", TOP_LEVEL_KEYS));
         }
         if (!root.isMap()) {
-            problems.add(root.location(), null, "the top level must be a map with "
-                    + String.join(", ", TOP_LEVEL_KEYS) + ", got " + root.describe());
+            problems.add(
+                    root.location(),
+                    null,
+                    "the top level must be a map with " + String.join(", ", TOP_LEVEL_KEYS) + ", got "
+                            + root.describe());
             problems.throwIfAny();
         }
         Map<String, ConfigValue> top = root.asMap();
         for (String key : top.keySet()) {
             if (!TOP_LEVEL_KEYS.contains(key)) {
-                problems.add(root.keyLocation(key), null, Suggestions.unknown(
-                        "unknown top-level key '" + key + "'", key, TOP_LEVEL_KEYS, "top-level keys"));
+                problems.add(
+                        root.keyLocation(key),
+                        null,
+                        Suggestions.unknown(
+                                "unknown top-level key '" + key + "'", key, TOP_LEVEL_KEYS, "top-level keys"));
             }
         }
         String name = pipelineName(top.get(NAME), file, problems);
@@ -97,8 +104,14 @@ public final class PipelineLoader {
             nodes.put(kind, block);
         }
         problems.throwIfAny();
-        return new PipelineSpec(file, name, nodes.get(NodeKind.SOURCE), nodes.get(NodeKind.TRANSFORM),
-                nodes.get(NodeKind.SINK), top, paths);
+        return new PipelineSpec(
+                file,
+                name,
+                nodes.get(NodeKind.SOURCE),
+                nodes.get(NodeKind.TRANSFORM),
+                nodes.get(NodeKind.SINK),
+                top,
+                paths);
     }
 
     private static String pipelineName(ConfigValue value, Path file, ConfigProblems problems) {
@@ -108,20 +121,25 @@ public final class PipelineLoader {
         if (value != null) {
             problems.add(value.location(), null, "'name' must be a non-empty string, got " + value.describe());
         }
-        String fileName = file.getFileName() == null ? "pipeline" : file.getFileName().toString();
+        String fileName =
+                file.getFileName() == null ? "pipeline" : file.getFileName().toString();
         int dot = fileName.lastIndexOf('.');
         return dot > 0 ? fileName.substring(0, dot) : fileName;
     }
 
-    private static Map<String, NodeSpec> readBlock(NodeKind kind, ConfigValue block, PathPolicy paths, ConfigProblems problems) {
+    private static Map<String, NodeSpec> readBlock(
+            NodeKind kind, ConfigValue block, PathPolicy paths, ConfigProblems problems) {
         Map<String, NodeSpec> nodes = new LinkedHashMap<>();
         // An empty block ("sinks:" with nothing under it) means no nodes of that kind.
         if (block == null || block.isNull()) {
             return nodes;
         }
         if (!block.isMap()) {
-            problems.add(block.location(), null, "'" + kind.blockName() + "' must be a map of node names to "
-                    + kind.word() + " definitions, got " + block.describe());
+            problems.add(
+                    block.location(),
+                    null,
+                    "'" + kind.blockName() + "' must be a map of node names to " + kind.word() + " definitions, got "
+                            + block.describe());
             return nodes;
         }
         block.asMap().forEach((name, body) -> {
@@ -154,7 +172,8 @@ public final class PipelineLoader {
                 NodeKind kind = NodeKind.fromBlockName(path.getFirst()).orElseThrow();
                 problems.add(location, key, duplicateNodeReason(kind, first));
             } else {
-                problems.add(location, nodeOf(path), "duplicate key '" + key + "'; first defined at line " + first.line());
+                problems.add(
+                        location, nodeOf(path), "duplicate key '" + key + "'; first defined at line " + first.line());
             }
         }
 
@@ -164,7 +183,8 @@ public final class PipelineLoader {
         }
 
         private static String nodeOf(List<String> path) {
-            boolean inNode = path.size() >= 2 && NodeKind.fromBlockName(path.getFirst()).isPresent();
+            boolean inNode =
+                    path.size() >= 2 && NodeKind.fromBlockName(path.getFirst()).isPresent();
             return inNode ? path.get(1) : null;
         }
     }

@@ -53,16 +53,21 @@ public final class SettingsParser {
         }
         Object converted;
         try {
-            converted = ValueConverter.convert(key.type(), key.allowedValues(), new ConfigValue(yamlForm(declared), null), null, null);
+            converted = ValueConverter.convert(
+                    key.type(), key.allowedValues(), new ConfigValue(yamlForm(declared), null), null, null);
             if (key.type() == ConfigType.PATH) {
-                Path.of((String) converted); // fail now on a malformed path (InvalidPathException); it is resolved per file later
+                Path.of((String)
+                        converted); // fail now on a malformed path (InvalidPathException); it is resolved per file
+                // later
             }
         } catch (ValueConverter.Failure | IllegalArgumentException e) {
-            throw new IllegalArgumentException("key '" + key.name() + "': bad default " + declared + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "key '" + key.name() + "': bad default " + declared + ": " + e.getMessage(), e);
         }
         Validator validator = key.validator();
         if (validator != null && !validator.accepts(converted)) {
-            throw new IllegalArgumentException("key '" + key.name() + "': default " + declared + " " + validator.requirement());
+            throw new IllegalArgumentException(
+                    "key '" + key.name() + "': default " + declared + " " + validator.requirement());
         }
         return converted;
     }
@@ -76,14 +81,21 @@ public final class SettingsParser {
     public static ParsedConfig parse(ConfigDef def, NodeSpec node) {
         ConfigProblems problems = new ConfigProblems();
         String owner = node.kind().word() + " type '" + node.type() + "'";
-        ParsedConfig parsed = parseSettings(def, node, node.settings(), node::locationOf, node.location(), owner, problems);
+        ParsedConfig parsed =
+                parseSettings(def, node, node.settings(), node::locationOf, node.location(), owner, problems);
         problems.throwIfAny();
         return parsed;
     }
 
     /** Checks one map of settings (a node's, or a section's) against {@code def}. */
-    private static ParsedConfig parseSettings(ConfigDef def, NodeSpec node, Map<String, ConfigValue> settings,
-            Function<String, Location> keyLocation, Location where, String owner, ConfigProblems problems) {
+    private static ParsedConfig parseSettings(
+            ConfigDef def,
+            NodeSpec node,
+            Map<String, ConfigValue> settings,
+            Function<String, Location> keyLocation,
+            Location where,
+            String owner,
+            ConfigProblems problems) {
         List<String> known = def.keys().stream().map(ConfigKey::name).sorted().toList();
         for (Map.Entry<String, ConfigValue> setting : settings.entrySet()) {
             String key = setting.getKey();
@@ -118,9 +130,12 @@ public final class SettingsParser {
                 continue;
             }
             try {
-                Object converted = ValueConverter.convert(key.type(), key.allowedValues(), value, baseDir, node.paths());
+                Object converted =
+                        ValueConverter.convert(key.type(), key.allowedValues(), value, baseDir, node.paths());
                 if (key.validator() != null && !key.validator().accepts(converted)) {
-                    problems.add(value.location(), node.name(),
+                    problems.add(
+                            value.location(),
+                            node.name(),
                             "key '" + key.name() + "' " + key.validator().requirement() + ", got " + value.describe());
                 } else {
                     explicit.put(key.name(), converted);
@@ -133,24 +148,30 @@ public final class SettingsParser {
         return new ParsedConfig(node, def, settings, where, explicit, effective);
     }
 
-    private static Map<String, ParsedConfig> parseSections(ConfigKey key, ConfigValue value, NodeSpec node,
-            ConfigProblems problems) {
+    private static Map<String, ParsedConfig> parseSections(
+            ConfigKey key, ConfigValue value, NodeSpec node, ConfigProblems problems) {
         Map<String, ParsedConfig> sections = new LinkedHashMap<>();
         if (!value.isMap()) {
-            problems.add(value.location(), node.name(), "key '" + key.name() + "': expected a map of named sections "
-                    + "(name: {setting: value, ...}), got " + value.describe());
+            problems.add(
+                    value.location(),
+                    node.name(),
+                    "key '" + key.name() + "': expected a map of named sections "
+                            + "(name: {setting: value, ...}), got " + value.describe());
             return sections;
         }
         for (Map.Entry<String, ConfigValue> entry : value.asMap().entrySet()) {
             ConfigValue section = entry.getValue();
             String owner = "'" + key.name() + "." + entry.getKey() + "'";
             if (!section.isMap()) {
-                problems.add(section.location() != null ? section.location() : value.location(), node.name(),
+                problems.add(
+                        section.location() != null ? section.location() : value.location(),
+                        node.name(),
                         "key " + owner + ": expected a map of settings, got " + section.describe());
                 continue;
             }
             Location where = section.location() != null ? section.location() : value.location();
-            sections.put(entry.getKey(),
+            sections.put(
+                    entry.getKey(),
                     parseSettings(key.sections(), node, section.asMap(), section::keyLocation, where, owner, problems));
         }
         return Collections.unmodifiableMap(sections);

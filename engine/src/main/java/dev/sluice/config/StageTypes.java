@@ -51,18 +51,21 @@ public final class StageTypes {
      */
     public StageTypes register(StageType type) {
         if (type.spiVersion() != StageType.SPI_VERSION) {
-            throw new IllegalStateException("stage type '" + type.name() + "' (" + type.getClass().getName()
+            throw new IllegalStateException("stage type '" + type.name() + "' ("
+                    + type.getClass().getName()
                     + ") was built against version " + type.spiVersion() + " of the Sluice stage SPI, but this engine "
                     + "implements version " + StageType.SPI_VERSION + "; rebuild it against this engine's plugins-api");
         }
         Map<String, StageType> ofKind = types.get(type.kind());
         if (ofKind.containsKey(type.name())) {
-            throw new IllegalArgumentException(type.kind().word() + " type '" + type.name() + "' is already registered");
+            throw new IllegalArgumentException(
+                    type.kind().word() + " type '" + type.name() + "' is already registered");
         }
         try {
             SettingsParser.check(type.config());
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(type.kind().word() + " type '" + type.name() + "': " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    type.kind().word() + " type '" + type.name() + "': " + e.getMessage(), e);
         }
         ofKind.put(type.name(), type);
         return this;
@@ -82,9 +85,14 @@ public final class StageTypes {
         StageType type = types.get(node.kind()).get(node.type());
         if (type == null) {
             String word = node.kind().word();
-            throw new ConfigException(node.typeLocation(), node.name(), Suggestions.unknown(
-                    "unknown " + word + " type '" + node.type() + "'", node.type(),
-                    types.get(node.kind()).keySet(), word + " types"));
+            throw new ConfigException(
+                    node.typeLocation(),
+                    node.name(),
+                    Suggestions.unknown(
+                            "unknown " + word + " type '" + node.type() + "'",
+                            node.type(),
+                            types.get(node.kind()).keySet(),
+                            word + " types"));
         }
         return type;
     }

@@ -7,8 +7,7 @@ import java.util.Optional;
 /** "Did you mean" suggestions for misspelt keys, stage types and enum values. */
 final class Suggestions {
 
-    private Suggestions() {
-    }
+    private Suggestions() {}
 
     /**
      * The candidate closest to {@code input} by edit distance (counting a swap of two neighbouring
@@ -38,7 +37,9 @@ final class Suggestions {
 
     /** {@code "; did you mean 'x'?"}, or an empty string when nothing is close. */
     static String didYouMean(String input, Collection<String> candidates) {
-        return closest(input, candidates).map(s -> "; did you mean '" + s + "'?").orElse("");
+        return closest(input, candidates)
+                .map(s -> "; did you mean '" + s + "'?")
+                .orElse("");
     }
 
     /**

@@ -26,6 +26,7 @@ final class ValueConverter {
     static final class Failure extends Exception {
         @Serial
         private static final long serialVersionUID = 1L;
+
         private final transient Location location;
 
         Failure(Location location, String reason) {
@@ -40,8 +41,7 @@ final class ValueConverter {
 
     private static final Pattern DECIMAL = Pattern.compile("[+-]?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+)?");
 
-    private ValueConverter() {
-    }
+    private ValueConverter() {}
 
     /**
      * Converts {@code value} to {@code type}: String, Integer, Long, Double, Boolean, Duration,
@@ -66,8 +66,12 @@ final class ValueConverter {
             case LIST -> toList(value);
             case MAP -> toMap(value);
             case ENUM -> toEnum(value, allowed);
-            case PATH -> baseDir == null ? text(value, type, allowed) : allowedPath(text(value, type, allowed), value, baseDir, paths);
-            case SECTIONS -> throw new IllegalArgumentException("sections are parsed by ConfigDef against their own definitions");
+            case PATH ->
+                baseDir == null
+                        ? text(value, type, allowed)
+                        : allowedPath(text(value, type, allowed), value, baseDir, paths);
+            case SECTIONS ->
+                throw new IllegalArgumentException("sections are parsed by ConfigDef against their own definitions");
         };
     }
 
@@ -177,15 +181,18 @@ final class ValueConverter {
     private static Duration toDuration(ConfigValue value) throws Failure {
         String expected = expected(ConfigType.DURATION, List.of());
         switch (value.value()) {
-            case Long millis when millis >= 0 -> {
+            case Long millis
+            when millis >= 0 -> {
                 return Duration.ofMillis(millis);
             }
             case Long _ -> throw failure(value, expected, " (durations cannot be negative)");
-            case Double d when d == Math.rint(d) && d >= 0 && d <= Long.MAX_VALUE -> {
+            case Double d
+            when d == Math.rint(d) && d >= 0 && d <= Long.MAX_VALUE -> {
                 return Duration.ofMillis((long) d.doubleValue());
             }
-            case Double _ -> throw failure(value, expected,
-                    " (a number without unit means whole milliseconds; add a unit, e.g. 1.5s)");
+            case Double _ ->
+                throw failure(
+                        value, expected, " (a number without unit means whole milliseconds; add a unit, e.g. 1.5s)");
             case String s -> {
                 try {
                     return Durations.parse(s);
@@ -203,7 +210,10 @@ final class ValueConverter {
     private static List<String> toList(ConfigValue value) throws Failure {
         if (value.value() instanceof String s) {
             // Kafka-style "a, b, c" is accepted as a shorthand for a YAML list.
-            return Arrays.stream(s.split(",")).map(String::strip).filter(e -> !e.isEmpty()).toList();
+            return Arrays.stream(s.split(","))
+                    .map(String::strip)
+                    .filter(e -> !e.isEmpty())
+                    .toList();
         }
         if (value.isScalar()) {
             return List.of(String.valueOf(value.value()));
@@ -216,7 +226,8 @@ final class ValueConverter {
         for (int i = 0; i < elements.size(); i++) {
             ConfigValue element = elements.get(i);
             if (!element.isScalar()) {
-                throw new Failure(element.location(),
+                throw new Failure(
+                        element.location(),
                         "expected list of strings, but element " + (i + 1) + " is " + element.describe());
             }
             strings.add(String.valueOf(element.value()));
@@ -232,8 +243,9 @@ final class ValueConverter {
         for (Map.Entry<String, ConfigValue> entry : value.asMap().entrySet()) {
             ConfigValue element = entry.getValue();
             if (!element.isScalar()) {
-                throw new Failure(element.location(), "expected map of strings, but the value of '"
-                        + entry.getKey() + "' is " + element.describe());
+                throw new Failure(
+                        element.location(),
+                        "expected map of strings, but the value of '" + entry.getKey() + "' is " + element.describe());
             }
             strings.put(entry.getKey(), String.valueOf(element.value()));
         }

@@ -23,8 +23,7 @@ final class YamlSyntaxErrors {
     private static final Pattern EVENT = Pattern.compile("<org\\.yaml\\.snakeyaml\\.events\\.(\\w+?)Event\\b[^>]*>");
     private static final int MAX_REASON = 200;
 
-    private YamlSyntaxErrors() {
-    }
+    private YamlSyntaxErrors() {}
 
     static ConfigException toConfigException(JsonProcessingException e, Path file) {
         String message = e.getOriginalMessage() == null ? e.getClass().getSimpleName() : e.getOriginalMessage();
@@ -46,7 +45,10 @@ final class YamlSyntaxErrors {
             reason.append(" (").append(text.getFirst());
             if (marks.size() > 1) {
                 int[] context = marks.getFirst();
-                reason.append(" started at line ").append(context[0]).append(", column ").append(context[1]);
+                reason.append(" started at line ")
+                        .append(context[0])
+                        .append(", column ")
+                        .append(context[1]);
             }
             reason.append(')');
         }

@@ -79,7 +79,9 @@ final class YamlTreeReader {
         }
         ConfigValue root = readValue(List.of());
         if (parser.nextToken() != null) {
-            problems.problem(List.of(), location(),
+            problems.problem(
+                    List.of(),
+                    location(),
                     "the file holds more than one YAML document ('---'); a pipeline file holds exactly one");
         }
         return root;
@@ -146,7 +148,9 @@ final class YamlTreeReader {
             if (candidate.isMap()) {
                 sources.add(candidate);
             } else {
-                problems.problem(path, candidate.location(),
+                problems.problem(
+                        path,
+                        candidate.location(),
                         "the merge key '<<' takes a map or a list of maps (usually an alias such as *defaults), got "
                                 + candidate.describe());
             }
@@ -172,8 +176,11 @@ final class YamlTreeReader {
         String name = parser.getText();
         ConfigValue target = anchors.get(name);
         if (target == null) {
-            problems.problem(path, location, "alias '*" + name + "' does not refer to an anchored map or list"
-                    + " defined before it (anchors on single values are not supported)");
+            problems.problem(
+                    path,
+                    location,
+                    "alias '*" + name + "' does not refer to an anchored map or list"
+                            + " defined before it (anchors on single values are not supported)");
             return new ConfigValue(null, location);
         }
         return target;

@@ -39,14 +39,21 @@ public final class Progress {
         double rate = (in - lastIn) / ((now - lastNanos) / 1e9);
         lastIn = in;
         lastNanos = now;
-        String line = String.format(Locale.ROOT, "[%s] in %,d | out %,d | %,.0f rec/s | %s", pipeline, in,
-                stats.recordsOut(), rate, elapsed(stats.elapsedSeconds()));
+        String line = String.format(
+                Locale.ROOT,
+                "[%s] in %,d | out %,d | %,.0f rec/s | %s",
+                pipeline,
+                in,
+                stats.recordsOut(),
+                rate,
+                elapsed(stats.elapsedSeconds()));
         if (stats.rejected() > 0) {
             line += String.format(Locale.ROOT, " | rejected %,d", stats.rejected());
         }
         CheckpointStats checkpoints = stats.checkpoints();
         if (checkpoints.completed() > 0) {
-            line += String.format(Locale.ROOT, " | epoch %d (%d ms)", checkpoints.lastEpoch(), checkpoints.lastMillis());
+            line += String.format(
+                    Locale.ROOT, " | epoch %d (%d ms)", checkpoints.lastEpoch(), checkpoints.lastMillis());
         }
         if (checkpoints.timedOut() > 0) {
             line += String.format(Locale.ROOT, " | %d checkpoints timed out", checkpoints.timedOut());
@@ -67,17 +74,37 @@ public final class Progress {
         }
         double seconds = stats.elapsedSeconds();
         long in = stats.recordsIn();
-        err.printf(Locale.ROOT, "[%s] %s: in %,d | out %,d | %,.0f rec/s | %s%n", pipeline, outcome, in,
-                stats.recordsOut(), seconds > 0 ? in / seconds : 0.0, elapsed(seconds));
+        err.printf(
+                Locale.ROOT,
+                "[%s] %s: in %,d | out %,d | %,.0f rec/s | %s%n",
+                pipeline,
+                outcome,
+                in,
+                stats.recordsOut(),
+                seconds > 0 ? in / seconds : 0.0,
+                elapsed(seconds));
         if (stats.firstRecordAfterJvmStartMillis() >= 0) {
-            err.printf(Locale.ROOT, "  first record %,d ms after the JVM started%n", stats.firstRecordAfterJvmStartMillis());
+            err.printf(
+                    Locale.ROOT,
+                    "  first record %,d ms after the JVM started%n",
+                    stats.firstRecordAfterJvmStartMillis());
         }
         CheckpointStats checkpoints = stats.checkpoints();
-        err.printf(Locale.ROOT, "  checkpoints: %d completed (last epoch %d took %d ms), %d timed out, %d failed%n",
-                checkpoints.completed(), checkpoints.lastEpoch(), checkpoints.lastMillis(), checkpoints.timedOut(),
+        err.printf(
+                Locale.ROOT,
+                "  checkpoints: %d completed (last epoch %d took %d ms), %d timed out, %d failed%n",
+                checkpoints.completed(),
+                checkpoints.lastEpoch(),
+                checkpoints.lastMillis(),
+                checkpoints.timedOut(),
                 checkpoints.failed());
         for (NodeStats n : stats.nodes()) {
-            err.printf(Locale.ROOT, "  %-24s in %,14d  out %,14d%s%s%n", n.node(), n.rowsIn(), n.rowsOut(),
+            err.printf(
+                    Locale.ROOT,
+                    "  %-24s in %,14d  out %,14d%s%s%n",
+                    n.node(),
+                    n.rowsIn(),
+                    n.rowsOut(),
                     n.rejected() > 0 ? String.format(Locale.ROOT, "  rejected %,d", n.rejected()) : "",
                     n.skipped() > 0 ? String.format(Locale.ROOT, "  skipped %,d (blank lines)", n.skipped()) : "");
         }

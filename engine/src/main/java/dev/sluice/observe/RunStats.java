@@ -55,7 +55,11 @@ public final class RunStats {
     /** Milliseconds from JVM start to the first emitted record, or -1 if none yet. */
     public long firstRecordAfterJvmStartMillis() {
         long first = firstRecordMillis;
-        return first == 0 ? -1 : first - java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
+        return first == 0
+                ? -1
+                : first
+                        - java.lang.management.ManagementFactory.getRuntimeMXBean()
+                                .getStartTime();
     }
 
     public CheckpointStats checkpoints() {

@@ -18,6 +18,7 @@ public record CheckpointSettings(Duration interval, Duration timeout) {
 
     /** The top-level block, and its keys (documented in ConfigDocs' pipeline settings). */
     public static final String BLOCK = "checkpoint";
+
     public static final String INTERVAL = "interval";
     public static final String TIMEOUT = "timeout";
 
@@ -30,7 +31,8 @@ public record CheckpointSettings(Duration interval, Duration timeout) {
             return new CheckpointSettings(DEFAULT_INTERVAL, DEFAULT_TIMEOUT);
         }
         if (!block.isMap()) {
-            throw new ConfigException(block.location(), "checkpoint: expected a map such as {interval: 10s, timeout: 60s}");
+            throw new ConfigException(
+                    block.location(), "checkpoint: expected a map such as {interval: 10s, timeout: 60s}");
         }
         Duration interval = DEFAULT_INTERVAL;
         Duration timeout = DEFAULT_TIMEOUT;
@@ -39,7 +41,8 @@ public record CheckpointSettings(Duration interval, Duration timeout) {
             ConfigValue value = entry.getValue();
             String key = entry.getKey();
             if (!key.equals(INTERVAL) && !key.equals(TIMEOUT)) {
-                problems.add(block.keyLocation(key), null, "unknown key 'checkpoint." + key + "'; known: interval, timeout");
+                problems.add(
+                        block.keyLocation(key), null, "unknown key 'checkpoint." + key + "'; known: interval, timeout");
                 continue;
             }
             Duration duration;

@@ -32,7 +32,9 @@ final class GraphValidation {
                 continue;
             }
             if (node.inputs.isEmpty()) {
-                problems.add(new ConfigException(node.spec.location(), node.name(),
+                problems.add(new ConfigException(
+                        node.spec.location(),
+                        node.name(),
                         node.kind() == NodeKind.SINK
                                 ? "a sink needs `from:` naming the node it reads"
                                 : "this transform reads no input"));
@@ -41,11 +43,15 @@ final class GraphValidation {
                 PipelineNode upstream = nodes.get(input);
                 Location where = locationOfInput(node, input);
                 if (upstream == null) {
-                    problems.add(new ConfigException(where, node.name(), "reads '" + input
-                            + "', but the pipeline has no source or transform of that name (it has: "
-                            + String.join(", ", producers(nodes)) + ")"));
+                    problems.add(new ConfigException(
+                            where,
+                            node.name(),
+                            "reads '" + input
+                                    + "', but the pipeline has no source or transform of that name (it has: "
+                                    + String.join(", ", producers(nodes)) + ")"));
                 } else if (!produces(upstream)) {
-                    problems.add(new ConfigException(where, node.name(), "reads '" + input + "', which is a sink; sinks emit nothing"));
+                    problems.add(new ConfigException(
+                            where, node.name(), "reads '" + input + "', which is a sink; sinks emit nothing"));
                 }
             }
         }
@@ -57,8 +63,11 @@ final class GraphValidation {
         List<ConfigException> problems = new ArrayList<>();
         for (PipelineNode node : nodes.values()) {
             if (produces(node) && node.downstream.isEmpty()) {
-                problems.add(new ConfigException(node.spec.location(), node.name(),
-                        "nothing reads this " + node.kind().word() + "; name it in a transform's SQL or a sink's `from:`"));
+                problems.add(new ConfigException(
+                        node.spec.location(),
+                        node.name(),
+                        "nothing reads this " + node.kind().word()
+                                + "; name it in a transform's SQL or a sink's `from:`"));
             }
         }
         return problems;
@@ -72,15 +81,20 @@ final class GraphValidation {
     static List<ConfigException> cycles(Map<String, PipelineNode> nodes) {
         List<ConfigException> problems = new ArrayList<>();
         for (List<PipelineNode> component : Cycles.stronglyConnected(nodes.values())) {
-            PipelineNode first = component.stream().min(Comparator.comparing(n -> n.spec.location())).orElseThrow();
+            PipelineNode first = component.stream()
+                    .min(Comparator.comparing(n -> n.spec.location()))
+                    .orElseThrow();
             List<PipelineNode> cycle = Cycles.shortestThrough(first, new HashSet<>(component));
             if (cycle == null) {
                 continue; // a single node that does not read itself
             }
-            List<String> names = new ArrayList<>(cycle.stream().map(PipelineNode::name).toList());
+            List<String> names =
+                    new ArrayList<>(cycle.stream().map(PipelineNode::name).toList());
             names.add(first.name());
             PipelineNode last = cycle.get(cycle.size() - 1);
-            problems.add(new ConfigException(locationOfInput(first, last.name()), first.name(),
+            problems.add(new ConfigException(
+                    locationOfInput(first, last.name()),
+                    first.name(),
                     "the pipeline has a cycle: " + String.join(" → ", names) + " (each node reads the one before it); "
                             + "rows cannot flow around a loop"));
         }
@@ -94,7 +108,8 @@ final class GraphValidation {
     static int laneCount(List<PipelineNode> nodes) {
         int lanes = 1;
         for (PipelineNode node : nodes) {
-            if (node.kind() == NodeKind.SOURCE && node.type.supportsLanes()
+            if (node.kind() == NodeKind.SOURCE
+                    && node.type.supportsLanes()
                     && node.type.config().key(StandardKeys.PARALLELISM).isPresent()) {
                 lanes = Math.max(lanes, node.config.getInt(StandardKeys.PARALLELISM));
             }
@@ -115,8 +130,11 @@ final class GraphValidation {
         List<ConfigException> problems = new ArrayList<>();
         for (PipelineNode node : order) {
             if (!node.type.supportsLanes()) {
-                problems.add(new ConfigException(node.spec.location(), node.name(), "parallelism > 1 runs a copy of every node per "
-                        + "lane, which a " + node.type.name() + " " + node.kind().word() + " cannot be"));
+                problems.add(new ConfigException(
+                        node.spec.location(),
+                        node.name(),
+                        "parallelism > 1 runs a copy of every node per " + "lane, which a " + node.type.name() + " "
+                                + node.kind().word() + " cannot be"));
             }
         }
         if (!problems.isEmpty()) {
@@ -133,6 +151,9 @@ final class GraphValidation {
     }
 
     private static List<String> producers(Map<String, PipelineNode> nodes) {
-        return nodes.values().stream().filter(GraphValidation::produces).map(PipelineNode::name).toList();
+        return nodes.values().stream()
+                .filter(GraphValidation::produces)
+                .map(PipelineNode::name)
+                .toList();
     }
 }

@@ -26,7 +26,8 @@ public final class Lanes implements AutoCloseable {
         List<Pipeline> lanes = new ArrayList<>(List.of(first));
         try {
             for (int i = 1; i < first.lanes(); i++) {
-                lanes.add(Pipeline.assemble(first.spec(), types, first.positions().forAnotherLane(), first.stats(), i));
+                lanes.add(
+                        Pipeline.assemble(first.spec(), types, first.positions().forAnotherLane(), first.stats(), i));
             }
         } catch (RuntimeException e) {
             new Lanes(lanes).closeQuietly(e);

@@ -30,8 +30,15 @@ final class NodeContext implements StageContext {
     private Runnable checkpointRequester = () -> {};
     private final List<CompletableFuture<Void>> checks = new ArrayList<>();
 
-    NodeContext(String node, String pipeline, Path directory, BufferAllocator allocator, NodeStats stats,
-            ErrorPolicy policy, DeadLetterFile deadLetter, Map<String, String> restored) {
+    NodeContext(
+            String node,
+            String pipeline,
+            Path directory,
+            BufferAllocator allocator,
+            NodeStats stats,
+            ErrorPolicy policy,
+            DeadLetterFile deadLetter,
+            Map<String, String> restored) {
         this.node = node;
         this.pipeline = pipeline;
         this.directory = directory;
@@ -56,14 +63,16 @@ final class NodeContext implements StageContext {
     public void checkWhileOpening(Runnable check) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         // A platform daemon thread: a check that hangs past its own timeout must not keep the JVM up.
-        Thread thread = new Thread(() -> {
-            try {
-                check.run();
-                done.complete(null);
-            } catch (Throwable e) {
-                done.completeExceptionally(e);
-            }
-        }, "sluice-check-" + node);
+        Thread thread = new Thread(
+                () -> {
+                    try {
+                        check.run();
+                        done.complete(null);
+                    } catch (Throwable e) {
+                        done.completeExceptionally(e);
+                    }
+                },
+                "sluice-check-" + node);
         thread.setDaemon(true);
         thread.start();
         checks.add(done);

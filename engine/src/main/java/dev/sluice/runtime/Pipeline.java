@@ -43,8 +43,14 @@ public final class Pipeline implements AutoCloseable {
     private final PositionStore positions;
     private boolean started;
 
-    private Pipeline(PipelineSpec spec, List<PipelineNode> order, RunStats stats, BufferAllocator allocator,
-            List<DeadLetterFile> deadLetters, CheckpointSettings checkpoint, PositionStore positions) {
+    private Pipeline(
+            PipelineSpec spec,
+            List<PipelineNode> order,
+            RunStats stats,
+            BufferAllocator allocator,
+            List<DeadLetterFile> deadLetters,
+            CheckpointSettings checkpoint,
+            PositionStore positions) {
         this.spec = spec;
         this.order = order;
         this.stats = stats;
@@ -97,8 +103,11 @@ public final class Pipeline implements AutoCloseable {
         }
         List<PipelineNode> order = PipelineGraph.link(nodes);
         List<String> names = order.stream().map(PipelineNode::name).toList();
-        RunStats stats = shared != null ? shared : new RunStats(names, namesOf(order, NodeKind.SOURCE), namesOf(order, NodeKind.SINK));
-        BufferAllocator allocator = ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
+        RunStats stats = shared != null
+                ? shared
+                : new RunStats(names, namesOf(order, NodeKind.SOURCE), namesOf(order, NodeKind.SINK));
+        BufferAllocator allocator =
+                ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
         List<DeadLetterFile> deadLetters = new ArrayList<>();
         Pipeline pipeline = new Pipeline(spec, order, stats, allocator, deadLetters, checkpoint, positions);
         try {
@@ -153,8 +162,10 @@ public final class Pipeline implements AutoCloseable {
 
     /** One line per dead-letter file that received records: how many and where. */
     public List<String> deadLetterReport() {
-        return deadLetters.stream().filter(d -> d.written() > 0)
-                .map(d -> d.written() + " rejected records written to " + d.path()).toList();
+        return deadLetters.stream()
+                .filter(d -> d.written() > 0)
+                .map(d -> d.written() + " rejected records written to " + d.path())
+                .toList();
     }
 
     /** The schema of the batches a node emits (sources and transforms) or receives (sinks). */
@@ -218,25 +229,37 @@ public final class Pipeline implements AutoCloseable {
                     : defaultDeadLetterDir.resolve(node.name() + ".dead-letter.jsonl");
             if (lane > 0) {
                 // Each lane writes its own file: two writers must not share one.
-                path = path.resolveSibling(path.getFileName().toString().replaceFirst("(\\.[^.]*)?$", ".lane" + lane + "$1"));
+                path = path.resolveSibling(
+                        path.getFileName().toString().replaceFirst("(\\.[^.]*)?$", ".lane" + lane + "$1"));
             }
             // A dead_letter setting was checked as a path; the default next to the output must stay inside too.
             String refusal = spec.paths().refusal(path);
             if (refusal != null) {
-                throw at(node.spec, StandardKeys.DEAD_LETTER, "the dead letter " + refusal + "; or set dead_letter: to a file inside them");
+                throw at(
+                        node.spec,
+                        StandardKeys.DEAD_LETTER,
+                        "the dead letter " + refusal + "; or set dead_letter: to a file inside them");
             }
             deadLetter = new DeadLetterFile(path);
             deadLetters.add(deadLetter);
         }
         node.stats = stats.node(node.name());
-        node.context = new NodeContext(node.name(), spec.name(), directory(spec), allocator, node.stats, policy, deadLetter,
+        node.context = new NodeContext(
+                node.name(),
+                spec.name(),
+                directory(spec),
+                allocator,
+                node.stats,
+                policy,
+                deadLetter,
                 node.kind() == NodeKind.SOURCE ? positions.load(node.name()) : Map.of());
         try {
             node.stage = node.type.create(config);
             node.schema = switch (node.kind()) {
                 case SOURCE -> node.source().open(node.context);
                 case TRANSFORM -> {
-                    List<Schema> schemas = node.inputs.stream().map(i -> byName.get(i).schema).toList();
+                    List<Schema> schemas =
+                            node.inputs.stream().map(i -> byName.get(i).schema).toList();
                     yield inheritKey(((Transform) node.stage).open(node.context, node.inputs, schemas), node, byName);
                 }
                 case SINK -> {
@@ -296,7 +319,10 @@ public final class Pipeline implements AutoCloseable {
      * carry it themselves.
      */
     private static Schema inheritKey(Schema schema, PipelineNode node, Map<String, PipelineNode> byName) {
-        List<List<String>> keys = node.inputs.stream().map(i -> PrimaryKey.of(byName.get(i).schema)).distinct().toList();
+        List<List<String>> keys = node.inputs.stream()
+                .map(i -> PrimaryKey.of(byName.get(i).schema))
+                .distinct()
+                .toList();
         List<String> key = keys.size() == 1 ? keys.get(0) : List.of();
         return PrimaryKey.with(schema, PrimaryKey.coveredBy(key, schema) ? key : List.of());
     }
@@ -307,8 +333,10 @@ public final class Pipeline implements AutoCloseable {
         for (String input : sink.inputs) {
             Schema other = byName.get(input).schema;
             if (!other.equals(first)) {
-                throw new InvalidSettingException(null, "its inputs have different schemas: '" + sink.inputs.get(0)
-                        + "' has " + first + " but '" + input + "' has " + other + "; union them in a SQL transform");
+                throw new InvalidSettingException(
+                        null,
+                        "its inputs have different schemas: '" + sink.inputs.get(0) + "' has " + first + " but '"
+                                + input + "' has " + other + "; union them in a SQL transform");
             }
         }
         return first;
@@ -325,7 +353,10 @@ public final class Pipeline implements AutoCloseable {
     }
 
     private static List<String> namesOf(List<PipelineNode> order, NodeKind kind) {
-        return order.stream().filter(n -> n.kind() == kind).map(PipelineNode::name).toList();
+        return order.stream()
+                .filter(n -> n.kind() == kind)
+                .map(PipelineNode::name)
+                .toList();
     }
 
     static Path directory(PipelineSpec spec) {
@@ -339,7 +370,10 @@ public final class Pipeline implements AutoCloseable {
             if (node.kind() != NodeKind.SINK) {
                 continue;
             }
-            Path parent = node.type.outputFile(node.config).map(p -> p.toAbsolutePath().getParent()).orElse(null);
+            Path parent = node.type
+                    .outputFile(node.config)
+                    .map(p -> p.toAbsolutePath().getParent())
+                    .orElse(null);
             if (parent != null) {
                 return parent;
             }
@@ -368,7 +402,8 @@ public final class Pipeline implements AutoCloseable {
             try {
                 deadLetter.close();
             } catch (IOException e) {
-                failure = chain(failure, new IllegalStateException("closing " + deadLetter.path() + ": " + e.getMessage(), e));
+                failure = chain(
+                        failure, new IllegalStateException("closing " + deadLetter.path() + ": " + e.getMessage(), e));
             }
         }
         try {
@@ -379,7 +414,10 @@ public final class Pipeline implements AutoCloseable {
         try {
             allocator.close();
         } catch (IllegalStateException e) {
-            failure = chain(failure, new IllegalStateException("Arrow memory still in use after the pipeline closed: " + e.getMessage(), e));
+            failure = chain(
+                    failure,
+                    new IllegalStateException(
+                            "Arrow memory still in use after the pipeline closed: " + e.getMessage(), e));
         }
         if (failure != null) {
             throw failure;

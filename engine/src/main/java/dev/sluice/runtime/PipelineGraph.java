@@ -117,7 +117,8 @@ final class PipelineGraph {
             }
         }
         if (order.size() < nodes.size()) {
-            throw new IllegalStateException("cycles are reported before ordering: " + nodes.keySet() + " ordered as " + order);
+            throw new IllegalStateException(
+                    "cycles are reported before ordering: " + nodes.keySet() + " ordered as " + order);
         }
         return order;
     }

@@ -118,9 +118,15 @@ public final class PipelineRunner {
         } catch (StageFailure e) {
             if (e.getCause() instanceof CheckpointTimeoutException timeout && !last) {
                 pipeline.stats().checkpoints().recordTimeout();
-                System.err.printf(java.util.Locale.ROOT, "[%s] checkpoint %d timed out after %d ms in node '%s' (%s); "
-                        + "not committed, the next checkpoint covers it%n", pipeline.name(), epoch,
-                        (System.nanoTime() - start) / 1_000_000, e.node(), timeout.getMessage());
+                System.err.printf(
+                        java.util.Locale.ROOT,
+                        "[%s] checkpoint %d timed out after %d ms in node '%s' (%s); "
+                                + "not committed, the next checkpoint covers it%n",
+                        pipeline.name(),
+                        epoch,
+                        (System.nanoTime() - start) / 1_000_000,
+                        e.node(),
+                        timeout.getMessage());
                 return;
             }
             pipeline.stats().checkpoints().recordFailure();

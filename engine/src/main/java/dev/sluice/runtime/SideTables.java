@@ -31,19 +31,33 @@ final class SideTables {
     static final String DELIMITER = "delimiter";
 
     static final ConfigDef SECTION = new ConfigDef()
-            .define(PATH, ConfigType.PATH, null, true, "The file, relative to the pipeline file. Read once, when the query is planned.")
-            .defineEnum(FORMAT, FileFormats.ALL, null, false,
+            .define(
+                    PATH,
+                    ConfigType.PATH,
+                    null,
+                    true,
+                    "The file, relative to the pipeline file. Read once, when the query is planned.")
+            .defineEnum(
+                    FORMAT,
+                    FileFormats.ALL,
+                    null,
+                    false,
                     "json (one object per line), csv or parquet. Default: from the file extension.")
-            .define(SCHEMA, ConfigType.MAP, null, false,
+            .define(
+                    SCHEMA,
+                    ConfigType.MAP,
+                    null,
+                    false,
                     "Columns and types, e.g. {key: bigint, value: string}. JSON and CSV only; absent: inferred from "
                             + "the first lines (Parquet: the file's own). Types: " + ColumnTypes.ACCEPTED + ".")
             .define(HEADER, ConfigType.BOOLEAN, true, false, "CSV: the first line names the columns.")
             .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter (one character).");
 
-    static final String DOC = "Static side tables the query may join, by name: each is a file read once when the query is "
-            + "planned, e.g. tables: {rates: {path: rates.csv, schema: {currency: string, rate: double}}}. The stream "
-            + "may be joined with them on equality conditions (an inner join, or a LEFT JOIN with the stream on the "
-            + "left); the file is not read again while the pipeline runs.";
+    static final String DOC =
+            "Static side tables the query may join, by name: each is a file read once when the query is "
+                    + "planned, e.g. tables: {rates: {path: rates.csv, schema: {currency: string, rate: double}}}. The stream "
+                    + "may be joined with them on equality conditions (an inner join, or a LEFT JOIN with the stream on the "
+                    + "left); the file is not read again while the pipeline runs.";
 
     private SideTables() {}
 
@@ -60,7 +74,8 @@ final class SideTables {
      */
     static List<Map<String, Object>> describe(Settings config) {
         List<Map<String, Object>> tables = new ArrayList<>();
-        for (Map.Entry<String, ? extends Settings> entry : config.getSections(SqlTransform.Type.TABLES).entrySet()) {
+        for (Map.Entry<String, ? extends Settings> entry :
+                config.getSections(SqlTransform.Type.TABLES).entrySet()) {
             tables.add(describe(entry.getKey(), entry.getValue()));
         }
         return tables;
@@ -68,7 +83,8 @@ final class SideTables {
 
     private static Map<String, Object> describe(String name, Settings table) {
         if (name.isEmpty() || name.contains(".")) {
-            throw table.problem(PATH, "side table '" + name + "': a side table's name must be a plain SQL name (no dots)");
+            throw table.problem(
+                    PATH, "side table '" + name + "': a side table's name must be a plain SQL name (no dots)");
         }
         Path path = table.getPath(PATH);
         if (!Files.isRegularFile(path)) {
@@ -90,7 +106,10 @@ final class SideTables {
         description.put("file", file);
         if (table.has(SCHEMA)) {
             if (format.equals("parquet")) {
-                throw table.problem(SCHEMA, "side table '" + name + "' (" + path + "): a Parquet file carries its own schema; remove `schema:`");
+                throw table.problem(
+                        SCHEMA,
+                        "side table '" + name + "' (" + path
+                                + "): a Parquet file carries its own schema; remove `schema:`");
             }
             try {
                 description.put("columns", columns(ColumnTypes.schema(table.getMap(SCHEMA))));
@@ -104,7 +123,8 @@ final class SideTables {
     private static List<Map<String, Object>> columns(Schema schema) {
         List<Map<String, Object>> columns = new ArrayList<>();
         for (Field field : schema.getFields()) {
-            columns.add(Map.of("name", field.getName(), "type", arrowRsName(field.getType()), "nullable", field.isNullable()));
+            columns.add(Map.of(
+                    "name", field.getName(), "type", arrowRsName(field.getType()), "nullable", field.isNullable()));
         }
         return columns;
     }
@@ -114,24 +134,30 @@ final class SideTables {
         return switch (type) {
             case ArrowType.Bool b -> "Boolean";
             case ArrowType.Int i -> (i.getIsSigned() ? "Int" : "UInt") + i.getBitWidth();
-            case ArrowType.FloatingPoint f -> switch (f.getPrecision()) {
-                case HALF -> "Float16";
-                case SINGLE -> "Float32";
-                case DOUBLE -> "Float64";
-            };
+            case ArrowType.FloatingPoint f ->
+                switch (f.getPrecision()) {
+                    case HALF -> "Float16";
+                    case SINGLE -> "Float32";
+                    case DOUBLE -> "Float64";
+                };
             case ArrowType.Utf8 u -> "Utf8";
             case ArrowType.Binary b -> "Binary";
-            case ArrowType.Date d -> switch (d.getUnit()) {
-                case DAY -> "Date32";
-                case MILLISECOND -> "Date64";
-            };
-            case ArrowType.Decimal d -> "Decimal" + d.getBitWidth() + "(" + d.getPrecision() + ", " + d.getScale() + ")";
-            case ArrowType.Timestamp t -> "Timestamp(" + switch (t.getUnit()) {
-                case SECOND -> "Second";
-                case MILLISECOND -> "Millisecond";
-                case MICROSECOND -> "Microsecond";
-                case NANOSECOND -> "Nanosecond";
-            } + ", " + (t.getTimezone() == null ? "None" : "Some(\"" + t.getTimezone() + "\")") + ")";
+            case ArrowType.Date d ->
+                switch (d.getUnit()) {
+                    case DAY -> "Date32";
+                    case MILLISECOND -> "Date64";
+                };
+            case ArrowType.Decimal d ->
+                "Decimal" + d.getBitWidth() + "(" + d.getPrecision() + ", " + d.getScale() + ")";
+            case ArrowType.Timestamp t ->
+                "Timestamp("
+                        + switch (t.getUnit()) {
+                            case SECOND -> "Second";
+                            case MILLISECOND -> "Millisecond";
+                            case MICROSECOND -> "Microsecond";
+                            case NANOSECOND -> "Nanosecond";
+                        }
+                        + ", " + (t.getTimezone() == null ? "None" : "Some(\"" + t.getTimezone() + "\")") + ")";
             default -> throw new IllegalArgumentException("type " + type + " cannot be declared for a side table");
         };
     }

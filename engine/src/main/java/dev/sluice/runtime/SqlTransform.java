@@ -35,7 +35,11 @@ public final class SqlTransform implements Transform {
         public static final String TABLES = "tables";
 
         private static final ConfigDef CONFIG = new ConfigDef()
-                .define(SQL, ConfigType.STRING, null, true,
+                .define(
+                        SQL,
+                        ConfigType.STRING,
+                        null,
+                        true,
                         "The query. Its FROM clauses name upstream sources or transforms, and side tables; a dotted node "
                                 + "name such as raw.transactions is written as is. Stateless SQL only: WHERE, projections, "
                                 + "CAST, CASE, scalar functions (string, regex, datetime, math, JSON), UNION ALL, UNNEST, "
@@ -84,7 +88,9 @@ public final class SqlTransform implements Transform {
             } catch (NativeException e) {
                 throw new InvalidSettingException(SQL, "SQL error: " + e.getMessage(), e);
             }
-            return references.stream().filter(name -> !SideTables.names(settings).contains(name)).toList();
+            return references.stream()
+                    .filter(name -> !SideTables.names(settings).contains(name))
+                    .toList();
         }
 
         /** Each lane plans its own copy of the query. */
@@ -97,6 +103,7 @@ public final class SqlTransform implements Transform {
     private final String sql;
     /** Side tables as the core reads them; see {@link SideTables}. */
     private final List<Map<String, Object>> sideTables;
+
     private NativeTransform plan;
     private BufferAllocator allocator;
 

@@ -30,13 +30,15 @@ import org.apache.arrow.vector.util.Text;
 public final class ResultPrinter {
 
     /** How to print. */
-    public enum Format { TABLE, JSON }
+    public enum Format {
+        TABLE,
+        JSON
+    }
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private static final String NULL = "NULL";
 
-    private ResultPrinter() {
-    }
+    private ResultPrinter() {}
 
     /** Prints every row of {@code root} to {@code out}. */
     public static void print(VectorSchemaRoot root, Format format, PrintStream out) {
@@ -68,7 +70,8 @@ public final class ResultPrinter {
             FieldVector column = columns.get(c);
             widths[c] = width(column.getName());
             ArrowType type = column.getField().getType();
-            numeric[c] = type instanceof ArrowType.Int || type instanceof ArrowType.FloatingPoint
+            numeric[c] = type instanceof ArrowType.Int
+                    || type instanceof ArrowType.FloatingPoint
                     || type instanceof ArrowType.Decimal;
             for (int r = 0; r < rows; r++) {
                 cells[r][c] = cell(value(column, r));
@@ -104,12 +107,19 @@ public final class ResultPrinter {
 
     /** A table cell: one line, so control characters are escaped. */
     private static String cell(Object value) {
-        String text = value == null ? NULL
-                : value instanceof String s ? s
-                : value instanceof BigDecimal d ? d.toPlainString()
-                : value instanceof List<?> || value instanceof Map<?, ?> ? json(value)
-                : value.toString();
-        return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t");
+        String text = value == null
+                ? NULL
+                : value instanceof String s
+                        ? s
+                        : value instanceof BigDecimal d
+                                ? d.toPlainString()
+                                : value instanceof List<?> || value instanceof Map<?, ?>
+                                        ? json(value)
+                                        : value.toString();
+        return text.replace("\\", "\\\\")
+                .replace("\n", "\\n")
+                .replace("\r", "\\r")
+                .replace("\t", "\\t");
     }
 
     /** The value at {@code row} as a plain Java value Jackson can write (no Arrow types). */
@@ -132,8 +142,10 @@ public final class ResultPrinter {
         Instant instant = switch (type.getUnit()) {
             case SECOND -> Instant.ofEpochSecond(raw);
             case MILLISECOND -> Instant.ofEpochMilli(raw);
-            case MICROSECOND -> Instant.ofEpochSecond(Math.floorDiv(raw, 1_000_000L), Math.floorMod(raw, 1_000_000L) * 1_000L);
-            case NANOSECOND -> Instant.ofEpochSecond(Math.floorDiv(raw, 1_000_000_000L), Math.floorMod(raw, 1_000_000_000L));
+            case MICROSECOND ->
+                Instant.ofEpochSecond(Math.floorDiv(raw, 1_000_000L), Math.floorMod(raw, 1_000_000L) * 1_000L);
+            case NANOSECOND ->
+                Instant.ofEpochSecond(Math.floorDiv(raw, 1_000_000_000L), Math.floorMod(raw, 1_000_000_000L));
         };
         // As many fraction digits as the unit has, always: a column's values line up.
         int digits = switch (type.getUnit()) {

@@ -30,16 +30,15 @@ final class StateCodec {
     private static final byte SEPARATOR = 0;
     private static final int HEADER = 1 + Long.BYTES;
 
-    private StateCodec() {
-    }
+    private StateCodec() {}
 
     static void checkNamespace(String namespace) {
         if (namespace == null || namespace.isEmpty()) {
             throw new IllegalArgumentException("state namespace must not be empty");
         }
         if (namespace.indexOf('\u0000') >= 0) {
-            throw new IllegalArgumentException("state namespace must not contain the NUL character: "
-                    + namespace.replace("\u0000", "\\u0000"));
+            throw new IllegalArgumentException(
+                    "state namespace must not contain the NUL character: " + namespace.replace("\u0000", "\\u0000"));
         }
     }
 
@@ -100,7 +99,8 @@ final class StateCodec {
     /** Strict UTF-8: a lone surrogate would otherwise turn silently into '?', and two keys into one. */
     private static byte[] utf8(String what, String text) {
         try {
-            ByteBuffer bytes = StandardCharsets.UTF_8.newEncoder()
+            ByteBuffer bytes = StandardCharsets.UTF_8
+                    .newEncoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .encode(CharBuffer.wrap(text));

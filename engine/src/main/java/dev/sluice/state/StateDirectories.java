@@ -15,8 +15,7 @@ public final class StateDirectories {
     /** The default parent of the state directories, relative to the working directory. */
     public static final Path DEFAULT_ROOT = Path.of(".sluice", "state");
 
-    private StateDirectories() {
-    }
+    private StateDirectories() {}
 
     /**
      * The pipeline name a CLI argument means: for a {@code .yaml}/{@code .yml} file, the file's
@@ -49,11 +48,15 @@ public final class StateDirectories {
     }
 
     private static void checkDirectoryName(String name) {
-        boolean bad = name.isBlank() || name.equals(".") || name.equals("..")
-                || name.indexOf('/') >= 0 || name.indexOf('\\') >= 0 || name.indexOf('\u0000') >= 0;
+        boolean bad = name.isBlank()
+                || name.equals(".")
+                || name.equals("..")
+                || name.indexOf('/') >= 0
+                || name.indexOf('\\') >= 0
+                || name.indexOf('\u0000') >= 0;
         if (bad) {
-            throw new IllegalArgumentException("pipeline name '" + name
-                    + "' cannot name a state directory; pass --state-dir DIR");
+            throw new IllegalArgumentException(
+                    "pipeline name '" + name + "' cannot name a state directory; pass --state-dir DIR");
         }
     }
 }

@@ -24,8 +24,7 @@ public final class StateJson {
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .build();
 
-    private StateJson() {
-    }
+    private StateJson() {}
 
     /**
      * Returns {@code json} in compact form.

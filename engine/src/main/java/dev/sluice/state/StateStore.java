@@ -39,12 +39,15 @@ public final class StateStore implements AutoCloseable {
     static {
         // RocksDB copies its 15 MB library to a temporary file at every start (~150 ms); load it
         // from Sluice's native cache instead, extracted once. Fall back to RocksDB's own loader.
-        java.net.URL url = RocksDB.class.getResource("/" + org.rocksdb.util.Environment.getJniLibraryFileName("rocksdb"));
+        java.net.URL url =
+                RocksDB.class.getResource("/" + org.rocksdb.util.Environment.getJniLibraryFileName("rocksdb"));
         if (url != null) {
             // loadLibrary(paths) looks in each directory for the JNI file name of "rocksdbjni"
             // (librocksdbjnijni-<platform>.so), not the name the JAR uses.
             String file = org.rocksdb.util.Environment.getJniLibraryFileName("rocksdbjni");
-            RocksDB.loadLibrary(java.util.List.of(dev.sluice.bridge.NativeLibrary.extractOnce(url, file).getParent().toString()));
+            RocksDB.loadLibrary(java.util.List.of(dev.sluice.bridge.NativeLibrary.extractOnce(url, file)
+                    .getParent()
+                    .toString()));
         } else {
             RocksDB.loadLibrary();
         }
@@ -58,7 +61,8 @@ public final class StateStore implements AutoCloseable {
     private final RocksDB db;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private StateStore(Path dir, boolean readOnly, Options options, Logger logger, WriteOptions syncWrites, RocksDB db) {
+    private StateStore(
+            Path dir, boolean readOnly, Options options, Logger logger, WriteOptions syncWrites, RocksDB db) {
         this.dir = dir;
         this.readOnly = readOnly;
         this.options = options;
@@ -133,12 +137,12 @@ public final class StateStore implements AutoCloseable {
         String message = String.valueOf(e.getMessage());
         boolean ioError = e.getStatus() != null && e.getStatus().getCode() == Status.Code.IOError;
         if (ioError && message.contains("lock hold by current process")) {
-            return new StateLockedException("the state directory " + dir
-                    + " is already open for writing in this process", e);
+            return new StateLockedException(
+                    "the state directory " + dir + " is already open for writing in this process", e);
         }
         if (ioError && message.contains("LOCK")) {
-            return new StateLockedException("the state directory " + dir
-                    + " is in use by another process (is the pipeline running?)", e);
+            return new StateLockedException(
+                    "the state directory " + dir + " is in use by another process (is the pipeline running?)", e);
         }
         return new StateException("cannot open the state directory " + dir + ": " + message, e);
     }
@@ -238,7 +242,8 @@ public final class StateStore implements AutoCloseable {
     public long deletePrefix(String namespacePrefix) {
         checkWritable();
         byte[] prefix = StateCodec.namespacePrefix(namespacePrefix);
-        try (WriteBatch batch = new WriteBatch(); RocksIterator it = db.newIterator()) {
+        try (WriteBatch batch = new WriteBatch();
+                RocksIterator it = db.newIterator()) {
             long count = 0;
             for (it.seek(prefix); it.isValid() && StateCodec.startsWith(it.key(), prefix); it.next()) {
                 batch.delete(it.key());

@@ -27,11 +27,13 @@ public final class StateTable {
 
     /** The table's schema; no column is nullable. */
     public static final Schema SCHEMA = new Schema(List.of(
-            utf8("namespace"), utf8("key"), utf8("data"),
-            new Field("created_at", FieldType.notNullable(new ArrowType.Timestamp(TimeUnit.MILLISECOND, "UTC")), null)));
+            utf8("namespace"),
+            utf8("key"),
+            utf8("data"),
+            new Field(
+                    "created_at", FieldType.notNullable(new ArrowType.Timestamp(TimeUnit.MILLISECOND, "UTC")), null)));
 
-    private StateTable() {
-    }
+    private StateTable() {}
 
     /** The rows as columns of {@link #SCHEMA}; the caller closes the root. */
     public static VectorSchemaRoot toVectors(List<StateRow> rows, BufferAllocator allocator) {
@@ -75,7 +77,8 @@ public final class StateTable {
      * also statements that read or write files. The table is a copy either way: nothing a
      * statement does changes the state DB.
      */
-    public static VectorSchemaRoot query(List<StateRow> rows, String sql, BufferAllocator allocator, boolean allowWrites) {
+    public static VectorSchemaRoot query(
+            List<StateRow> rows, String sql, BufferAllocator allocator, boolean allowWrites) {
         try (VectorSchemaRoot table = toVectors(rows, allocator);
                 NativeBatch result = NativeQuery.run(allocator, sql, NAME, table, allowWrites)) {
             return result.toVectors(allocator);

@@ -79,8 +79,24 @@ class ArrowRoundTripTest {
         DateDayVector date = new DateDayVector("date", allocator);
         ListVector list = ListVector.empty("list", allocator);
         StructVector struct = StructVector.empty("struct", allocator);
-        vectors.addAll(List.of(i8, i16, i32, i64, f32, f64, bool, utf8, binary, tsSec, tsMilli, tsMicroUtc, tsNano,
-                decimal, date, list, struct));
+        vectors.addAll(List.of(
+                i8,
+                i16,
+                i32,
+                i64,
+                f32,
+                f64,
+                bool,
+                utf8,
+                binary,
+                tsSec,
+                tsMilli,
+                tsMicroUtc,
+                tsNano,
+                decimal,
+                date,
+                list,
+                struct));
         for (FieldVector v : vectors) {
             v.setInitialCapacity(rows);
             v.allocateNew();
@@ -142,7 +158,8 @@ class ArrowRoundTripTest {
     @ValueSource(ints = {1, 3, 1000})
     void everyTypeRoundTripsThroughSql(int rows) {
         try (VectorSchemaRoot input = allTypes(rows);
-                NativeTransform plan = NativeTransform.plan(allocator, "SELECT * FROM t", List.of("t"), List.of(input.getSchema()))) {
+                NativeTransform plan =
+                        NativeTransform.plan(allocator, "SELECT * FROM t", List.of("t"), List.of(input.getSchema()))) {
             assertEquals(fieldTypes(input), fieldTypes(plan.outputSchema()));
             plan.push(0, input);
             try (NativeBatch out = plan.drain()) {
@@ -159,8 +176,8 @@ class ArrowRoundTripTest {
     void emptyBatchesAndBatchesFilteredToNothingProduceNoOutput() {
         try (VectorSchemaRoot empty = allTypes(0);
                 VectorSchemaRoot some = allTypes(10);
-                NativeTransform plan = NativeTransform.plan(allocator, "SELECT i32, utf8 FROM t WHERE i64 < 0",
-                        List.of("t"), List.of(empty.getSchema()))) {
+                NativeTransform plan = NativeTransform.plan(
+                        allocator, "SELECT i32, utf8 FROM t WHERE i64 < 0", List.of("t"), List.of(empty.getSchema()))) {
             plan.push(0, empty);
             assertNull(plan.drain());
             plan.push(0, some);
@@ -171,7 +188,8 @@ class ArrowRoundTripTest {
     @Test
     void aMillionRowBatchRoundTrips() {
         int rows = 1_000_000;
-        try (BigIntVector ids = new BigIntVector("id", allocator); VarCharVector names = new VarCharVector("name", allocator)) {
+        try (BigIntVector ids = new BigIntVector("id", allocator);
+                VarCharVector names = new VarCharVector("name", allocator)) {
             ids.allocateNew(rows);
             names.allocateNew(rows * 8L, rows);
             for (int i = 0; i < rows; i++) {
@@ -181,13 +199,16 @@ class ArrowRoundTripTest {
             ids.setValueCount(rows);
             names.setValueCount(rows);
             try (VectorSchemaRoot input = VectorSchemaRoot.of(ids, names);
-                    NativeTransform plan = NativeTransform.plan(allocator,
+                    NativeTransform plan = NativeTransform.plan(
+                            allocator,
                             "SELECT id * 2 AS twice, upper(name) AS name FROM t WHERE id % 2 = 0",
-                            List.of("t"), List.of(input.getSchema()))) {
+                            List.of("t"),
+                            List.of(input.getSchema()))) {
                 plan.push(0, input);
                 long seen = 0;
                 for (NativeBatch out = plan.drain(); out != null; out = plan.drain()) {
-                    try (NativeBatch owned = out; VectorSchemaRoot back = owned.toVectors(allocator)) {
+                    try (NativeBatch owned = out;
+                            VectorSchemaRoot back = owned.toVectors(allocator)) {
                         BigIntVector twice = (BigIntVector) back.getVector("twice");
                         VarCharVector upper = (VarCharVector) back.getVector("name");
                         for (int i = 0; i < back.getRowCount(); i++) {
@@ -205,7 +226,8 @@ class ArrowRoundTripTest {
 
     @Test
     void theCoreSeesTheBuffersTheJvmExported() {
-        try (IntVector ints = new IntVector("i", allocator); VarCharVector strings = new VarCharVector("s", allocator)) {
+        try (IntVector ints = new IntVector("i", allocator);
+                VarCharVector strings = new VarCharVector("s", allocator)) {
             ints.allocateNew(4096);
             strings.allocateNew(4096 * 8L, 4096);
             for (int i = 0; i < 4096; i++) {
@@ -220,11 +242,14 @@ class ArrowRoundTripTest {
                 assertEquals(strings.getOffsetBufferAddress(), batch.bufferAddress(1, 0), "string offsets copied");
                 assertEquals(strings.getDataBufferAddress(), batch.bufferAddress(1, 1), "string bytes copied");
                 // And back: SELECT * passes the columns through, and Java imports them in place.
-                try (NativeTransform plan = NativeTransform.plan(allocator, "SELECT * FROM t", List.of("t"), List.of(root.getSchema()))) {
+                try (NativeTransform plan =
+                        NativeTransform.plan(allocator, "SELECT * FROM t", List.of("t"), List.of(root.getSchema()))) {
                     plan.push(0, batch);
-                    try (NativeBatch out = plan.drain(); VectorSchemaRoot back = out.toVectors(allocator)) {
+                    try (NativeBatch out = plan.drain();
+                            VectorSchemaRoot back = out.toVectors(allocator)) {
                         assertEquals(ints.getDataBufferAddress(), out.bufferAddress(0, 0));
-                        assertEquals(ints.getDataBufferAddress(), ((IntVector) back.getVector(0)).getDataBufferAddress());
+                        assertEquals(
+                                ints.getDataBufferAddress(), ((IntVector) back.getVector(0)).getDataBufferAddress());
                         assertTrue(back.getRowCount() == 4096);
                     }
                 }
@@ -238,7 +263,8 @@ class ArrowRoundTripTest {
         for (int r = 0; r < root.getRowCount(); r++) {
             for (FieldVector v : root.getFieldVectors()) {
                 Object value = v.getObject(r);
-                out.append(value instanceof byte[] bytes ? java.util.Arrays.toString(bytes) : String.valueOf(value)).append('|');
+                out.append(value instanceof byte[] bytes ? java.util.Arrays.toString(bytes) : String.valueOf(value))
+                        .append('|');
             }
             out.append('\n');
         }
@@ -254,6 +280,7 @@ class ArrowRoundTripTest {
     }
 
     private static String describe(Field f) {
-        return f.getName() + ":" + f.getType() + f.getChildren().stream().map(c -> c.getType().toString()).toList();
+        return f.getName() + ":" + f.getType()
+                + f.getChildren().stream().map(c -> c.getType().toString()).toList();
     }
 }

@@ -65,17 +65,21 @@ class BridgeCliTest {
                     path: %s
                 """.formatted(output));
         long handlesBefore = NativeCore.bridge().liveHandles();
-        Result run = sluice("run", "--bridge=jni", "--state-dir", dir.resolve("state").toString(), pipeline.toString());
+        Result run = sluice(
+                "run", "--bridge=jni", "--state-dir", dir.resolve("state").toString(), pipeline.toString());
         assertEquals(0, run.code(), run.stderr());
         assertEquals("jni", NativeCore.bridge().name(), "the run used the JNI bridge");
-        long rows = Files.readAllLines(output).stream().filter(line -> !line.isBlank()).count();
+        long rows = Files.readAllLines(output).stream()
+                .filter(line -> !line.isBlank())
+                .count();
         assertTrue(rows > 0 && rows < 5000, "the SQL filter kept some bids: " + rows);
         assertEquals(handlesBefore, NativeCore.bridge().liveHandles(), "every native handle freed after the run");
     }
 
     @Test
     void anUnknownBridgeIsAUsageError() {
-        Result run = sluice("validate", "--bridge=jna", dir.resolve("absent.yaml").toString());
+        Result run =
+                sluice("validate", "--bridge=jna", dir.resolve("absent.yaml").toString());
         assertEquals(2, run.code(), run.stderr());
         assertTrue(run.stderr().contains("unknown bridge 'jna'") && run.stderr().contains("ffm, jni"), run.stderr());
     }

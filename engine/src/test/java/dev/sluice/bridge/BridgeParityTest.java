@@ -39,7 +39,8 @@ class BridgeParityTest {
         java.util.Set<String> cFunctions = new java.util.TreeSet<>();
         for (var method : dev.sluice.ffm.sluice_h.class.getDeclaredMethods()) {
             String name = method.getName();
-            if (name.startsWith("sluice_") && !name.contains("$")
+            if (name.startsWith("sluice_")
+                    && !name.contains("$")
                     && java.lang.reflect.Modifier.isPublic(method.getModifiers())) {
                 cFunctions.add(camelCase(name));
             }
@@ -52,7 +53,8 @@ class BridgeParityTest {
             for (var method : JniCoreBridge.class.getDeclaredMethods()) {
                 if (java.lang.reflect.Modifier.isNative(method.getModifiers())) {
                     natives.add(method.getName());
-                    if (library.find("Java_dev_sluice_bridge_JniCoreBridge_" + method.getName()).isEmpty()) {
+                    if (library.find("Java_dev_sluice_bridge_JniCoreBridge_" + method.getName())
+                            .isEmpty()) {
                         unlinked.add(method.getName());
                     }
                 }
@@ -82,7 +84,9 @@ class BridgeParityTest {
         failsAlike(NativePlanException.class, b -> b.sqlTableReferences("SELEC * FORM x"));
         NativeException nullHandle = failsAlike(NativeArgumentException.class, b -> b.batchNumRows(0));
         assertTrue(nullHandle.getMessage().contains("batch handle is NULL"), nullHandle.getMessage());
-        failsAlike(NativeIoException.class, b -> b.fileReaderOpen("{\"path\":\"/no/such/file.jsonl\",\"format\":\"json\"}", 0));
+        failsAlike(
+                NativeIoException.class,
+                b -> b.fileReaderOpen("{\"path\":\"/no/such/file.jsonl\",\"format\":\"json\"}", 0));
         failsAlike(NativeConfigException.class, b -> b.generatorCreate("{\"entity\":\"bids\"}"));
         failsAlike(NativeArgumentException.class, b -> b.generatorCreate("{not json"));
         assertEquals(before, JNI.liveHandles(), "no handle left behind by the failures");
@@ -93,7 +97,9 @@ class BridgeParityTest {
         // The panic location is in the message, so FFM and JNI messages are equal only
         // when both panicked at the same place: the core's, not the glue's.
         NativeException e = failsAlike(NativePanicException.class, b -> b.debugPanic("injected for a parity test"));
-        assertTrue(e.getMessage().contains("abi.rs") && e.getMessage().contains("injected for a parity test"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("abi.rs") && e.getMessage().contains("injected for a parity test"),
+                e.getMessage());
         assertEquals(dev.sluice.ffm.sluice_h.SLUICE_ABI_VERSION(), JNI.abiVersion(), "the library carries on");
     }
 
@@ -120,7 +126,9 @@ class BridgeParityTest {
             assertEquals(FFM.generatorPosition(viaJni), JNI.generatorPosition(viaFfm));
             String join = "SELECT * FROM bid JOIN person ON bid.bidder = person.id";
             assertEquals(NativeTransform.tableReferences(FFM, join), NativeTransform.tableReferences(JNI, join));
-            assertEquals(List.of("bid", "person"), NativeTransform.tableReferences(JNI, join).stream().sorted().toList());
+            assertEquals(
+                    List.of("bid", "person"),
+                    NativeTransform.tableReferences(JNI, join).stream().sorted().toList());
         } finally {
             JNI.generatorFree(viaFfm);
             FFM.generatorFree(viaJni);
@@ -163,12 +171,16 @@ class BridgeParityTest {
             result.append(schema).append('\n');
             try (NativeDecoder decoder = NativeDecoder.create(allocator, "json", ",", schema)) {
                 NativeDecoder.Decoded decoded = decoder.decode(data, offsets, records.size(), null);
-                try (NativeBatch batch = decoded.batch(); NativeBatch errors = decoded.errors()) {
+                try (NativeBatch batch = decoded.batch();
+                        NativeBatch errors = decoded.errors()) {
                     result.append(errors == null ? 0 : errors.rowCount()).append(" bad record\n");
                     new NativeEncoder("json", false, true, List.of("id")).encodeRecords(batch, encoded -> {
                         for (int i = 0; i < encoded.count(); i++) {
-                            result.append("key ").append(text(encoded.keys(), encoded.keyStart(i), encoded.keyLength(i)))
-                                    .append(" -> ").append(text(encoded.data(), encoded.start(i), encoded.length(i))).append('\n');
+                            result.append("key ")
+                                    .append(text(encoded.keys(), encoded.keyStart(i), encoded.keyLength(i)))
+                                    .append(" -> ")
+                                    .append(text(encoded.data(), encoded.start(i), encoded.length(i)))
+                                    .append('\n');
                         }
                     });
                 }
@@ -178,15 +190,18 @@ class BridgeParityTest {
     }
 
     private static String text(java.lang.foreign.MemorySegment segment, long start, long length) {
-        return new String(segment.asSlice(start, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
-                java.nio.charset.StandardCharsets.UTF_8).strip();
+        return new String(
+                        segment.asSlice(start, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+                        java.nio.charset.StandardCharsets.UTF_8)
+                .strip();
     }
 
     private static String encodeAll(CoreBridge bridge, long batch) {
         long buffer = bridge.encode(batch, "{\"format\":\"json\"}");
         try {
             long[] data = bridge.bufferData(buffer);
-            byte[] bytes = java.lang.foreign.MemorySegment.ofAddress(data[0]).reinterpret(data[1])
+            byte[] bytes = java.lang.foreign.MemorySegment.ofAddress(data[0])
+                    .reinterpret(data[1])
                     .toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
             return new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
         } finally {

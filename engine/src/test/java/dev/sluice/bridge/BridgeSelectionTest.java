@@ -43,15 +43,20 @@ class BridgeSelectionTest {
         calls++;
         long after = bridge.jniCalls(); // over JNI, this call counts itself too
         assertTrue(rows > 0, "the generator made no rows");
-        assertEquals(jni ? calls + 1 : 0, after - before, "JNI calls counted by the core over " + calls + " bridge calls");
+        assertEquals(
+                jni ? calls + 1 : 0, after - before, "JNI calls counted by the core over " + calls + " bridge calls");
 
         // Real work through the handle classes: generate, plan and push through SQL, encode.
         before = bridge.jniCalls();
         int batches = 0;
         try (var allocator = ArrowC.rootAllocator().newChildAllocator("selection", 0, Long.MAX_VALUE);
-                NativeGenerator source = NativeGenerator.create(allocator, Map.of("entity", "bid", "seed", 1, "count", 1000));
-                NativeTransform transform = NativeTransform.plan(allocator, "SELECT auction, price FROM bid WHERE price > 0",
-                        List.of("bid"), List.of(source.schema()))) {
+                NativeGenerator source =
+                        NativeGenerator.create(allocator, Map.of("entity", "bid", "seed", 1, "count", 1000));
+                NativeTransform transform = NativeTransform.plan(
+                        allocator,
+                        "SELECT auction, price FROM bid WHERE price > 0",
+                        List.of("bid"),
+                        List.of(source.schema()))) {
             NativeEncoder encoder = new NativeEncoder("json", false);
             for (NativeBatch batch = source.next(200); batch != null; batch = source.next(200), batches++) {
                 try (NativeBatch in = batch) {

@@ -79,21 +79,39 @@ class DirectExportTest {
         List<Field> fields = new ArrayList<>();
         int i = 0;
         for (ArrowType type : List.of(
-                new ArrowType.Int(8, true), new ArrowType.Int(16, true), new ArrowType.Int(32, true), new ArrowType.Int(64, true),
-                new ArrowType.Int(8, false), new ArrowType.Int(16, false), new ArrowType.Int(32, false), new ArrowType.Int(64, false),
+                new ArrowType.Int(8, true),
+                new ArrowType.Int(16, true),
+                new ArrowType.Int(32, true),
+                new ArrowType.Int(64, true),
+                new ArrowType.Int(8, false),
+                new ArrowType.Int(16, false),
+                new ArrowType.Int(32, false),
+                new ArrowType.Int(64, false),
                 new ArrowType.FloatingPoint(FloatingPointPrecision.HALF),
                 new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE),
                 new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE),
-                ArrowType.Bool.INSTANCE, ArrowType.Utf8.INSTANCE, ArrowType.LargeUtf8.INSTANCE,
-                ArrowType.Binary.INSTANCE, ArrowType.LargeBinary.INSTANCE, new ArrowType.FixedSizeBinary(3),
-                new ArrowType.Decimal(18, 3, 128), new ArrowType.Decimal(40, 5, 256),
-                new ArrowType.Date(DateUnit.DAY), new ArrowType.Date(DateUnit.MILLISECOND),
-                new ArrowType.Time(TimeUnit.SECOND, 32), new ArrowType.Time(TimeUnit.MILLISECOND, 32),
-                new ArrowType.Time(TimeUnit.MICROSECOND, 64), new ArrowType.Time(TimeUnit.NANOSECOND, 64),
-                new ArrowType.Timestamp(TimeUnit.SECOND, null), new ArrowType.Timestamp(TimeUnit.MILLISECOND, null),
-                new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC"), new ArrowType.Timestamp(TimeUnit.NANOSECOND, "Europe/Paris"),
-                new ArrowType.Duration(TimeUnit.SECOND), new ArrowType.Duration(TimeUnit.NANOSECOND),
-                new ArrowType.Interval(IntervalUnit.YEAR_MONTH), new ArrowType.Interval(IntervalUnit.DAY_TIME),
+                ArrowType.Bool.INSTANCE,
+                ArrowType.Utf8.INSTANCE,
+                ArrowType.LargeUtf8.INSTANCE,
+                ArrowType.Binary.INSTANCE,
+                ArrowType.LargeBinary.INSTANCE,
+                new ArrowType.FixedSizeBinary(3),
+                new ArrowType.Decimal(18, 3, 128),
+                new ArrowType.Decimal(40, 5, 256),
+                new ArrowType.Date(DateUnit.DAY),
+                new ArrowType.Date(DateUnit.MILLISECOND),
+                new ArrowType.Time(TimeUnit.SECOND, 32),
+                new ArrowType.Time(TimeUnit.MILLISECOND, 32),
+                new ArrowType.Time(TimeUnit.MICROSECOND, 64),
+                new ArrowType.Time(TimeUnit.NANOSECOND, 64),
+                new ArrowType.Timestamp(TimeUnit.SECOND, null),
+                new ArrowType.Timestamp(TimeUnit.MILLISECOND, null),
+                new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC"),
+                new ArrowType.Timestamp(TimeUnit.NANOSECOND, "Europe/Paris"),
+                new ArrowType.Duration(TimeUnit.SECOND),
+                new ArrowType.Duration(TimeUnit.NANOSECOND),
+                new ArrowType.Interval(IntervalUnit.YEAR_MONTH),
+                new ArrowType.Interval(IntervalUnit.DAY_TIME),
                 new ArrowType.Interval(IntervalUnit.MONTH_DAY_NANO))) {
             fields.add(new Field("c" + i++ + "_" + type.getTypeID(), new FieldType(nullable, type, null), null));
         }
@@ -119,7 +137,11 @@ class DirectExportTest {
                     case BitVector bits -> bits.setSafe(r, r % 2);
                     case BaseFixedWidthVector fixed -> {
                         BitVectorHelper.setBit(fixed.getValidityBuffer(), r);
-                        writeSmallValue(fixed.getDataBuffer(), (long) r * fixed.getTypeWidth(), fixed.getTypeWidth(), r * 37L + 11);
+                        writeSmallValue(
+                                fixed.getDataBuffer(),
+                                (long) r * fixed.getTypeWidth(),
+                                fixed.getTypeWidth(),
+                                r * 37L + 11);
                     }
                     default -> throw new AssertionError("unexpected vector " + v.getClass());
                 }
@@ -148,8 +170,10 @@ class DirectExportTest {
 
     @Test
     void metadataOfFieldsAndSchemaCrossesUnchanged() {
-        Field id = new Field("id", new FieldType(true, new ArrowType.Int(64, true), null, Map.of("unit", "µs", "k", "")), null);
-        Field name = new Field("name", new FieldType(false, ArrowType.Utf8.INSTANCE, null, Map.of("origin", "kafka")), null);
+        Field id = new Field(
+                "id", new FieldType(true, new ArrowType.Int(64, true), null, Map.of("unit", "µs", "k", "")), null);
+        Field name =
+                new Field("name", new FieldType(false, ArrowType.Utf8.INSTANCE, null, Map.of("origin", "kafka")), null);
         Schema schema = new Schema(List.of(id, name), Map.of("pipeline", "p1", "version", "2"));
         try (VectorSchemaRoot input = filled(schema, 10)) {
             assertRoundTrips(input);
@@ -167,7 +191,13 @@ class DirectExportTest {
                 slices.add((FieldVector) pair.getTo());
             }
             try (VectorSchemaRoot slice = new VectorSchemaRoot(schema, slices, 50)) {
-                assertEquals(render(whole).lines().skip(7).limit(50).map(l -> l + "\n").reduce("", String::concat),
+                assertEquals(
+                        render(whole)
+                                .lines()
+                                .skip(7)
+                                .limit(50)
+                                .map(l -> l + "\n")
+                                .reduce("", String::concat),
                         render(slice));
                 assertRoundTrips(slice);
             }
@@ -193,7 +223,8 @@ class DirectExportTest {
     }
 
     private NativeBatch importWithArrowJava(VectorSchemaRoot root) {
-        try (ArrowArray array = ArrowArray.allocateNew(allocator); ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
+        try (ArrowArray array = ArrowArray.allocateNew(allocator);
+                ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
             Data.exportVectorSchemaRoot(allocator, root, null, array, schema);
             return new NativeBatch(NativeCore.bridge().batchImport(array.memoryAddress(), schema.memoryAddress()));
         }
@@ -211,7 +242,8 @@ class DirectExportTest {
                         }
                     }
                     v.setValueCount(rows);
-                    assertEquals(v.getNullCount(), DirectExport.nullCount(v), rows + " rows, every " + every + "th null");
+                    assertEquals(
+                            v.getNullCount(), DirectExport.nullCount(v), rows + " rows, every " + every + "th null");
                 }
             }
         }
@@ -219,9 +251,10 @@ class DirectExportTest {
 
     @Test
     void theCoreReferencesTheVectorsOwnBuffers() {
-        Schema schema = new Schema(List.of(Field.notNullable("id", new ArrowType.Int(64, true)),
-                Field.nullable("name", ArrowType.Utf8.INSTANCE)));
-        try (VectorSchemaRoot root = filled(schema, 4096); NativeBatch batch = NativeBatch.fromVectors(allocator, root)) {
+        Schema schema = new Schema(List.of(
+                Field.notNullable("id", new ArrowType.Int(64, true)), Field.nullable("name", ArrowType.Utf8.INSTANCE)));
+        try (VectorSchemaRoot root = filled(schema, 4096);
+                NativeBatch batch = NativeBatch.fromVectors(allocator, root)) {
             BigIntVector id = (BigIntVector) root.getVector(0);
             VarCharVector name = (VarCharVector) root.getVector(1);
             assertEquals(id.getDataBufferAddress(), batch.bufferAddress(0, 0), "values copied");
@@ -238,7 +271,8 @@ class DirectExportTest {
         NativeBatch batch = NativeBatch.fromVectors(allocator, input);
         input.close();
         assertTrue(allocator.getAllocatedMemory() > 0, "the export keeps the buffers alive");
-        try (batch; VectorSchemaRoot back = batch.toVectors(allocator)) {
+        try (batch;
+                VectorSchemaRoot back = batch.toVectors(allocator)) {
             assertEquals(expected, render(back));
         }
     }
@@ -285,7 +319,8 @@ class DirectExportTest {
 
     @Test
     void aSecondReleaseOfTheSameExportIsIgnored() {
-        try (Arena arena = Arena.ofConfined(); VectorSchemaRoot input = filled(new Schema(supportedFields(true)), 10)) {
+        try (Arena arena = Arena.ofConfined();
+                VectorSchemaRoot input = filled(new Schema(supportedFields(true)), 10)) {
             MemorySegment array = arena.allocate(DirectExport.ARRAY_SIZE, 8);
             MemorySegment schema = arena.allocate(DirectExport.SCHEMA_SIZE, 8);
             MemorySegment copy = arena.allocate(DirectExport.ARRAY_SIZE, 8);
@@ -307,10 +342,12 @@ class DirectExportTest {
     void sqlPushesWriteTheArrayDirectly() {
         Schema schema = new Schema(supportedFields(true).subList(0, 20));
         try (VectorSchemaRoot input = filled(schema, 300);
-                NativeTransform plan = NativeTransform.plan(allocator, "SELECT * FROM t", List.of("t"), List.of(schema))) {
+                NativeTransform plan =
+                        NativeTransform.plan(allocator, "SELECT * FROM t", List.of("t"), List.of(schema))) {
             for (int round = 0; round < 2; round++) {
                 plan.push(0, input);
-                try (NativeBatch out = plan.drain(); VectorSchemaRoot back = out.toVectors(allocator)) {
+                try (NativeBatch out = plan.drain();
+                        VectorSchemaRoot back = out.toVectors(allocator)) {
                     assertNull(plan.drain());
                     assertEquals(render(input), render(back));
                 }
@@ -321,7 +358,8 @@ class DirectExportTest {
     @Test
     void decoderExtrasAreWrittenDirectlyAndReleasedOnError() {
         Schema decoded = new Schema(List.of(Field.nullable("a", new ArrowType.Int(64, true))));
-        Schema extra = new Schema(List.of(Field.notNullable("_partition", new ArrowType.Int(32, true)),
+        Schema extra = new Schema(List.of(
+                Field.notNullable("_partition", new ArrowType.Int(32, true)),
                 Field.notNullable("_offset", new ArrowType.Int(64, true))));
         byte[] records = "{\"a\":1}{\"a\":2}{\"a\":3}".getBytes(StandardCharsets.UTF_8);
         try (Arena arena = Arena.ofConfined();
@@ -331,13 +369,19 @@ class DirectExportTest {
             MemorySegment data = arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, records);
             MemorySegment offsets = arena.allocateFrom(JAVA_LONG, 0, 7, 14, 21);
             NativeDecoder.Decoded out = decoder.decode(data, offsets, 3, three);
-            try (NativeBatch batch = out.batch(); VectorSchemaRoot back = batch.toVectors(allocator)) {
+            try (NativeBatch batch = out.batch();
+                    VectorSchemaRoot back = batch.toVectors(allocator)) {
                 assertNull(out.errors());
-                assertEquals(List.of("a", "_partition", "_offset"),
-                        back.getSchema().getFields().stream().map(Field::getName).toList());
+                assertEquals(
+                        List.of("a", "_partition", "_offset"),
+                        back.getSchema().getFields().stream()
+                                .map(Field::getName)
+                                .toList());
                 assertEquals("[11, 48, 85]", Arrays.toString(new long[] {
-                        ((BigIntVector) back.getVector(2)).get(0), ((BigIntVector) back.getVector(2)).get(1),
-                        ((BigIntVector) back.getVector(2)).get(2)}));
+                    ((BigIntVector) back.getVector(2)).get(0),
+                    ((BigIntVector) back.getVector(2)).get(1),
+                    ((BigIntVector) back.getVector(2)).get(2)
+                }));
             }
             NativeException e = assertThrows(NativeException.class, () -> decoder.decode(data, offsets, 3, two));
             assertTrue(e.getMessage().contains("2 extra rows for 3 records"), e.getMessage());
@@ -377,7 +421,8 @@ class DirectExportTest {
         for (int r = 0; r < root.getRowCount(); r++) {
             for (FieldVector v : root.getFieldVectors()) {
                 Object value = v.getObject(r);
-                out.append(value instanceof byte[] bytes ? Arrays.toString(bytes) : String.valueOf(value)).append('|');
+                out.append(value instanceof byte[] bytes ? Arrays.toString(bytes) : String.valueOf(value))
+                        .append('|');
             }
             out.append('\n');
         }

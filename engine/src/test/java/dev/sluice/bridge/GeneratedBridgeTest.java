@@ -26,7 +26,9 @@ class GeneratedBridgeTest {
         assertTrue(Files.isRegularFile(script), script + " not found; set -Dsluice.repo.root");
         Process process;
         try {
-            process = new ProcessBuilder("python3", script.toString(), "--check").redirectErrorStream(true).start();
+            process = new ProcessBuilder("python3", script.toString(), "--check")
+                    .redirectErrorStream(true)
+                    .start();
         } catch (IOException e) {
             abort("python3 is not available, cannot run bridge/generate.py --check: " + e.getMessage());
             return;

@@ -61,8 +61,15 @@ class GoldenSqlTest {
         try {
             List<Schema> schemas = new ArrayList<>();
             for (String input : golden.inputs) {
-                NativeFileReader reader = NativeFileReader.open(allocator,
-                        Map.of("path", dir.resolve("data").resolve(input + ".jsonl").toString(), "format", "json", "batch_size", 2),
+                NativeFileReader reader = NativeFileReader.open(
+                        allocator,
+                        Map.of(
+                                "path",
+                                dir.resolve("data").resolve(input + ".jsonl").toString(),
+                                "format",
+                                "json",
+                                "batch_size",
+                                2),
                         null);
                 readers.add(reader);
                 schemas.add(reader.schema());
@@ -71,20 +78,30 @@ class GoldenSqlTest {
             NativeEncoder encoder = new NativeEncoder("json", false);
             try (NativeTransform plan = NativeTransform.plan(allocator, golden.sql, golden.inputs, schemas)) {
                 for (int i = 0; i < readers.size(); i++) {
-                    for (NativeFileReader.Read read = readers.get(i).next(); read != null; read = readers.get(i).next()) {
-                        try (NativeBatch batch = read.batch(); NativeBatch errors = read.errors()) {
+                    for (NativeFileReader.Read read = readers.get(i).next();
+                            read != null;
+                            read = readers.get(i).next()) {
+                        try (NativeBatch batch = read.batch();
+                                NativeBatch errors = read.errors()) {
                             plan.push(i, batch);
                         }
                         for (NativeBatch out = plan.drain(); out != null; out = plan.drain()) {
                             try (NativeBatch owned = out) {
-                                encoder.encode(out, bytes -> actual.addAll(new String(bytes.toArray(ValueLayout.JAVA_BYTE),
-                                        StandardCharsets.UTF_8).lines().toList()));
+                                encoder.encode(
+                                        out,
+                                        bytes -> actual.addAll(
+                                                new String(bytes.toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8)
+                                                        .lines()
+                                                        .toList()));
                             }
                         }
                     }
                 }
             }
-            assertEquals(String.join("\n", golden.expected), String.join("\n", actual), caseFile.getFileName() + ": " + golden.sql);
+            assertEquals(
+                    String.join("\n", golden.expected),
+                    String.join("\n", actual),
+                    caseFile.getFileName() + ": " + golden.sql);
         } finally {
             readers.forEach(NativeFileReader::close);
         }
@@ -99,7 +116,8 @@ class GoldenSqlTest {
             boolean inExpected = false;
             for (String line : text.lines().toList()) {
                 if (line.startsWith("-- inputs:")) {
-                    inputs = List.of(line.substring("-- inputs:".length()).trim().split("\\s*,\\s*"));
+                    inputs =
+                            List.of(line.substring("-- inputs:".length()).trim().split("\\s*,\\s*"));
                 } else if (line.trim().equals("-- expected")) {
                     inExpected = true;
                 } else if (inExpected) {

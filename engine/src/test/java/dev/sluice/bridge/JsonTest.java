@@ -27,8 +27,10 @@ class JsonTest {
         fields.put("schema_id", null);
         fields.put("tables", List.of(nested));
         fields.put("empty", Arrays.asList());
-        assertEquals("{\"sql\":\"SELECT 1\",\"header\":true,\"count\":3,\"limit\":5000000000,\"rate\":2.5,\"schema_id\":null,"
-                + "\"tables\":[{\"name\":\"side \\\"table\\\"\\n\",\"columns\":[\"a\",\"b\"]}],\"empty\":[]}", Json.object(fields));
+        assertEquals(
+                "{\"sql\":\"SELECT 1\",\"header\":true,\"count\":3,\"limit\":5000000000,\"rate\":2.5,\"schema_id\":null,"
+                        + "\"tables\":[{\"name\":\"side \\\"table\\\"\\n\",\"columns\":[\"a\",\"b\"]}],\"empty\":[]}",
+                Json.object(fields));
     }
 
     @Test
@@ -39,7 +41,9 @@ class JsonTest {
 
     @Test
     void stringArraysAreReadWithEscapes() throws IOException {
-        assertEquals(List.of("bid", "a \"quoted\" name", "ü"), Json.stringArray("[\"bid\", \"a \\\"quoted\\\" name\", \"\\u00fc\"]"));
+        assertEquals(
+                List.of("bid", "a \"quoted\" name", "ü"),
+                Json.stringArray("[\"bid\", \"a \\\"quoted\\\" name\", \"\\u00fc\"]"));
         assertEquals(List.of(), Json.stringArray("[]"));
         assertThrows(IOException.class, () -> Json.stringArray("{\"a\": 1}"));
         assertThrows(IOException.class, () -> Json.stringArray("[1]"));

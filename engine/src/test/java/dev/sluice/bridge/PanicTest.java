@@ -27,7 +27,9 @@ class PanicTest {
         assertThrows(NativePlanException.class, () -> core.sqlTableReferences("SELEC * FORM x"));
         NativeArgumentException nullHandle = assertThrows(NativeArgumentException.class, () -> core.batchNumRows(0));
         assertTrue(nullHandle.getMessage().contains("NULL"), nullHandle.getMessage());
-        assertThrows(NativeIoException.class, () -> core.fileReaderOpen("{\"path\":\"/no/such/file.jsonl\",\"format\":\"json\"}", 0));
+        assertThrows(
+                NativeIoException.class,
+                () -> core.fileReaderOpen("{\"path\":\"/no/such/file.jsonl\",\"format\":\"json\"}", 0));
         assertThrows(NativeConfigException.class, () -> core.generatorCreate("{\"entity\":\"bids\"}"));
     }
 }

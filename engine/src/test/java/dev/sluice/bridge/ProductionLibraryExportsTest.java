@@ -21,14 +21,20 @@ import org.junit.jupiter.api.Test;
 class ProductionLibraryExportsTest {
 
     private static final String RESOURCE = "native/" + NativeLibrary.platform() + "/" + NativeLibrary.FILE_NAME;
-    private static final List<String> TEST_ONLY = List.of("sluice_debug_panic", "Java_dev_sluice_bridge_JniCoreBridge_sluiceDebugPanic");
+    private static final List<String> TEST_ONLY =
+            List.of("sluice_debug_panic", "Java_dev_sluice_bridge_JniCoreBridge_sluiceDebugPanic");
     /** Benchmark functions (libsluice_bench.so) and the counting allocator's probe (builds with alloc-stats only). */
-    private static final List<String> NEVER = List.of("sluice_bench_noop", "sluice_bench_two_pointers", "sluice_bench_upcall",
-            "Java_dev_sluice_benchmarks_CallShapeBenchmark_00024Jni_noop", "sluice_debug_live_bytes");
+    private static final List<String> NEVER = List.of(
+            "sluice_bench_noop",
+            "sluice_bench_two_pointers",
+            "sluice_bench_upcall",
+            "Java_dev_sluice_benchmarks_CallShapeBenchmark_00024Jni_noop",
+            "sluice_debug_live_bytes");
 
     /** The copy of the core next to NativeLibrary's own class: the bridge module's, the one sluice.jar ships. */
     private static URL productionLibrary() throws Exception {
-        URL bridgeCode = NativeLibrary.class.getProtectionDomain().getCodeSource().getLocation();
+        URL bridgeCode =
+                NativeLibrary.class.getProtectionDomain().getCodeSource().getLocation();
         for (URL url : Collections.list(NativeLibrary.class.getClassLoader().getResources(RESOURCE))) {
             String location = url.toString();
             String bridge = bridgeCode.toString();
@@ -43,7 +49,10 @@ class ProductionLibraryExportsTest {
     void theShippedLibraryLacksTestAndBenchmarkExports() throws Exception {
         URL url = productionLibrary();
         Path production = NativeLibrary.extractOnce(url, NativeLibrary.FILE_NAME);
-        assertNotEquals(NativeLibrary.load().toRealPath(), production.toRealPath(), "the tests must not run on the shipped library");
+        assertNotEquals(
+                NativeLibrary.load().toRealPath(),
+                production.toRealPath(),
+                "the tests must not run on the shipped library");
         List<String> present = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
             SymbolLookup library = SymbolLookup.libraryLookup(production, arena);

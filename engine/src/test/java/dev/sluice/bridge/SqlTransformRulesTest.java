@@ -54,46 +54,61 @@ class SqlTransformRulesTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource(delimiter = '|', value = {
-        "SELECT name, count(*) FROM a GROUP BY name | aggregation",
-        "SELECT count(*) FROM a | aggregation",
-        "SELECT DISTINCT name FROM a | aggregation",
-        "SELECT id, row_number() OVER (PARTITION BY name ORDER BY id) FROM a | window functions",
-        "SELECT * FROM a ORDER BY id | ORDER BY",
-        "SELECT * FROM a LIMIT 10 | LIMIT",
-        "SELECT a.id FROM a JOIN b ON a.id = b.id | join between two streams",
-        "SELECT id FROM a WHERE id IN (SELECT id FROM b) | join between two streams",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "SELECT name, count(*) FROM a GROUP BY name | aggregation",
+                "SELECT count(*) FROM a | aggregation",
+                "SELECT DISTINCT name FROM a | aggregation",
+                "SELECT id, row_number() OVER (PARTITION BY name ORDER BY id) FROM a | window functions",
+                "SELECT * FROM a ORDER BY id | ORDER BY",
+                "SELECT * FROM a LIMIT 10 | LIMIT",
+                "SELECT a.id FROM a JOIN b ON a.id = b.id | join between two streams",
+                "SELECT id FROM a WHERE id IN (SELECT id FROM b) | join between two streams",
+            })
     void statefulSqlIsRejectedWithTheReason(String sql, String reason) {
-        NativePlanException e = assertThrows(NativePlanException.class,
-                () -> NativeTransform.plan(allocator, sql, List.of("a", "b"), List.of(schema, schema)).close());
-        assertTrue(e.getMessage().contains("stateful SQL is not supported") && e.getMessage().contains(reason), e.getMessage());
+        NativePlanException e = assertThrows(
+                NativePlanException.class,
+                () -> NativeTransform.plan(allocator, sql, List.of("a", "b"), List.of(schema, schema))
+                        .close());
+        assertTrue(
+                e.getMessage().contains("stateful SQL is not supported")
+                        && e.getMessage().contains(reason),
+                e.getMessage());
     }
 
     @Test
     void unknownColumnsAndTablesArePlanErrors() {
-        NativePlanException column = assertThrows(NativePlanException.class,
-                () -> NativeTransform.plan(allocator, "SELECT nope FROM a", List.of("a"), List.of(schema)).close());
+        NativePlanException column = assertThrows(
+                NativePlanException.class,
+                () -> NativeTransform.plan(allocator, "SELECT nope FROM a", List.of("a"), List.of(schema))
+                        .close());
         assertTrue(column.getMessage().contains("nope"), column.getMessage());
-        NativePlanException table = assertThrows(NativePlanException.class,
-                () -> NativeTransform.plan(allocator, "SELECT id FROM missing", List.of("a"), List.of(schema)).close());
+        NativePlanException table = assertThrows(
+                NativePlanException.class,
+                () -> NativeTransform.plan(allocator, "SELECT id FROM missing", List.of("a"), List.of(schema))
+                        .close());
         assertTrue(table.getMessage().contains("missing"), table.getMessage());
-        NativePlanException types = assertThrows(NativePlanException.class,
-                () -> NativeTransform.plan(allocator, "SELECT id + name FROM a", List.of("a"), List.of(schema)).close());
+        NativePlanException types = assertThrows(
+                NativePlanException.class,
+                () -> NativeTransform.plan(allocator, "SELECT id + name FROM a", List.of("a"), List.of(schema))
+                        .close());
         assertTrue(!types.getMessage().isBlank());
     }
 
     @Test
     void tableReferencesAreReadFromTheSql() {
         assertEquals(List.of("bid"), NativeTransform.tableReferences("SELECT * FROM bid WHERE price > 1"));
-        assertEquals(java.util.Set.of("raw.transactions", "b"), java.util.Set.copyOf(
-                NativeTransform.tableReferences("WITH x AS (SELECT * FROM raw.transactions) SELECT * FROM x UNION ALL SELECT * FROM b")));
+        assertEquals(
+                java.util.Set.of("raw.transactions", "b"),
+                java.util.Set.copyOf(NativeTransform.tableReferences(
+                        "WITH x AS (SELECT * FROM raw.transactions) SELECT * FROM x UNION ALL SELECT * FROM b")));
     }
 
     @Test
     void dottedNodeNamesWorkAsTables() {
-        try (NativeTransform plan = NativeTransform.plan(allocator, "SELECT id FROM raw.events WHERE id > 1",
-                        List.of("raw.events"), List.of(schema));
+        try (NativeTransform plan = NativeTransform.plan(
+                        allocator, "SELECT id FROM raw.events WHERE id > 1", List.of("raw.events"), List.of(schema));
                 VectorSchemaRoot root = batch(4)) {
             plan.push(0, root);
             try (NativeBatch out = plan.drain()) {
@@ -105,9 +120,11 @@ class SqlTransformRulesTest {
     @Test
     void aTransformIsPlannedOnceAndEveryBatchLeavesBeforeTheNext() {
         long plansBefore = NativeCore.bridge().planCount();
-        try (NativeTransform plan = NativeTransform.plan(allocator,
+        try (NativeTransform plan = NativeTransform.plan(
+                        allocator,
                         "SELECT id, upper(name) AS n FROM a WHERE id % 10 = 3 UNION ALL SELECT id, name FROM a WHERE id = 0",
-                        List.of("a"), List.of(schema));
+                        List.of("a"),
+                        List.of(schema));
                 VectorSchemaRoot root = batch(20)) {
             assertEquals(plansBefore + 1, NativeCore.bridge().planCount());
             for (int i = 0; i < 500; i++) {
@@ -128,8 +145,8 @@ class SqlTransformRulesTest {
 
     @Test
     void noLeaksAfterAHundredThousandPushDrainCycles() {
-        try (NativeTransform plan = NativeTransform.plan(allocator, "SELECT id * 2 AS id2, name FROM a WHERE id > 0",
-                        List.of("a"), List.of(schema));
+        try (NativeTransform plan = NativeTransform.plan(
+                        allocator, "SELECT id * 2 AS id2, name FROM a WHERE id > 0", List.of("a"), List.of(schema));
                 VectorSchemaRoot root = batch(4)) {
             long rows = 0;
             for (int i = 0; i < 100_000; i++) {

@@ -32,7 +32,8 @@ class StatusTableMatchesHeaderTest {
         while (m.find()) {
             inHeader.put(m.group(1), Integer.parseInt(m.group(2)));
         }
-        assertTrue(inHeader.containsKey("SLUICE_OK") && inHeader.size() > 1,
+        assertTrue(
+                inHeader.containsKey("SLUICE_OK") && inHeader.size() > 1,
                 "no status constants found in " + header.toAbsolutePath() + ": " + inHeader);
 
         Map<String, Integer> inJava = new TreeMap<>();

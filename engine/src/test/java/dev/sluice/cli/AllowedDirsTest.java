@@ -69,11 +69,18 @@ class AllowedDirsTest {
         Path file = pipeline("../outside/victim.jsonl", "");
         for (String command : new String[] {"validate", "run"}) {
             Result result = command.equals("run")
-                    ? sluice("run", file.toString(), "--state-dir", root.resolve("state").toString())
+                    ? sluice(
+                            "run",
+                            file.toString(),
+                            "--state-dir",
+                            root.resolve("state").toString())
                     : sluice("validate", file.toString());
             assertEquals(Main.EXIT_CONFIG, result.code(), result.stderr());
-            assertTrue(result.stderr().contains(file + ":7:11: node 'out': key 'path': " + outside.resolve("victim.jsonl")
-                    + " is outside the directories this pipeline may use"), result.stderr());
+            assertTrue(
+                    result.stderr()
+                            .contains(file + ":7:11: node 'out': key 'path': " + outside.resolve("victim.jsonl")
+                                    + " is outside the directories this pipeline may use"),
+                    result.stderr());
             assertTrue(result.stderr().contains("paths.allowed_dirs"), result.stderr());
         }
         assertEquals("precious\n", Files.readString(outside.resolve("victim.jsonl")));
@@ -82,29 +89,44 @@ class AllowedDirsTest {
     @Test
     void symbolicLinksAreFollowedBeforeTheCheck() throws IOException {
         Files.createSymbolicLink(pipelines.resolve("linked"), outside);
-        Result viaDirectory = sluice("validate", pipeline("linked/victim.jsonl", "").toString());
+        Result viaDirectory =
+                sluice("validate", pipeline("linked/victim.jsonl", "").toString());
         assertEquals(Main.EXIT_CONFIG, viaDirectory.code(), viaDirectory.stderr());
-        assertTrue(viaDirectory.stderr().contains("(resolves to " + outside.toRealPath().resolve("victim.jsonl") + ")"),
+        assertTrue(
+                viaDirectory
+                        .stderr()
+                        .contains("(resolves to " + outside.toRealPath().resolve("victim.jsonl") + ")"),
                 viaDirectory.stderr());
         // A link to a file that does not exist yet: the write would create it outside.
         Files.createSymbolicLink(pipelines.resolve("dangling.jsonl"), outside.resolve("new.jsonl"));
-        Result dangling = sluice("run", pipeline("dangling.jsonl", "").toString(), "--state-dir", root.resolve("state").toString());
+        Result dangling = sluice(
+                "run",
+                pipeline("dangling.jsonl", "").toString(),
+                "--state-dir",
+                root.resolve("state").toString());
         assertEquals(Main.EXIT_CONFIG, dangling.code(), dangling.stderr());
-        assertTrue(dangling.stderr().contains("resolves to " + outside.toRealPath().resolve("new.jsonl")), dangling.stderr());
+        assertTrue(
+                dangling.stderr().contains("resolves to " + outside.toRealPath().resolve("new.jsonl")),
+                dangling.stderr());
         assertFalse(Files.exists(outside.resolve("new.jsonl")));
     }
 
     @Test
     void allowedDirsOpenOtherDirectoriesAndCloseTheDefaults() throws IOException {
         Path file = pipeline("../outside/victim.jsonl", "paths:\n  allowed_dirs: [., ../outside]\n");
-        Result run = sluice("run", file.toString(), "--state-dir", root.resolve("state").toString());
+        Result run = sluice(
+                "run", file.toString(), "--state-dir", root.resolve("state").toString());
         assertEquals(0, run.code(), run.stderr());
         assertEquals("{\"id\":1}\n", Files.readString(outside.resolve("victim.jsonl")));
 
         // Listing only the output directory shuts out the input next to the pipeline file.
-        Result narrow = sluice("validate", pipeline("../outside/victim.jsonl", "paths: {allowed_dirs: ../outside}\n").toString());
+        Result narrow = sluice(
+                "validate",
+                pipeline("../outside/victim.jsonl", "paths: {allowed_dirs: ../outside}\n")
+                        .toString());
         assertEquals(Main.EXIT_CONFIG, narrow.code(), narrow.stderr());
-        assertTrue(narrow.stderr().contains("node 'ids': key 'path': " + pipelines.resolve("in.jsonl") + " is outside"),
+        assertTrue(
+                narrow.stderr().contains("node 'ids': key 'path': " + pipelines.resolve("in.jsonl") + " is outside"),
                 narrow.stderr());
     }
 
@@ -130,7 +152,8 @@ class AllowedDirsTest {
         assertTrue(err.contains(file + ":2:27: node 'ids': key 'path'"), err);
         assertTrue(err.contains(file + ":2:83: node 'ids': key 'dead_letter'"), err);
         assertTrue(err.contains(file + ":8:21: node 'joined': key 'path'"), err);
-        assertTrue(err.contains(file + ":10:41: node 'out': key 'path': /etc/sluice-test-victim.jsonl is outside"), err);
+        assertTrue(
+                err.contains(file + ":10:41: node 'out': key 'path': /etc/sluice-test-victim.jsonl is outside"), err);
     }
 
     @Test
@@ -147,13 +170,17 @@ class AllowedDirsTest {
                 """);
         Result result = sluice("validate", file.toString());
         assertEquals(Main.EXIT_CONFIG, result.code(), result.stderr());
-        assertTrue(result.stderr().contains("node 'ids': the dead letter " + pipelines.resolve("ids.dead-letter.jsonl")
-                + " is outside"), result.stderr());
+        assertTrue(
+                result.stderr()
+                        .contains("node 'ids': the dead letter " + pipelines.resolve("ids.dead-letter.jsonl")
+                                + " is outside"),
+                result.stderr());
     }
 
     @Test
     void aMisspeltPathsBlockIsAnError() throws IOException {
-        Result result = sluice("validate", pipeline("out.jsonl", "paths: {allowed_dir: [x]}\n").toString());
+        Result result = sluice(
+                "validate", pipeline("out.jsonl", "paths: {allowed_dir: [x]}\n").toString());
         assertEquals(Main.EXIT_CONFIG, result.code(), result.stderr());
         assertTrue(result.stderr().contains(":1:9: unknown key 'paths.allowed_dir'"), result.stderr());
         assertTrue(result.stderr().contains("allowed_dirs"), result.stderr());

@@ -14,15 +14,22 @@ final class ChildJvm {
     /** Starts {@code sluice args...} in {@code workDir}; stdout and stderr go to the given files. */
     static Process start(Path workDir, Path stdout, Path stderr, String... args) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
-                "--add-opens=java.base/java.nio=ALL-UNNAMED", "-Xmx256m",
-                "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
+        List<String> command = new ArrayList<>(List.of(
+                java,
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                "-Xmx256m",
+                "-cp",
+                System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
         if (Runtime.version().feature() >= 23) {
             command.add("--sun-misc-unsafe-memory-access=allow");
         }
         command.add("dev.sluice.cli.Main");
         command.addAll(List.of(args));
-        return new ProcessBuilder(command).directory(new File(workDir.toString()))
-                .redirectOutput(stdout.toFile()).redirectError(stderr.toFile()).start();
+        return new ProcessBuilder(command)
+                .directory(new File(workDir.toString()))
+                .redirectOutput(stdout.toFile())
+                .redirectError(stderr.toFile())
+                .start();
     }
 }

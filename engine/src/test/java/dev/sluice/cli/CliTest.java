@@ -56,7 +56,8 @@ class CliTest {
         for (String[] args : direct) {
             RunCommand fast = RunCommand.parseDirect(args);
             picocli.CommandLine cli = new picocli.CommandLine(new Main());
-            RunCommand parsed = (RunCommand) cli.parseArgs(args).subcommand().commandSpec().userObject();
+            RunCommand parsed =
+                    (RunCommand) cli.parseArgs(args).subcommand().commandSpec().userObject();
             String what = String.join(" ", args);
             assertEquals(parsed.file, fast.file, what);
             assertEquals(parsed.stateDir, fast.stateDir, what);
@@ -64,17 +65,26 @@ class CliTest {
             assertEquals(parsed.options.bridge, fast.options.bridge, what);
         }
         // Everything else is picocli's: help, other commands, --opt=value, repeats, bad values, missing file.
-        for (String[] args : List.of(new String[] {"run"}, new String[] {"run", "--help"}, new String[] {"validate", "p.yaml"},
-                new String[] {"run", "--state-dir=s", "p.yaml"}, new String[] {"run", "p.yaml", "q.yaml"},
-                new String[] {"run", "p.yaml", "--verbose", "--verbose"}, new String[] {"run", "p.yaml", "--bridge", "c"},
-                new String[] {"run", "p.yaml", "--state-dir"}, new String[] {"run", "--", "p.yaml"}, new String[] {"--version"})) {
+        for (String[] args : List.of(
+                new String[] {"run"},
+                new String[] {"run", "--help"},
+                new String[] {"validate", "p.yaml"},
+                new String[] {"run", "--state-dir=s", "p.yaml"},
+                new String[] {"run", "p.yaml", "q.yaml"},
+                new String[] {"run", "p.yaml", "--verbose", "--verbose"},
+                new String[] {"run", "p.yaml", "--bridge", "c"},
+                new String[] {"run", "p.yaml", "--state-dir"},
+                new String[] {"run", "--", "p.yaml"},
+                new String[] {"--version"})) {
             assertEquals(null, RunCommand.parseDirect(args), String.join(" ", args));
         }
     }
 
     @Test
     void theQuickstartRunsEndToEnd() throws IOException {
-        Path repo = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize();
+        Path repo = Path.of(System.getProperty("sluice.repo.root", ".."))
+                .toAbsolutePath()
+                .normalize();
         Path example = repo.resolve("examples/quickstart.yaml");
         // Same pipeline, console sink swapped for a blackhole to keep the test log readable
         // (ci/test.sh runs the real quick start through the launcher and checks its stdout).
@@ -85,15 +95,17 @@ class CliTest {
         // 20 000 Nexmark events hold 46/50 bids: q1 keeps every one of them.
         Path parquet = dir.resolve("output/bids_in_euro.parquet");
         long rows = 0;
-        try (var allocator = dev.sluice.bridge.ArrowC.rootAllocator().newChildAllocator("read-back", 0, Long.MAX_VALUE);
-                var reader = dev.sluice.bridge.NativeFileReader.open(allocator,
-                        java.util.Map.of("path", parquet.toString(), "format", "parquet"), null)) {
+        try (var allocator =
+                        dev.sluice.bridge.ArrowC.rootAllocator().newChildAllocator("read-back", 0, Long.MAX_VALUE);
+                var reader = dev.sluice.bridge.NativeFileReader.open(
+                        allocator, java.util.Map.of("path", parquet.toString(), "format", "parquet"), null)) {
             for (var read = reader.next(); read != null; read = reader.next()) {
                 try (var batch = read.batch()) {
                     rows += batch.rowCount();
                 }
             }
-            assertEquals(List.of("auction", "bidder", "price", "dateTime", "extra"),
+            assertEquals(
+                    List.of("auction", "bidder", "price", "dateTime", "extra"),
                     reader.schema().getFields().stream().map(f -> f.getName()).toList());
         }
         assertEquals(18_400, rows);
@@ -131,11 +143,17 @@ class CliTest {
         Result run = sluice("run", pipeline.toString());
         assertEquals(0, run.code(), run.stderr());
         List<JsonNode> rows = readJsonLines(dir.resolve("out/big.jsonl"));
-        assertEquals(List.of(2L, 5L, 6L), rows.stream().map(r -> r.get("id").asLong()).toList());
+        assertEquals(
+                List.of(2L, 5L, 6L),
+                rows.stream().map(r -> r.get("id").asLong()).toList());
         List<JsonNode> dead = readJsonLines(dir.resolve("out/events.dead-letter.jsonl"));
-        assertEquals(List.of(3L, 4L), dead.stream().map(r -> r.get("position").asLong()).toList());
+        assertEquals(
+                List.of(3L, 4L),
+                dead.stream().map(r -> r.get("position").asLong()).toList());
         assertEquals("not json at all", dead.get(1).get("record").asText());
-        assertTrue(dead.get(0).get("error").asText().contains("events.jsonl:3"), dead.get(0).toString());
+        assertTrue(
+                dead.get(0).get("error").asText().contains("events.jsonl:3"),
+                dead.get(0).toString());
         assertTrue(run.stderr().contains("rejected 2"), run.stderr());
         assertTrue(run.stderr().contains("2 rejected records written to"), run.stderr());
     }
@@ -164,10 +182,17 @@ class CliTest {
         Result run = sluice("run", pipeline.toString());
         assertEquals(0, run.code(), run.stderr());
         List<JsonNode> rows = readJsonLines(dir.resolve("out/glued.jsonl"));
-        assertEquals(List.of("1:a", "6:f"), rows.stream().map(r -> r.get("id").asLong() + ":" + r.get("v").asText()).toList());
+        assertEquals(
+                List.of("1:a", "6:f"),
+                rows.stream()
+                        .map(r -> r.get("id").asLong() + ":" + r.get("v").asText())
+                        .toList());
         List<JsonNode> dead = readJsonLines(dir.resolve("out/events.dead-letter.jsonl"));
-        assertEquals(List.of(2L, 3L, 4L, 6L), dead.stream().map(r -> r.get("position").asLong()).toList());
-        assertTrue(dead.get(3).get("error").asText().contains("'id'"), dead.get(3).toString());
+        assertEquals(
+                List.of(2L, 3L, 4L, 6L),
+                dead.stream().map(r -> r.get("position").asLong()).toList());
+        assertTrue(
+                dead.get(3).get("error").asText().contains("'id'"), dead.get(3).toString());
         assertTrue(run.stderr().contains("rejected 4"), run.stderr());
         assertTrue(run.stderr().contains("skipped 1 (blank lines)"), run.stderr());
     }
@@ -187,10 +212,14 @@ class CliTest {
                 """);
         Result run = sluice("run", pipeline.toString());
         assertEquals(0, run.code(), run.stderr());
-        assertTrue(run.stderr().contains("warning: node 'events'") && run.stderr().contains("column 'code'"), run.stderr());
+        assertTrue(
+                run.stderr().contains("warning: node 'events'") && run.stderr().contains("column 'code'"),
+                run.stderr());
         assertFalse(run.stderr().contains("Json error: Json error"), run.stderr());
         List<JsonNode> rows = readJsonLines(dir.resolve("out/mixed.jsonl"));
-        assertEquals(List.of("7", "x7"), rows.stream().map(r -> r.get("code").asText()).toList());
+        assertEquals(
+                List.of("7", "x7"),
+                rows.stream().map(r -> r.get("code").asText()).toList());
         assertTrue(rows.get(0).get("code").isTextual(), rows.toString());
     }
 
@@ -230,9 +259,13 @@ class CliTest {
                 """);
         Result result = sluice("validate", pipeline.toString());
         assertEquals(Main.EXIT_CONFIG, result.code());
-        assertTrue(result.stderr().contains("broken.yaml:5:5: node 'bid': unknown key 'batchsize'")
-                && result.stderr().contains("did you mean 'batch_size'"), result.stderr());
-        assertTrue(result.stderr().contains("broken.yaml:7:11: node 'other': unknown source type 'kafak'"), result.stderr());
+        assertTrue(
+                result.stderr().contains("broken.yaml:5:5: node 'bid': unknown key 'batchsize'")
+                        && result.stderr().contains("did you mean 'batch_size'"),
+                result.stderr());
+        assertTrue(
+                result.stderr().contains("broken.yaml:7:11: node 'other': unknown source type 'kafak'"),
+                result.stderr());
         assertFalse(result.stderr().contains("\tat "), result.stderr());
     }
 
@@ -250,7 +283,10 @@ class CliTest {
                 """);
         Result column = sluice("validate", unknownColumn.toString());
         assertEquals(Main.EXIT_CONFIG, column.code());
-        assertTrue(column.stderr().contains("column.yaml:6:5: node 't': SQL error:") && column.stderr().contains("nope"), column.stderr());
+        assertTrue(
+                column.stderr().contains("column.yaml:6:5: node 't': SQL error:")
+                        && column.stderr().contains("nope"),
+                column.stderr());
 
         Path stateful = write("stateful.yaml", """
                 sources:
@@ -278,7 +314,9 @@ class CliTest {
                 """);
         Result table = sluice("validate", unknownTable.toString());
         assertEquals(Main.EXIT_CONFIG, table.code());
-        assertTrue(table.stderr().contains("reads 'bids', but the pipeline has no source or transform of that name"), table.stderr());
+        assertTrue(
+                table.stderr().contains("reads 'bids', but the pipeline has no source or transform of that name"),
+                table.stderr());
     }
 
     @Test
@@ -295,7 +333,10 @@ class CliTest {
                 """);
         Result input = sluice("run", source.toString());
         assertEquals(Main.EXIT_CONFIG, input.code());
-        assertTrue(input.stderr().contains("missing-input.yaml:2:") && input.stderr().contains("none.jsonl does not exist"), input.stderr());
+        assertTrue(
+                input.stderr().contains("missing-input.yaml:2:")
+                        && input.stderr().contains("none.jsonl does not exist"),
+                input.stderr());
 
         Path yaml = write("syntax.yaml", "sources:\n  a: {type: generator\n");
         Result syntax = sluice("validate", yaml.toString());
@@ -305,7 +346,10 @@ class CliTest {
 
     @Test
     void everyExamplePipelineIsValid() throws IOException {
-        Path examples = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize().resolve("examples");
+        Path examples = Path.of(System.getProperty("sluice.repo.root", ".."))
+                .toAbsolutePath()
+                .normalize()
+                .resolve("examples");
         List<Path> files;
         try (var list = Files.list(examples)) {
             files = list.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
@@ -345,26 +389,34 @@ class CliTest {
                 """);
         Result parquet = sluice("run", second.toString());
         assertEquals(0, parquet.code(), parquet.stderr());
-        assertEquals(List.of("{\"id\":1,\"symbol\":\"acme\",\"qty2\":200}", "{\"id\":3,\"symbol\":\"globex\",\"qty2\":150}"),
+        assertEquals(
+                List.of("{\"id\":1,\"symbol\":\"acme\",\"qty2\":200}", "{\"id\":3,\"symbol\":\"globex\",\"qty2\":150}"),
                 Files.readAllLines(dir.resolve("out/trades.jsonl")));
     }
 
     @Test
     void theConfigurationReferenceIsUpToDate() throws IOException {
-        Path repo = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize();
+        Path repo = Path.of(System.getProperty("sluice.repo.root", ".."))
+                .toAbsolutePath()
+                .normalize();
         String generated = dev.sluice.config.ConfigDocs.markdown(dev.sluice.config.StageTypes.installed());
         String committed = Files.readString(repo.resolve("docs/configuration.md"));
-        assertEquals(generated, committed,
+        assertEquals(
+                generated,
+                committed,
                 "docs/configuration.md is stale: regenerate it with `./sluice config-docs > docs/configuration.md`");
     }
 
     private static List<JsonNode> readJsonLines(Path file) throws IOException {
-        return Files.readAllLines(file).stream().filter(l -> !l.isBlank()).map(l -> {
-            try {
-                return JSON.readTree(l);
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }).toList();
+        return Files.readAllLines(file).stream()
+                .filter(l -> !l.isBlank())
+                .map(l -> {
+                    try {
+                        return JSON.readTree(l);
+                    } catch (IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                })
+                .toList();
     }
 }

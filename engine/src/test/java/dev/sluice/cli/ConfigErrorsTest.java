@@ -32,8 +32,13 @@ class ConfigErrorsTest {
         try {
             int code = Main.execute("validate", file.toString());
             String text = err.toString(StandardCharsets.UTF_8);
-            return new Result(code, text.lines().filter(l -> l.startsWith("error: ")).map(l -> l.replace(file.toString(), "p.yaml"))
-                    .toList(), text);
+            return new Result(
+                    code,
+                    text.lines()
+                            .filter(l -> l.startsWith("error: "))
+                            .map(l -> l.replace(file.toString(), "p.yaml"))
+                            .toList(),
+                    text);
         } finally {
             System.setErr(original);
         }
@@ -52,10 +57,12 @@ class ConfigErrorsTest {
                   out: {type: blackhole, from: a}
                 """);
         assertEquals(Main.EXIT_CONFIG, result.code());
-        assertEquals(List.of(
-                "error: p.yaml:2:3: node 's': nothing reads this source; name it in a transform's SQL or a sink's `from:`",
-                "error: p.yaml:4:18: node 'a': the pipeline has a cycle: a → b → c → a (each node reads the one before it); "
-                        + "rows cannot flow around a loop"), result.errors());
+        assertEquals(
+                List.of(
+                        "error: p.yaml:2:3: node 's': nothing reads this source; name it in a transform's SQL or a sink's `from:`",
+                        "error: p.yaml:4:18: node 'a': the pipeline has a cycle: a → b → c → a (each node reads the one before it); "
+                                + "rows cannot flow around a loop"),
+                result.errors());
     }
 
     @Test
@@ -72,11 +79,13 @@ class ConfigErrorsTest {
                   out: {type: blackhole, from: [b, self]}
                 """);
         assertEquals(Main.EXIT_CONFIG, result.code());
-        assertEquals(List.of(
-                "error: p.yaml:5:18: node 'a': the pipeline has a cycle: a → b → a (each node reads the one before it); "
-                        + "rows cannot flow around a loop",
-                "error: p.yaml:7:21: node 'self': the pipeline has a cycle: self → self (each node reads the one before it); "
-                        + "rows cannot flow around a loop"), result.errors());
+        assertEquals(
+                List.of(
+                        "error: p.yaml:5:18: node 'a': the pipeline has a cycle: a → b → a (each node reads the one before it); "
+                                + "rows cannot flow around a loop",
+                        "error: p.yaml:7:21: node 'self': the pipeline has a cycle: self → self (each node reads the one before it); "
+                                + "rows cannot flow around a loop"),
+                result.errors());
     }
 
     @Test
@@ -91,9 +100,13 @@ class ConfigErrorsTest {
         assertEquals(Main.EXIT_CONFIG, result.code());
         assertEquals(4, result.errors().size(), result.stderr());
         assertTrue(result.errors().get(0).startsWith("error: p.yaml:1:24: checkpoint.interval: "), result.stderr());
-        assertEquals("error: p.yaml:1:39: checkpoint.timeout must be positive", result.errors().get(1));
+        assertEquals(
+                "error: p.yaml:1:39: checkpoint.timeout must be positive",
+                result.errors().get(1));
         assertTrue(result.errors().get(2).startsWith("error: p.yaml:3:44: node 'g': key 'count' "), result.stderr());
-        assertTrue(result.errors().get(3).startsWith("error: p.yaml:3:60: node 'g': key 'batch_size': expected int"), result.stderr());
+        assertTrue(
+                result.errors().get(3).startsWith("error: p.yaml:3:60: node 'g': key 'batch_size': expected int"),
+                result.stderr());
     }
 
     @Test

@@ -79,32 +79,43 @@ class StateCommandTest {
         Result added = state("set", "orders", "source/in/orders/0", "{\"offset\": 42, \"epoch\": 7}");
         assertEquals(0, added.code(), added.stderr());
         assertTrue(added.stderr().contains("added (orders, source/in/orders/0)"), added.stderr());
-        assertEquals(0, state("set", "orders", "source/in/orders/1", "{\"offset\": 1000, \"epoch\": 7}").code());
+        assertEquals(
+                0,
+                state("set", "orders", "source/in/orders/1", "{\"offset\": 1000, \"epoch\": 7}")
+                        .code());
         assertEquals(0, state("set", "plugin.dedup", "window", "[1, 2]").code());
         Result replaced = state("set", "orders", "source/in/orders/1", "{\"offset\": 1001, \"epoch\": 8}");
-        assertTrue(replaced.stderr().contains("replaced (orders, source/in/orders/1)")
-                && replaced.stderr().contains("{\"offset\":1000,\"epoch\":7} -> {\"offset\":1001,\"epoch\":8}"),
+        assertTrue(
+                replaced.stderr().contains("replaced (orders, source/in/orders/1)")
+                        && replaced.stderr().contains("{\"offset\":1000,\"epoch\":7} -> {\"offset\":1001,\"epoch\":8}"),
                 replaced.stderr());
 
-        Result table = state("query", "SELECT namespace, count(*) AS n FROM state GROUP BY namespace ORDER BY namespace");
+        Result table =
+                state("query", "SELECT namespace, count(*) AS n FROM state GROUP BY namespace ORDER BY namespace");
         assertEquals(0, table.code(), table.stderr());
-        assertEquals(List.of(
-                "namespace    | n",
-                "-------------+--",
-                "orders       | 2",
-                "plugin.dedup | 1"), table.lines());
+        assertEquals(
+                List.of("namespace    | n", "-------------+--", "orders       | 2", "plugin.dedup | 1"), table.lines());
         assertEquals("(2 rows)", table.stderr().strip());
 
-        Result json = state("query", "SELECT key, json_get_int(data, 'offset') AS \"offset\", created_at FROM state "
-                + "WHERE namespace = 'orders' ORDER BY \"offset\" DESC", "--format", "json");
+        Result json = state(
+                "query",
+                "SELECT key, json_get_int(data, 'offset') AS \"offset\", created_at FROM state "
+                        + "WHERE namespace = 'orders' ORDER BY \"offset\" DESC",
+                "--format",
+                "json");
         assertEquals(0, json.code(), json.stderr());
         List<JsonNode> rows = new ArrayList<>();
         for (String line : json.lines()) {
             rows.add(JSON.readTree(line));
         }
-        assertEquals(List.of("source/in/orders/1", "source/in/orders/0"), rows.stream().map(r -> r.get("key").asText()).toList());
-        assertEquals(List.of(1001L, 42L), rows.stream().map(r -> r.get("offset").asLong()).toList());
-        assertTrue(rows.get(0).get("created_at").asText().matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z"),
+        assertEquals(
+                List.of("source/in/orders/1", "source/in/orders/0"),
+                rows.stream().map(r -> r.get("key").asText()).toList());
+        assertEquals(
+                List.of(1001L, 42L),
+                rows.stream().map(r -> r.get("offset").asLong()).toList());
+        assertTrue(
+                rows.get(0).get("created_at").asText().matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z"),
                 rows.get(0).toString());
 
         Result list = state("list", "--namespace-prefix", "plugin");
@@ -133,7 +144,9 @@ class StateCommandTest {
         Path copied = dir.resolve("copied.csv");
         String copy = "COPY (SELECT key FROM state) TO '" + copied + "' STORED AS CSV";
         Path secret = Files.writeString(dir.resolve("secret.csv"), "a\n1\n");
-        for (String sql : List.of(copy, "CREATE EXTERNAL TABLE secret STORED AS CSV LOCATION '" + secret + "'",
+        for (String sql : List.of(
+                copy,
+                "CREATE EXTERNAL TABLE secret STORED AS CSV LOCATION '" + secret + "'",
                 "SET datafusion.execution.batch_size = 1")) {
             Result refused = state("query", sql);
             assertEquals(Main.EXIT_CONFIG, refused.code(), sql);
@@ -174,7 +187,9 @@ class StateCommandTest {
     void missingStateIsBadInputAndIsNotCreated() {
         Result query = state("query", "SELECT * FROM state");
         assertEquals(Main.EXIT_CONFIG, query.code());
-        assertTrue(query.stderr().contains("no state for pipeline 'orders': no state directory at " + state), query.stderr());
+        assertTrue(
+                query.stderr().contains("no state for pipeline 'orders': no state directory at " + state),
+                query.stderr());
         assertEquals(Main.EXIT_CONFIG, state("delete", "orders", "k").code());
         assertEquals(Main.EXIT_CONFIG, state("list").code());
         assertFalse(Files.exists(state));
@@ -212,7 +227,8 @@ class StateCommandTest {
         assertTrue(format.stderr().contains("expected table or json, got 'xml'"), format.stderr());
         Result both = state("delete", "orders", "k", "--namespace-prefix", "o");
         assertEquals(Main.EXIT_CONFIG, both.code());
-        assertTrue(both.stderr().contains("give either NAMESPACE and KEY, or --namespace-prefix PREFIX"), both.stderr());
+        assertTrue(
+                both.stderr().contains("give either NAMESPACE and KEY, or --namespace-prefix PREFIX"), both.stderr());
         assertEquals(Main.EXIT_CONFIG, state("delete", "orders").code());
         assertEquals(Main.EXIT_CONFIG, state("delete", "--namespace-prefix", "").code());
     }
@@ -221,7 +237,9 @@ class StateCommandTest {
     void everySubcommandAnswersHelp() {
         Result help = sluice("state", "query", "--help");
         assertEquals(0, help.code(), help.stderr());
-        assertTrue(help.stdout().startsWith("Usage: sluice state query") && help.stdout().contains("--state-dir=DIR"),
+        assertTrue(
+                help.stdout().startsWith("Usage: sluice state query")
+                        && help.stdout().contains("--state-dir=DIR"),
                 help.stdout());
         assertTrue(sluice("state", "--help").stdout().contains("Examples:"));
     }
@@ -232,7 +250,8 @@ class StateCommandTest {
         assertEquals(0, bare.code(), bare.stderr());
         Result missing = sluice("state", "list", dir.resolve("typo.yaml").toString(), "--state-dir", state.toString());
         assertEquals(Main.EXIT_CONFIG, missing.code());
-        assertTrue(missing.stderr().contains("typo.yaml") && missing.stderr().contains("pipeline file not found"),
+        assertTrue(
+                missing.stderr().contains("typo.yaml") && missing.stderr().contains("pipeline file not found"),
                 missing.stderr());
     }
 }

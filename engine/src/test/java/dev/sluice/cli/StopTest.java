@@ -27,8 +27,14 @@ class StopTest {
                 """);
         Path out = dir.resolve("out.jsonl");
         Path stderr = dir.resolve("stderr");
-        Process run = ChildJvm.start(dir, dir.resolve("stdout"), stderr, "run", pipeline.toString(),
-                "--state-dir", dir.resolve("state").toString());
+        Process run = ChildJvm.start(
+                dir,
+                dir.resolve("stdout"),
+                stderr,
+                "run",
+                pipeline.toString(),
+                "--state-dir",
+                dir.resolve("state").toString());
         // Running (not still starting) once a checkpoint has flushed rows into the file.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while ((!Files.exists(out) || Files.size(out) == 0) && run.isAlive() && System.nanoTime() < deadline) {
@@ -43,7 +49,8 @@ class StopTest {
         assertTrue(err.matches("(?s).*checkpoints: [1-9]\\d* completed.*"), err);
         // The final checkpoint flushed the file: it ends with a whole row.
         String written = Files.readString(out);
-        assertTrue(written.endsWith("}\n"), () -> "last bytes: " + written.substring(Math.max(0, written.length() - 80)));
+        assertTrue(
+                written.endsWith("}\n"), () -> "last bytes: " + written.substring(Math.max(0, written.length() - 80)));
     }
 
     @Test

@@ -69,7 +69,8 @@ class ValidateSideEffectsTest {
         Child validate = run(pipeline, "validate");
         assertEquals(0, validate.code(), validate.stderr());
         assertTrue(validate.stderr().contains("is valid"), validate.stderr());
-        before.forEach((name, bytes) -> assertArrayEquals(bytes, read(dir.resolve(name)), name + " was changed by validate"));
+        before.forEach(
+                (name, bytes) -> assertArrayEquals(bytes, read(dir.resolve(name)), name + " was changed by validate"));
         assertFalse(Files.exists(dir.resolve("new")), "validate created the directory of a file sink");
         assertFalse(Files.exists(dir.resolve("lines.dead-letter.jsonl")), "validate created a dead letter");
         assertEquals("", validate.stdout(), "validate printed rows on stdout");
@@ -77,8 +78,10 @@ class ValidateSideEffectsTest {
         // The same pipeline run for real writes every one of them.
         Child run = run(pipeline, "run");
         assertEquals(0, run.code(), run.stderr());
-        before.forEach((name, bytes) -> assertNotEquals(new String(bytes, StandardCharsets.UTF_8),
-                new String(read(dir.resolve(name)), StandardCharsets.UTF_8), name + " was not written by the run"));
+        before.forEach((name, bytes) -> assertNotEquals(
+                new String(bytes, StandardCharsets.UTF_8),
+                new String(read(dir.resolve(name)), StandardCharsets.UTF_8),
+                name + " was not written by the run"));
         assertTrue(Files.size(dir.resolve("new/deeper/fresh.jsonl")) > 0);
         assertTrue(Files.exists(dir.resolve("lines.dead-letter.jsonl")));
         assertFalse(run.stdout().isEmpty(), "the stdout sink printed nothing in the run");
@@ -90,7 +93,14 @@ class ValidateSideEffectsTest {
         Path out = dir.resolve(command + ".stdout");
         Path err = dir.resolve(command + ".stderr");
         Process process = command.equals("run")
-                ? ChildJvm.start(dir, out, err, command, pipeline.toString(), "--state-dir", dir.resolve("state").toString())
+                ? ChildJvm.start(
+                        dir,
+                        out,
+                        err,
+                        command,
+                        pipeline.toString(),
+                        "--state-dir",
+                        dir.resolve("state").toString())
                 : ChildJvm.start(dir, out, err, command, pipeline.toString());
         assertTrue(process.waitFor(120, TimeUnit.SECONDS), command + " did not finish");
         return new Child(process.exitValue(), Files.readString(out), Files.readString(err));

@@ -1,5 +1,8 @@
 package dev.sluice.config;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
@@ -12,8 +15,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ConfigDocsTest {
 
@@ -21,11 +22,24 @@ class ConfigDocsTest {
     void rendersAMarkdownReference() {
         StageTypes registry = new StageTypes()
                 .register(TestStageType.declared(NodeKind.SINK, "stdout", new ConfigDef(), "Prints rows."))
-                .register(TestStageType.declared(NodeKind.SOURCE, "generator", ConfigDefTest.generatorDef(), "Generates synthetic\nauction events."))
-                .register(TestStageType.declared(NodeKind.SINK, "file", new ConfigDef()
-                        .define("path", ConfigType.PATH, "out.csv", false, "Where to write; relative to the pipeline file.")
-                        .defineEnum("format", List.of("csv", "json"), "csv", false, "Row format:\n csv | json.")
-                        .define("headers", ConfigType.LIST, List.of(), false, ""), ""));
+                .register(TestStageType.declared(
+                        NodeKind.SOURCE,
+                        "generator",
+                        ConfigDefTest.generatorDef(),
+                        "Generates synthetic\nauction events."))
+                .register(TestStageType.declared(
+                        NodeKind.SINK,
+                        "file",
+                        new ConfigDef()
+                                .define(
+                                        "path",
+                                        ConfigType.PATH,
+                                        "out.csv",
+                                        false,
+                                        "Where to write; relative to the pipeline file.")
+                                .defineEnum("format", List.of("csv", "json"), "csv", false, "Row format:\n csv | json.")
+                                .define("headers", ConfigType.LIST, List.of(), false, ""),
+                        ""));
         assertEquals("""
                 # Pipeline node types
 
@@ -63,7 +77,8 @@ class ConfigDocsTest {
 
                 This type takes no settings.
                 """, ConfigDocs.nodeTypes(registry));
-        assertEquals(ConfigDocs.PIPELINE_SETTINGS + "\n" + ConfigDocs.nodeTypes(registry) + "\n" + ConfigDocs.ENVIRONMENT,
+        assertEquals(
+                ConfigDocs.PIPELINE_SETTINGS + "\n" + ConfigDocs.nodeTypes(registry) + "\n" + ConfigDocs.ENVIRONMENT,
                 ConfigDocs.markdown(registry));
     }
 
@@ -73,7 +88,9 @@ class ConfigDocsTest {
 
     @Test
     void everyEnvironmentVariableAndSystemPropertyReadIsDocumented() throws IOException {
-        Path repo = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize();
+        Path repo = Path.of(System.getProperty("sluice.repo.root", ".."))
+                .toAbsolutePath()
+                .normalize();
         List<String> undocumented = new ArrayList<>();
         int reads = 0;
         for (String module : List.of("engine", "bridge", "connectors", "plugins-api")) {
@@ -86,7 +103,9 @@ class ConfigDocsTest {
                 Matcher read = READ.matcher(code);
                 while (read.find()) {
                     reads++;
-                    String name = read.group(1).startsWith("\"") ? read.group(1).replace("\"", "") : constant(code, read.group(1));
+                    String name = read.group(1).startsWith("\"")
+                            ? read.group(1).replace("\"", "")
+                            : constant(code, read.group(1));
                     if (!documentedNames().contains(name)) {
                         undocumented.add(name + " (" + repo.relativize(source) + ")");
                     }
@@ -100,7 +119,8 @@ class ConfigDocsTest {
     /** The names in the first column of the table (a row may name several, e.g. os.name and os.arch). */
     private static List<String> documentedNames() {
         List<String> names = new ArrayList<>();
-        for (String line : ConfigDocs.ENVIRONMENT.lines().filter(l -> l.startsWith("| `")).toList()) {
+        for (String line :
+                ConfigDocs.ENVIRONMENT.lines().filter(l -> l.startsWith("| `")).toList()) {
             Matcher name = Pattern.compile("`([^`]+)`").matcher(line.substring(0, line.indexOf(" | ")));
             while (name.find()) {
                 names.add(name.group(1));
@@ -110,7 +130,8 @@ class ConfigDocsTest {
     }
 
     private static String constant(String code, String name) {
-        Matcher definition = Pattern.compile("\\b" + name + "\\s*=\\s*\"([^\"]+)\"").matcher(code);
+        Matcher definition =
+                Pattern.compile("\\b" + name + "\\s*=\\s*\"([^\"]+)\"").matcher(code);
         return definition.find() ? definition.group(1) : name + " (a constant not defined in the same file)";
     }
 }

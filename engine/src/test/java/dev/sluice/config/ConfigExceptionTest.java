@@ -22,7 +22,9 @@ class ConfigExceptionTest {
 
     @Test
     void messageLeavesOutWhatIsUnknown() {
-        assertEquals("pipelines/q.yaml:3:7: node 'bid': bad", new ConfigException(new Location(FILE, 3, 7), "bid", "bad").getMessage());
+        assertEquals(
+                "pipelines/q.yaml:3:7: node 'bid': bad",
+                new ConfigException(new Location(FILE, 3, 7), "bid", "bad").getMessage());
         assertEquals("pipelines/q.yaml:3:7: bad", new ConfigException(new Location(FILE, 3, 7), "bad").getMessage());
         assertEquals("node 'bid': bad", new ConfigException(null, "bid", "bad").getMessage());
         assertEquals("bad", new ConfigException(null, null, "bad").getMessage());
@@ -43,7 +45,8 @@ class ConfigExceptionTest {
         ConfigException nowhere = new ConfigException(null, "nowhere");
         assertSame(late, ConfigException.of(List.of(late)));
 
-        ConfigException combined = ConfigException.of(List.of(late, ConfigException.of(List.of(early, nowhere)), whole));
+        ConfigException combined =
+                ConfigException.of(List.of(late, ConfigException.of(List.of(early, nowhere)), whole));
         assertEquals(List.of(nowhere, whole, early, late), combined.problems());
         assertEquals("""
                 nowhere

@@ -43,8 +43,11 @@ class DurationsTest {
                 "1.5ns", "finer than a nanosecond",
                 "1000000d", "too long",
                 "P1X", "not an ISO-8601 duration");
-        cases.forEach((text, reason) -> assertEquals(reason,
-                assertThrows(IllegalArgumentException.class, () -> Durations.parse(text), text).getMessage(), text));
+        cases.forEach((text, reason) -> assertEquals(
+                reason,
+                assertThrows(IllegalArgumentException.class, () -> Durations.parse(text), text)
+                        .getMessage(),
+                text));
     }
 
     @Test
@@ -54,7 +57,8 @@ class DurationsTest {
         assertEquals("1d2h", Durations.format(Duration.ofHours(26)));
         assertEquals("1s500ms", Durations.format(Duration.ofMillis(1500)));
         assertEquals("0ms", Durations.format(Duration.ZERO));
-        for (Duration d : List.of(Duration.ofNanos(1_234_567_891L), Duration.ofDays(3).plusMillis(1))) {
+        for (Duration d :
+                List.of(Duration.ofNanos(1_234_567_891L), Duration.ofDays(3).plusMillis(1))) {
             assertEquals(d, Durations.parse(Durations.format(d)));
         }
     }

@@ -38,7 +38,8 @@ class PipelineLoaderErrorTest {
 
     @Test
     void emptyFile() {
-        assertEquals("pipe.yaml: pipeline file is empty; expected a map with name, checkpoint, paths, sources, transforms, sinks",
+        assertEquals(
+                "pipe.yaml: pipeline file is empty; expected a map with name, checkpoint, paths, sources, transforms, sinks",
                 loadError("# nothing here\n"));
     }
 
@@ -60,14 +61,18 @@ class PipelineLoaderErrorTest {
                   bid: {type: generator
                 sinks: {}
                 """);
-        assertEquals("pipe.yaml:3:6: YAML syntax error: expected ',' or '}', but got : "
-                + "(while parsing a flow mapping started at line 2, column 8)", message);
+        assertEquals(
+                "pipe.yaml:3:6: YAML syntax error: expected ',' or '}', but got : "
+                        + "(while parsing a flow mapping started at line 2, column 8)",
+                message);
     }
 
     @Test
     void tabIndentationIsASyntaxError() {
         String message = loadError("sources:\n\tbid: {type: generator}\n");
-        assertTrue(message.startsWith("pipe.yaml:2:1: YAML syntax error: found character '\\t(TAB)' that cannot start any token"),
+        assertTrue(
+                message.startsWith(
+                        "pipe.yaml:2:1: YAML syntax error: found character '\\t(TAB)' that cannot start any token"),
                 message);
         assertFalse(message.contains("\n"), message);
     }
@@ -94,8 +99,10 @@ class PipelineLoaderErrorTest {
 
     @Test
     void duplicateNodeNameInOneBlock() {
-        assertEquals("pipe.yaml:3:3: node 'a': name already used by the source at line 2; "
-                + "node names must be unique across sources, transforms and sinks", loadError("""
+        assertEquals(
+                "pipe.yaml:3:3: node 'a': name already used by the source at line 2; "
+                        + "node names must be unique across sources, transforms and sinks",
+                loadError("""
                 sources:
                   a: {type: generator}
                   a: {type: file}
@@ -104,8 +111,10 @@ class PipelineLoaderErrorTest {
 
     @Test
     void duplicateNodeNameAcrossBlocks() {
-        assertEquals("pipe.yaml:5:3: node 'a': name already used by the source at line 2; "
-                + "node names must be unique across sources, transforms and sinks", loadError("""
+        assertEquals(
+                "pipe.yaml:5:3: node 'a': name already used by the source at line 2; "
+                        + "node names must be unique across sources, transforms and sinks",
+                loadError("""
                 sources:
                   a: {type: generator}
                   b: {type: generator}
@@ -116,7 +125,8 @@ class PipelineLoaderErrorTest {
 
     @Test
     void blockThatIsNotAMap() {
-        assertEquals("pipe.yaml:2:3: 'sources' must be a map of node names to source definitions, got a list",
+        assertEquals(
+                "pipe.yaml:2:3: 'sources' must be a map of node names to source definitions, got a list",
                 loadError("""
                 sources:
                   - bid
@@ -129,7 +139,8 @@ class PipelineLoaderErrorTest {
                 sources:
                   bid: generator
                 """));
-        assertEquals("pipe.yaml:2:3: node 'bid': expected a map with at least 'type', got an empty value", loadError("""
+        assertEquals(
+                "pipe.yaml:2:3: node 'bid': expected a map with at least 'type', got an empty value", loadError("""
                 sources:
                   bid:
                 """));
@@ -155,7 +166,8 @@ class PipelineLoaderErrorTest {
 
     @Test
     void fromThatIsNotANameOrList() {
-        assertEquals("pipe.yaml:4:11: node 'out': 'from' must be a node name or a list of node names, got a map",
+        assertEquals(
+                "pipe.yaml:4:11: node 'out': 'from' must be a node name or a list of node names, got a map",
                 loadError("""
                 sinks:
                   out:
@@ -184,7 +196,8 @@ class PipelineLoaderErrorTest {
 
     @Test
     void sourceWithFrom() {
-        assertEquals("pipe.yaml:4:5: node 'bid': a source does not take 'from'; sources read from outside the pipeline",
+        assertEquals(
+                "pipe.yaml:4:5: node 'bid': a source does not take 'from'; sources read from outside the pipeline",
                 loadError("""
                 sources:
                   bid:
@@ -195,7 +208,8 @@ class PipelineLoaderErrorTest {
 
     @Test
     void sinkWithoutFrom() {
-        assertEquals("pipe.yaml:2:3: node 'out': missing 'from': a sink must name the node(s) it reads from",
+        assertEquals(
+                "pipe.yaml:2:3: node 'out': missing 'from': a sink must name the node(s) it reads from",
                 loadError("""
                 sinks:
                   out: {type: stdout}
@@ -204,15 +218,20 @@ class PipelineLoaderErrorTest {
 
     @Test
     void unknownTopLevelKeySuggestsTheClosest() {
-        assertEquals("pipe.yaml:1:1: unknown top-level key 'source'; did you mean 'sources'? "
-                + "Known top-level keys: name, checkpoint, paths, sources, transforms, sinks", loadError("source: {}\n"));
-        assertEquals("pipe.yaml:2:1: unknown top-level key 'metrics'. "
-                + "Known top-level keys: name, checkpoint, paths, sources, transforms, sinks", loadError("sources: {}\nmetrics: {}\n"));
+        assertEquals(
+                "pipe.yaml:1:1: unknown top-level key 'source'; did you mean 'sources'? "
+                        + "Known top-level keys: name, checkpoint, paths, sources, transforms, sinks",
+                loadError("source: {}\n"));
+        assertEquals(
+                "pipe.yaml:2:1: unknown top-level key 'metrics'. "
+                        + "Known top-level keys: name, checkpoint, paths, sources, transforms, sinks",
+                loadError("sources: {}\nmetrics: {}\n"));
     }
 
     @Test
     void topLevelMustBeAMap() {
-        assertEquals("pipe.yaml:1:1: the top level must be a map with name, checkpoint, paths, sources, transforms, sinks, got a list",
+        assertEquals(
+                "pipe.yaml:1:1: the top level must be a map with name, checkpoint, paths, sources, transforms, sinks, got a list",
                 loadError("- a\n- b\n"));
     }
 
@@ -223,14 +242,17 @@ class PipelineLoaderErrorTest {
 
     @Test
     void onlyOneDocument() {
-        assertEquals("pipe.yaml:3:1: the file holds more than one YAML document ('---'); a pipeline file holds exactly one",
+        assertEquals(
+                "pipe.yaml:3:1: the file holds more than one YAML document ('---'); a pipeline file holds exactly one",
                 loadError("sources: {}\n---\nsinks: {}\n"));
     }
 
     @Test
     void aliasToUnknownAnchor() {
-        assertEquals("pipe.yaml:4:12: node 'bid': alias '*nope' does not refer to an anchored map or list defined"
-                + " before it (anchors on single values are not supported)", loadError("""
+        assertEquals(
+                "pipe.yaml:4:12: node 'bid': alias '*nope' does not refer to an anchored map or list defined"
+                        + " before it (anchors on single values are not supported)",
+                loadError("""
                 sources:
                   bid:
                     type: generator
@@ -248,7 +270,8 @@ class PipelineLoaderErrorTest {
                         + " node names must be unique across sources, transforms and sinks",
                 file + ":9:3: node 'out': missing 'from': a sink must name the node(s) it reads from");
         assertEquals(String.join("\n", expected), e.getMessage());
-        assertEquals(expected, e.problems().stream().map(ConfigException::getMessage).toList());
+        assertEquals(
+                expected, e.problems().stream().map(ConfigException::getMessage).toList());
         assertEquals(new Location(file, 6, 3), e.problems().get(1).location());
         assertEquals("bid", e.problems().get(1).node());
     }

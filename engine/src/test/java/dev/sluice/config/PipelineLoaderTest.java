@@ -1,10 +1,5 @@
 package dev.sluice.config;
 
-import dev.sluice.plugin.NodeKind;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-import org.junit.jupiter.api.Test;
 import static dev.sluice.config.TestFiles.PIPE;
 import static dev.sluice.config.TestFiles.parse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -12,6 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.plugin.NodeKind;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
 
 class PipelineLoaderTest {
 
@@ -25,7 +26,9 @@ class PipelineLoaderTest {
         assertEquals(List.of("bid"), List.copyOf(spec.sources().keySet()));
         assertEquals(List.of("expensive_bids"), List.copyOf(spec.transforms().keySet()));
         assertEquals(List.of("out"), List.copyOf(spec.sinks().keySet()));
-        assertEquals(List.of("name", "sources", "transforms", "sinks"), List.copyOf(spec.topLevel().keySet()));
+        assertEquals(
+                List.of("name", "sources", "transforms", "sinks"),
+                List.copyOf(spec.topLevel().keySet()));
 
         NodeSpec bid = spec.node("bid");
         assertEquals(NodeKind.SOURCE, bid.kind());
@@ -34,18 +37,27 @@ class PipelineLoaderTest {
         assertEquals(new Location(file, 3, 3), bid.location());
         assertEquals(new Location(file, 4, 11), bid.typeLocation());
         assertEquals(List.of(), bid.from());
-        assertEquals(List.of("entity", "count", "batch_size", "batch_flush_interval"),
+        assertEquals(
+                List.of("entity", "count", "batch_size", "batch_flush_interval"),
                 List.copyOf(bid.settings().keySet()));
-        assertEquals(new ConfigValue("bid", new Location(file, 5, 13)), bid.settings().get("entity"));
-        assertEquals(new ConfigValue(100_000L, new Location(file, 6, 12)), bid.settings().get("count"));
-        assertEquals(new ConfigValue("50ms", new Location(file, 8, 27)), bid.settings().get("batch_flush_interval"));
+        assertEquals(
+                new ConfigValue("bid", new Location(file, 5, 13)),
+                bid.settings().get("entity"));
+        assertEquals(
+                new ConfigValue(100_000L, new Location(file, 6, 12)),
+                bid.settings().get("count"));
+        assertEquals(
+                new ConfigValue("50ms", new Location(file, 8, 27)),
+                bid.settings().get("batch_flush_interval"));
         assertEquals(new Location(file, 7, 5), bid.locationOf("batch_size"));
         assertEquals(new Location(file, 4, 5), bid.locationOf("type"));
         assertEquals(bid.location(), bid.locationOf("absent"));
 
         NodeSpec sql = spec.node("expensive_bids");
         assertEquals(NodeKind.TRANSFORM, sql.kind());
-        assertEquals("SELECT auction, price FROM bid WHERE price > 1000\n", sql.settings().get("sql").value());
+        assertEquals(
+                "SELECT auction, price FROM bid WHERE price > 1000\n",
+                sql.settings().get("sql").value());
         assertEquals(List.of(), sql.from());
 
         NodeSpec out = spec.node("out");
@@ -63,7 +75,8 @@ class PipelineLoaderTest {
         PipelineSpec spec = PipelineLoader.load(file);
         assertEquals("unnamed-pipeline", spec.name());
         assertEquals(List.of("raw.transactions"), spec.node("archive").from());
-        assertEquals(List.of("path"), List.copyOf(spec.node("archive").settings().keySet()));
+        assertEquals(
+                List.of("path"), List.copyOf(spec.node("archive").settings().keySet()));
         assertEquals("file", spec.node("raw.transactions").type());
     }
 
@@ -112,7 +125,9 @@ class PipelineLoaderTest {
         ConfigValue props = settings.get("props");
         assertEquals(new Location(PIPE, 11, 7), props.keyLocation("acks"));
         assertEquals(new Location(PIPE, 11, 13), props.asMap().get("acks").location());
-        assertEquals(new Location(PIPE, 12, 20), props.asMap().get("retries").asList().get(1).location());
+        assertEquals(
+                new Location(PIPE, 12, 20),
+                props.asMap().get("retries").asList().get(1).location());
         assertEquals(Map.of("acks", "all", "retries", List.of(1L, 2L)), props.toPlain());
     }
 
@@ -135,8 +150,11 @@ class PipelineLoaderTest {
                 """);
         Map<String, ConfigValue> b = spec.node("b").settings();
         assertEquals(Map.of("acks", "1", "linger", "5ms"), b.get("props").toPlain());
-        assertEquals(List.of("acks", "linger"), List.copyOf(b.get("props").asMap().keySet()));
-        assertEquals(new Location(PIPE, 6, 15), b.get("props").asMap().get("linger").location(),
+        assertEquals(
+                List.of("acks", "linger"), List.copyOf(b.get("props").asMap().keySet()));
+        assertEquals(
+                new Location(PIPE, 6, 15),
+                b.get("props").asMap().get("linger").location(),
                 "merged values keep the location where they were written");
         assertEquals(List.of("x", "y"), b.get("more_tags").toPlain());
     }

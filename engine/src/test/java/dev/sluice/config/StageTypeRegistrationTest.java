@@ -26,12 +26,19 @@ class StageTypeRegistrationTest {
     @Test
     void aTypeBuiltAgainstAnotherSpiVersionIsRefused() {
         StageTypes types = new StageTypes();
-        TestStageType newer = new TestStageType(StageType.SPI_VERSION + 1, NodeKind.SINK, "from-the-future", "built against a later SPI",
-                new ConfigDef(), settings -> null);
+        TestStageType newer = new TestStageType(
+                StageType.SPI_VERSION + 1,
+                NodeKind.SINK,
+                "from-the-future",
+                "built against a later SPI",
+                new ConfigDef(),
+                settings -> null);
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> types.register(newer));
-        assertEquals("stage type 'from-the-future' (" + TestStageType.class.getName() + ") was built against version "
-                + (StageType.SPI_VERSION + 1) + " of the Sluice stage SPI, but this engine implements version "
-                + StageType.SPI_VERSION + "; rebuild it against this engine's plugins-api", e.getMessage());
+        assertEquals(
+                "stage type 'from-the-future' (" + TestStageType.class.getName() + ") was built against version "
+                        + (StageType.SPI_VERSION + 1) + " of the Sluice stage SPI, but this engine implements version "
+                        + StageType.SPI_VERSION + "; rebuild it against this engine's plugins-api",
+                e.getMessage());
         assertTrue(types.types(NodeKind.SINK).isEmpty(), "a refused type is not registered");
     }
 
@@ -39,7 +46,8 @@ class StageTypeRegistrationTest {
     void aTypeWithABadDefaultIsRefusedAtRegistration() {
         StageTypes types = new StageTypes();
         ConfigDef def = new ConfigDef().define("size", ConfigType.INT, 0, false, "", Validator.positive());
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
                 () -> types.register(TestStageType.of(NodeKind.SOURCE, "bad", def, settings -> null)));
         assertEquals("source type 'bad': key 'size': default 0 must be positive", e.getMessage());
     }

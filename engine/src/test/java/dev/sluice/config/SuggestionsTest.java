@@ -25,7 +25,9 @@ class SuggestionsTest {
         assertEquals(Optional.of("generator"), Suggestions.closest("Generater", types));
         assertEquals(Optional.of("stdout"), Suggestions.closest("std-out", types));
         assertEquals(Optional.empty(), Suggestions.closest("postgres", types));
-        assertEquals(Optional.empty(), Suggestions.closest("fi", List.of("file", "from")),
+        assertEquals(
+                Optional.empty(),
+                Suggestions.closest("fi", List.of("file", "from")),
                 "two edits is too many for a four-letter name");
         assertEquals(Optional.of("ab"), Suggestions.closest("a", List.of("ac", "ab")), "ties go alphabetically");
         assertEquals(Optional.empty(), Suggestions.closest("c", List.of("a", "b")), "one-letter names get no guess");

@@ -12,8 +12,7 @@ final class TestFiles {
     /** The made-up file name used for pipelines given as text. */
     static final Path PIPE = Path.of("pipe.yaml");
 
-    private TestFiles() {
-    }
+    private TestFiles() {}
 
     /** A file under src/test/resources/config. */
     static Path resource(String name) {

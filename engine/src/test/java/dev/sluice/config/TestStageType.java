@@ -7,11 +7,18 @@ import dev.sluice.plugin.config.Settings;
 import java.util.function.Function;
 
 /** A stage type for tests, from its parts; built against this SPI version unless told otherwise. */
-public record TestStageType(int spiVersion, NodeKind kind, String name, String doc, ConfigDef config,
-        Function<Settings, ? extends AutoCloseable> factory) implements StageType {
+public record TestStageType(
+        int spiVersion,
+        NodeKind kind,
+        String name,
+        String doc,
+        ConfigDef config,
+        Function<Settings, ? extends AutoCloseable> factory)
+        implements StageType {
 
     /** A type whose stages {@code factory} makes. */
-    public static TestStageType of(NodeKind kind, String name, ConfigDef config, Function<Settings, ? extends AutoCloseable> factory) {
+    public static TestStageType of(
+            NodeKind kind, String name, ConfigDef config, Function<Settings, ? extends AutoCloseable> factory) {
         return new TestStageType(SPI_VERSION, kind, name, "a stage type for tests", config, factory);
     }
 

@@ -26,6 +26,7 @@ class CheckpointOrderingTest {
 
     /** Rows the sink had when each barrier arrived, and what the source had emitted then. */
     private static final List<long[]> AT_BARRIERS = new ArrayList<>();
+
     private static Pipeline current;
 
     static final class RecordingSink implements Sink {
@@ -41,7 +42,9 @@ class CheckpointOrderingTest {
 
         @Override
         public void onBarrier(Barrier barrier) {
-            AT_BARRIERS.add(new long[] {barrier.epoch(), rows, current.stats().node("bid").rowsOut()});
+            AT_BARRIERS.add(new long[] {
+                barrier.epoch(), rows, current.stats().node("bid").rowsOut()
+            });
         }
 
         @Override
@@ -143,11 +146,17 @@ class CheckpointOrderingTest {
             assertEquals(0, checkpoints.failed());
             assertEquals(TimingOutSink.REMAINING_MILLIS.size() - 2, checkpoints.completed());
         }
-        assertTrue(TimingOutSink.REMAINING_MILLIS.size() > 4, "epochs after the timeouts ran: " + TimingOutSink.REMAINING_MILLIS);
+        assertTrue(
+                TimingOutSink.REMAINING_MILLIS.size() > 4,
+                "epochs after the timeouts ran: " + TimingOutSink.REMAINING_MILLIS);
         for (long remaining : TimingOutSink.REMAINING_MILLIS) {
             assertTrue(remaining > 0 && remaining <= 5_000, "each barrier carries the 5 s deadline: " + remaining);
         }
-        assertTrue(!positions.saved.containsKey(2L) && !positions.saved.containsKey(3L), "timed-out epochs are not finalized");
-        assertTrue(positions.saved.containsKey(1L) && positions.saved.containsKey(4L), "the others are: " + positions.saved.keySet());
+        assertTrue(
+                !positions.saved.containsKey(2L) && !positions.saved.containsKey(3L),
+                "timed-out epochs are not finalized");
+        assertTrue(
+                positions.saved.containsKey(1L) && positions.saved.containsKey(4L),
+                "the others are: " + positions.saved.keySet());
     }
 }

@@ -53,7 +53,11 @@ class SideTableTest {
 
     /** Nexmark's side input: key 0..9999, value "value-<key>", no header. */
     private void sideInput() throws IOException {
-        write("side_input.csv", IntStream.range(0, 10_000).mapToObj(k -> k + ",value-" + k).collect(Collectors.joining("\n", "", "\n")));
+        write(
+                "side_input.csv",
+                IntStream.range(0, 10_000)
+                        .mapToObj(k -> k + ",value-" + k)
+                        .collect(Collectors.joining("\n", "", "\n")));
     }
 
     @Test
@@ -80,7 +84,8 @@ class SideTableTest {
                 sinks:
                   out: {type: file, from: joined, path: out/joined.jsonl}
                 """);
-        Result run = sluice("run", pipeline.toString(), "--state-dir", dir.resolve("state").toString());
+        Result run = sluice(
+                "run", pipeline.toString(), "--state-dir", dir.resolve("state").toString());
         assertEquals(0, run.code(), run.stderr());
         List<String> lines = Files.readAllLines(dir.resolve("out/joined.jsonl"));
         assertEquals(4600, lines.size(), "46 of every 50 generated events are bids, each matches one key");
@@ -114,8 +119,10 @@ class SideTableTest {
                 """);
         Result result = sluice("validate", pipeline.toString());
         assertEquals(Main.EXIT_CONFIG, result.code());
-        assertTrue(result.stderr().contains("bad.yaml:10:9: node 't': unknown key 'hedaer' for 'tables.side_input'")
-                && result.stderr().contains("did you mean 'header'"), result.stderr());
+        assertTrue(
+                result.stderr().contains("bad.yaml:10:9: node 't': unknown key 'hedaer' for 'tables.side_input'")
+                        && result.stderr().contains("did you mean 'header'"),
+                result.stderr());
     }
 
     @Test
@@ -134,9 +141,11 @@ class SideTableTest {
                 """);
         Result result = sluice("validate", missing.toString());
         assertEquals(Main.EXIT_CONFIG, result.code());
-        assertTrue(result.stderr().contains("missing.yaml:8:")
-                && result.stderr().contains("node 't': side table 'side_input': the file ")
-                && result.stderr().contains("nowhere.csv does not exist"), result.stderr());
+        assertTrue(
+                result.stderr().contains("missing.yaml:8:")
+                        && result.stderr().contains("node 't': side table 'side_input': the file ")
+                        && result.stderr().contains("nowhere.csv does not exist"),
+                result.stderr());
 
         sideInput();
         Path badType = write("type.yaml", """
@@ -155,9 +164,11 @@ class SideTableTest {
                 """);
         Result type = sluice("validate", badType.toString());
         assertEquals(Main.EXIT_CONFIG, type.code());
-        assertTrue(type.stderr().contains("type.yaml:10:")
-                && type.stderr().contains("side table 'side_input' (")
-                && type.stderr().contains("side_input.csv): column 'value': unknown type 'strnig'"), type.stderr());
+        assertTrue(
+                type.stderr().contains("type.yaml:10:")
+                        && type.stderr().contains("side table 'side_input' (")
+                        && type.stderr().contains("side_input.csv): column 'value': unknown type 'strnig'"),
+                type.stderr());
     }
 
     @Test
@@ -177,9 +188,11 @@ class SideTableTest {
                 """);
         Result result = sluice("validate", pipeline.toString());
         assertEquals(Main.EXIT_CONFIG, result.code());
-        assertTrue(result.stderr().contains("rates.yaml:7:")
-                && result.stderr().contains("node 't': side table 'rates' (")
-                && result.stderr().contains("rates.csv): line 3"), result.stderr());
+        assertTrue(
+                result.stderr().contains("rates.yaml:7:")
+                        && result.stderr().contains("node 't': side table 'rates' (")
+                        && result.stderr().contains("rates.csv): line 3"),
+                result.stderr());
     }
 
     @Test
@@ -199,6 +212,8 @@ class SideTableTest {
                 """);
         Result result = sluice("validate", pipeline.toString());
         assertEquals(Main.EXIT_CONFIG, result.code());
-        assertTrue(result.stderr().contains("full.yaml:6:") && result.stderr().contains("stateful SQL is not supported"), result.stderr());
+        assertTrue(
+                result.stderr().contains("full.yaml:6:") && result.stderr().contains("stateful SQL is not supported"),
+                result.stderr());
     }
 }

@@ -24,7 +24,8 @@ class StateDirectoriesTest {
         assertEquals("orders", StateDirectories.pipelineName(named.toString()));
         assertEquals("billing", StateDirectories.pipelineName(unnamed.toString()));
         assertEquals("payments", StateDirectories.pipelineName("payments"));
-        var missing = assertThrows(ConfigException.class,
+        var missing = assertThrows(
+                ConfigException.class,
                 () -> StateDirectories.pipelineName(dir.resolve("typo.yaml").toString()));
         assertTrue(missing.getMessage().contains("pipeline file not found"), missing.getMessage());
     }
@@ -32,7 +33,8 @@ class StateDirectoriesTest {
     @Test
     void stateDirWinsElseTheDefaultUnderTheWorkingDirectory() {
         assertEquals(dir.resolve("s"), StateDirectories.forPipeline("orders", dir.resolve("x/../s")));
-        assertEquals(Path.of("").toAbsolutePath().resolve(".sluice/state/orders"),
+        assertEquals(
+                Path.of("").toAbsolutePath().resolve(".sluice/state/orders"),
                 StateDirectories.forPipeline("orders", null));
         for (String bad : new String[] {"", "..", "a/b", "a\\b"}) {
             var refused = assertThrows(IllegalArgumentException.class, () -> StateDirectories.forPipeline(bad, null));

@@ -14,8 +14,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class StateLockHolder {
 
-    private StateLockHolder() {
-    }
+    private StateLockHolder() {}
 
     public static void main(String[] args) throws IOException {
         try (StateStore store = StateStore.open(Path.of(args[0]))) {
@@ -31,8 +30,13 @@ final class StateLockHolder {
     /** Starts the holder on {@code dir} and waits until it holds the lock. */
     static Process start(Path dir) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), StateLockHolder.class.getName(), dir.toString())
+        Process child = new ProcessBuilder(
+                        java,
+                        "--enable-native-access=ALL-UNNAMED",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        StateLockHolder.class.getName(),
+                        dir.toString())
                 .redirectError(ProcessBuilder.Redirect.INHERIT)
                 .start();
         var out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));

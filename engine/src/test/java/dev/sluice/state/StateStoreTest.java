@@ -42,9 +42,12 @@ class StateStoreTest {
             assertEquals(Optional.empty(), store.get("orders", "nope"));
             assertEquals(Optional.empty(), store.get("order", "source/in/t/0"));
 
-            assertEquals(List.of("billing/k", "orders/source/in/t/0", "orders/source/in/t/1", "ordersx/a"),
-                    names(store.scan("")), "ordered by namespace, then key");
-            assertEquals(List.of("orders/source/in/t/0", "orders/source/in/t/1", "ordersx/a"), names(store.scan("orders")));
+            assertEquals(
+                    List.of("billing/k", "orders/source/in/t/0", "orders/source/in/t/1", "ordersx/a"),
+                    names(store.scan("")),
+                    "ordered by namespace, then key");
+            assertEquals(
+                    List.of("orders/source/in/t/0", "orders/source/in/t/1", "ordersx/a"), names(store.scan("orders")));
             assertEquals(List.of(), names(store.scan("zzz")));
             assertEquals(4, store.count());
 
@@ -63,7 +66,9 @@ class StateStoreTest {
         try (StateStore store = StateStore.open(db())) {
             store.put("ns", "", "{}");
             store.put("ns", "with\u0000nul and ünïcødé ✓", "[1,2]");
-            assertEquals("[1,2]", store.get("ns", "with\u0000nul and ünïcødé ✓").orElseThrow().data());
+            assertEquals(
+                    "[1,2]",
+                    store.get("ns", "with\u0000nul and ünïcødé ✓").orElseThrow().data());
             assertEquals(List.of("ns/", "ns/with\u0000nul and ünïcødé ✓"), names(store.scan("ns")));
 
             var nul = assertThrows(IllegalArgumentException.class, () -> store.put("a\u0000b", "k", "{}"));
@@ -79,15 +84,20 @@ class StateStoreTest {
     void dataMustBeExactlyOneJsonValueAndKeepsItsDigits() {
         try (StateStore store = StateStore.open(db())) {
             var bad = assertThrows(IllegalArgumentException.class, () -> store.put("ns", "k", "{offset: 1}"));
-            assertTrue(bad.getMessage().startsWith("state data is not valid JSON") && bad.getMessage().contains("line 1"),
+            assertTrue(
+                    bad.getMessage().startsWith("state data is not valid JSON")
+                            && bad.getMessage().contains("line 1"),
                     bad.getMessage());
             assertThrows(IllegalArgumentException.class, () -> store.put("ns", "k", "{} {}"), "trailing value");
-            assertThrows(IllegalArgumentException.class, () -> store.put("ns", "k", "{\"a\":1,\"a\":2}"), "duplicate field");
+            assertThrows(
+                    IllegalArgumentException.class, () -> store.put("ns", "k", "{\"a\":1,\"a\":2}"), "duplicate field");
             assertThrows(IllegalArgumentException.class, () -> store.put("ns", "k", "  "));
             assertEquals(0, store.count());
 
             store.put("ns", "k", "{ \"offset\" : 9007199254740993, \"rate\": 1.10 }");
-            assertEquals("{\"offset\":9007199254740993,\"rate\":1.10}", store.get("ns", "k").orElseThrow().data());
+            assertEquals(
+                    "{\"offset\":9007199254740993,\"rate\":1.10}",
+                    store.get("ns", "k").orElseThrow().data());
         }
     }
 
@@ -116,12 +126,15 @@ class StateStoreTest {
         try (StateStore writer = StateStore.open(db())) {
             writer.put("p", "k", "{\"offset\": 1}");
             var locked = assertThrows(StateLockedException.class, () -> StateStore.open(db()));
-            assertTrue(locked.getMessage().contains("the state directory " + db())
-                    && locked.getMessage().contains("already open for writing"), locked.getMessage());
+            assertTrue(
+                    locked.getMessage().contains("the state directory " + db())
+                            && locked.getMessage().contains("already open for writing"),
+                    locked.getMessage());
 
             try (StateStore reader = StateStore.openReadOnly(db())) {
                 assertTrue(reader.isReadOnly());
-                assertEquals("{\"offset\":1}", reader.get("p", "k").orElseThrow().data(), "a reader sees synced writes");
+                assertEquals(
+                        "{\"offset\":1}", reader.get("p", "k").orElseThrow().data(), "a reader sees synced writes");
                 var refused = assertThrows(IllegalStateException.class, () -> reader.put("p", "k", "{}"));
                 assertTrue(refused.getMessage().contains("read-only"), refused.getMessage());
                 assertThrows(IllegalStateException.class, () -> reader.delete("p", "k"));
@@ -139,12 +152,15 @@ class StateStoreTest {
         Process child = StateLockHolder.start(state);
         try {
             var locked = assertThrows(StateLockedException.class, () -> StateStore.open(state));
-            assertEquals("the state directory " + state + " is in use by another process (is the pipeline running?)",
+            assertEquals(
+                    "the state directory " + state + " is in use by another process (is the pipeline running?)",
                     locked.getMessage());
             assertThrows(StateLockedException.class, () -> StateStore.openExisting(state));
             long logsBefore = logFiles(state);
             try (StateStore reader = StateStore.openReadOnly(state)) {
-                assertEquals("{\"holder\":true}", reader.get("child", "k").orElseThrow().data());
+                assertEquals(
+                        "{\"holder\":true}",
+                        reader.get("child", "k").orElseThrow().data());
             }
             assertEquals(logsBefore, logFiles(state), "a reader leaves the writer's RocksDB LOG alone");
         } finally {
@@ -162,14 +178,17 @@ class StateStoreTest {
         }
         byte[] key = "p\u0000future".getBytes(StandardCharsets.UTF_8);
         byte[] value = {2, 0, 0, 0, 0, 0, 0, 0, 1, '{', '}'};
-        try (Options options = new Options(); RocksDB raw = RocksDB.open(options, db().toString())) {
+        try (Options options = new Options();
+                RocksDB raw = RocksDB.open(options, db().toString())) {
             raw.put(key, value);
         }
         try (StateStore store = StateStore.openReadOnly(db())) {
             assertEquals("{}", store.get("p", "good").orElseThrow().data(), "other rows still read");
             var refused = assertThrows(StateException.class, () -> store.get("p", "future"));
-            assertEquals("state row (p, future) has format version 2, but this Sluice reads only version 1; "
-                    + "was it written by a newer Sluice? Upgrade, or delete the row.", refused.getMessage());
+            assertEquals(
+                    "state row (p, future) has format version 2, but this Sluice reads only version 1; "
+                            + "was it written by a newer Sluice? Upgrade, or delete the row.",
+                    refused.getMessage());
             assertThrows(StateException.class, () -> store.scan(""));
         }
         try (StateStore store = StateStore.open(db())) {
@@ -220,7 +239,8 @@ class StateStoreTest {
 
     private static long logFiles(Path state) throws IOException {
         try (var files = Files.list(state)) {
-            return files.filter(f -> f.getFileName().toString().startsWith("LOG")).count();
+            return files.filter(f -> f.getFileName().toString().startsWith("LOG"))
+                    .count();
         }
     }
 

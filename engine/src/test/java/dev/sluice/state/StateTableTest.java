@@ -49,13 +49,18 @@ class StateTableTest {
     @Test
     void theTableHasFourNotNullColumns() {
         try (VectorSchemaRoot root = StateTable.toVectors(ROWS, allocator)) {
-            assertEquals(List.of("namespace", "key", "data", "created_at"),
+            assertEquals(
+                    List.of("namespace", "key", "data", "created_at"),
                     root.getSchema().getFields().stream().map(f -> f.getName()).toList());
             assertTrue(root.getSchema().getFields().stream().noneMatch(f -> f.isNullable()));
-            assertEquals(new ArrowType.Timestamp(TimeUnit.MILLISECOND, "UTC"), root.getVector("created_at").getField().getType());
+            assertEquals(
+                    new ArrowType.Timestamp(TimeUnit.MILLISECOND, "UTC"),
+                    root.getVector("created_at").getField().getType());
             assertEquals(4, root.getRowCount());
             assertEquals("window", root.getVector("key").getObject(3).toString());
-            assertEquals(T0.plusMillis(7).toEpochMilli(), root.getVector("created_at").getObject(3));
+            assertEquals(
+                    T0.plusMillis(7).toEpochMilli(),
+                    root.getVector("created_at").getObject(3));
         }
     }
 
@@ -74,8 +79,9 @@ class StateTableTest {
 
     @Test
     void createdAtIsATimestamp() {
-        var rows = query("SELECT max(created_at) AS latest, min(created_at) > TIMESTAMP '2024-01-01T00:00:00Z' AS recent "
-                + "FROM state");
+        var rows =
+                query("SELECT max(created_at) AS latest, min(created_at) > TIMESTAMP '2024-01-01T00:00:00Z' AS recent "
+                        + "FROM state");
         assertEquals(List.of(List.of("2024-05-01T10:00:02.000Z", true)), rows);
     }
 
@@ -88,10 +94,14 @@ class StateTableTest {
 
     @Test
     void badSqlFailsWithoutLeaking() {
-        var unknown = assertThrows(NativePlanException.class,
-                () -> StateTable.query(ROWS, "SELECT nope FROM state", allocator).close());
+        var unknown = assertThrows(
+                NativePlanException.class,
+                () -> StateTable.query(ROWS, "SELECT nope FROM state", allocator)
+                        .close());
         assertTrue(unknown.getMessage().contains("nope"), unknown.getMessage());
-        assertThrows(NativePlanException.class, () -> StateTable.query(ROWS, "SELEC 1", allocator).close());
+        assertThrows(
+                NativePlanException.class,
+                () -> StateTable.query(ROWS, "SELEC 1", allocator).close());
     }
 
     private List<List<Object>> query(String sql) {

@@ -91,7 +91,8 @@ class BindingsMatchHeaderTest {
         staticMethod(name + "$handle", MethodHandle.class);
         staticMethod(name + "$address", MemorySegment.class);
 
-        Class<?>[] carriers = function.params().stream().map(SluiceHeader.CType::carrier).toArray(Class<?>[]::new);
+        Class<?>[] carriers =
+                function.params().stream().map(SluiceHeader.CType::carrier).toArray(Class<?>[]::new);
         Method wrapper;
         try {
             wrapper = sluice_h.class.getMethod(name, carriers);
@@ -101,8 +102,10 @@ class BindingsMatchHeaderTest {
         }
         assertEquals(function.ret().carrier(), wrapper.getReturnType(), name + " return type" + REGENERATE);
 
-        String expected = describe(function.ret()) + function.params().stream()
-                .map(BindingsMatchHeaderTest::describe).collect(Collectors.joining(", ", "(", ")"));
+        String expected = describe(function.ret())
+                + function.params().stream()
+                        .map(BindingsMatchHeaderTest::describe)
+                        .collect(Collectors.joining(", ", "(", ")"));
         assertEquals(expected, describe(readDescriptor(descriptor)), name + "$descriptor()" + REGENERATE);
     }
 
@@ -112,8 +115,9 @@ class BindingsMatchHeaderTest {
         } catch (InvocationTargetException e) {
             // jextract's own holder class initializes DESC together with the symbol lookup.
             assumeFalse(madeByJextract(), "jextract-made bindings resolve the symbol to read a descriptor");
-            throw new AssertionError(descriptor.getName() + "() must not need the native library"
-                    + " (the test runs without it)", e.getCause());
+            throw new AssertionError(
+                    descriptor.getName() + "() must not need the native library" + " (the test runs without it)",
+                    e.getCause());
         }
     }
 
@@ -133,8 +137,10 @@ class BindingsMatchHeaderTest {
         // Constants are the public static int NAME() methods with upper-case names; C_INT & co. are fields.
         Map<String, Integer> bound = new TreeMap<>();
         for (Method m : sluice_h.class.getMethods()) {
-            if (Modifier.isStatic(m.getModifiers()) && m.getParameterCount() == 0
-                    && m.getReturnType() == int.class && m.getName().matches("[A-Z][A-Z0-9_]*")) {
+            if (Modifier.isStatic(m.getModifiers())
+                    && m.getParameterCount() == 0
+                    && m.getReturnType() == int.class
+                    && m.getName().matches("[A-Z][A-Z0-9_]*")) {
                 bound.put(m.getName(), (Integer) m.invoke(null));
             }
         }
@@ -165,22 +171,32 @@ class BindingsMatchHeaderTest {
                 .filter(member -> !(member instanceof PaddingLayout))
                 .map(member -> member.name().orElse("<unnamed>"))
                 .toList();
-        assertEquals(struct.fields().stream().map(SluiceHeader.Field::name).toList(), fieldNames,
+        assertEquals(
+                struct.fields().stream().map(SluiceHeader.Field::name).toList(),
+                fieldNames,
                 "fields of " + struct.name() + REGENERATE);
 
         for (SluiceHeader.Field field : struct.fields()) {
             String where = struct.name() + "." + field.name();
-            assertEquals(field.offset(), (long) binding.getMethod(field.name() + "$offset").invoke(null),
+            assertEquals(
+                    field.offset(),
+                    (long) binding.getMethod(field.name() + "$offset").invoke(null),
                     where + "$offset()" + REGENERATE);
             assertEquals(field.offset(), layout.byteOffset(groupElement(field.name())), where + " in layout()");
-            MemoryLayout fieldLayout = (MemoryLayout) binding.getMethod(field.name() + "$layout").invoke(null);
+            MemoryLayout fieldLayout =
+                    (MemoryLayout) binding.getMethod(field.name() + "$layout").invoke(null);
             assertEquals(describe(field.type()), describe(fieldLayout), where + "$layout()" + REGENERATE);
 
             Class<?> carrier = field.type().carrier();
-            assertEquals(carrier, binding.getMethod(field.name(), MemorySegment.class).getReturnType(), where + " getter");
+            assertEquals(
+                    carrier,
+                    binding.getMethod(field.name(), MemorySegment.class).getReturnType(),
+                    where + " getter");
             binding.getMethod(field.name(), MemorySegment.class, carrier); // the setter
         }
-        assertEquals(struct.byteSize(), (long) binding.getMethod("sizeof").invoke(null),
+        assertEquals(
+                struct.byteSize(),
+                (long) binding.getMethod("sizeof").invoke(null),
                 struct.name() + ".sizeof()" + REGENERATE);
     }
 
@@ -215,7 +231,8 @@ class BindingsMatchHeaderTest {
             List<String> extra = files.map(file -> file.getFileName().toString())
                     .filter(file -> file.endsWith(".java"))
                     .map(file -> file.substring(0, file.length() - ".java".length()))
-                    .filter(name -> !name.startsWith("sluice_h") && !header.structs().containsKey(name))
+                    .filter(name ->
+                            !name.startsWith("sluice_h") && !header.structs().containsKey(name))
                     .sorted()
                     .toList();
             assertEquals(List.of(), extra, "classes of structs that are not in sluice.h" + REGENERATE);
@@ -254,7 +271,8 @@ class BindingsMatchHeaderTest {
     private static String describe(FunctionDescriptor descriptor) {
         return descriptor.returnLayout().map(BindingsMatchHeaderTest::describe).orElse("void")
                 + descriptor.argumentLayouts().stream()
-                        .map(BindingsMatchHeaderTest::describe).collect(Collectors.joining(", ", "(", ")"));
+                        .map(BindingsMatchHeaderTest::describe)
+                        .collect(Collectors.joining(", ", "(", ")"));
     }
 
     /** "address8", "int4", "long8", ...: what the ABI sees, ignoring names and target layouts. */
@@ -280,10 +298,13 @@ class BindingsMatchHeaderTest {
     }
 
     private static Path sourceDir() {
-        return moduleDir.resolve("src/main/java/" + sluice_h.class.getPackageName().replace('.', '/'));
+        return moduleDir.resolve(
+                "src/main/java/" + sluice_h.class.getPackageName().replace('.', '/'));
     }
 
     private static boolean madeByJextract() throws IOException {
-        return Files.readAllLines(sourceDir().resolve("sluice_h.java")).getFirst().contains("(jextract)");
+        return Files.readAllLines(sourceDir().resolve("sluice_h.java"))
+                .getFirst()
+                .contains("(jextract)");
     }
 }

@@ -17,13 +17,16 @@ import java.util.regex.Pattern;
  * Anything outside the subset throws, so a header change the parser does not understand fails the test
  * instead of being skipped.
  */
-record SluiceHeader(Map<String, Integer> constants, Map<String, Function> functions,
-                    Map<String, Struct> structs, Set<String> opaques) {
+record SluiceHeader(
+        Map<String, Integer> constants,
+        Map<String, Function> functions,
+        Map<String, Struct> structs,
+        Set<String> opaques) {
 
     /** A C type as the ABI sees it; sizes and alignments are those of LP64 (Linux, macOS). */
     record CType(String base, int pointers) {
-        private static final Map<String, Integer> SCALAR_SIZES = Map.of(
-                "char", 1, "uint8_t", 1, "int32_t", 4, "int64_t", 8, "size_t", 8, "uintptr_t", 8);
+        private static final Map<String, Integer> SCALAR_SIZES =
+                Map.of("char", 1, "uint8_t", 1, "int32_t", 4, "int64_t", 8, "size_t", 8, "uintptr_t", 8);
 
         boolean isVoid() {
             return pointers == 0 && base.equals("void");
@@ -49,14 +52,11 @@ record SluiceHeader(Map<String, Integer> constants, Map<String, Function> functi
         }
     }
 
-    record Function(String name, CType ret, List<CType> params) {
-    }
+    record Function(String name, CType ret, List<CType> params) {}
 
-    record Field(String name, CType type, long offset) {
-    }
+    record Field(String name, CType type, long offset) {}
 
-    record Struct(String name, List<Field> fields, long byteSize) {
-    }
+    record Struct(String name, List<Field> fields, long byteSize) {}
 
     private static final Pattern DEFINE = Pattern.compile("#define\\s+(\\w+)(?:\\s+(\\S+))?\\s*");
     private static final Pattern STRUCT = Pattern.compile("struct\\s+(\\w+)\\s*\\{([^{}]*)}\\s*;");
@@ -79,7 +79,8 @@ record SluiceHeader(Map<String, Integer> constants, Map<String, Function> functi
                 if (define.group(2) != null) { // without a value it is an include guard
                     constants.put(define.group(1), Integer.decode(define.group(2)));
                 }
-            } else if (!trimmed.matches("#(include\\s+<std(int|def)\\.h>|ifndef\\s+\\w+|if\\s+defined\\(\\w+\\)|endif)")) {
+            } else if (!trimmed.matches(
+                    "#(include\\s+<std(int|def)\\.h>|ifndef\\s+\\w+|if\\s+defined\\(\\w+\\)|endif)")) {
                 // `#if defined(X)` (the test-only exports) is read as taken: they are bound too.
                 throw new IllegalArgumentException("unsupported preprocessor line: " + trimmed);
             }
@@ -140,7 +141,9 @@ record SluiceHeader(Map<String, Integer> constants, Map<String, Function> functi
             return new String[] {"void *", fp.group(2)};
         }
         Matcher named = Pattern.compile("(.*?[\\s*])(\\w+)").matcher(decl);
-        if (named.matches() && !named.group(1).isBlank() && !named.group(1).strip().matches("const|struct")) {
+        if (named.matches()
+                && !named.group(1).isBlank()
+                && !named.group(1).strip().matches("const|struct")) {
             return new String[] {named.group(1), named.group(2)};
         }
         return new String[] {decl, ""}; // an unnamed parameter
@@ -148,7 +151,8 @@ record SluiceHeader(Map<String, Integer> constants, Map<String, Function> functi
 
     private static CType type(String text) {
         int pointers = (int) text.chars().filter(c -> c == '*').count();
-        String base = text.replace("*", " ").replaceAll("\\b(const|struct)\\b", " ").strip();
+        String base =
+                text.replace("*", " ").replaceAll("\\b(const|struct)\\b", " ").strip();
         if (!base.matches("\\w+")) {
             throw new IllegalArgumentException("unsupported type: " + text.strip());
         }
@@ -180,7 +184,9 @@ record SluiceHeader(Map<String, Integer> constants, Map<String, Function> functi
         structs.values().forEach(s -> s.fields().forEach(f -> types.add(f.type())));
         for (CType type : types) {
             boolean known = type.pointers() > 0
-                    ? type.base().equals("void") || structs.containsKey(type.base()) || opaques.contains(type.base())
+                    ? type.base().equals("void")
+                            || structs.containsKey(type.base())
+                            || opaques.contains(type.base())
                             || CType.SCALAR_SIZES.containsKey(type.base())
                     : type.isVoid() || CType.SCALAR_SIZES.containsKey(type.base());
             if (!known) {

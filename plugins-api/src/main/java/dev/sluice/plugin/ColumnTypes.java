@@ -21,8 +21,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class ColumnTypes {
 
-    private static final Pattern DECIMAL = Pattern.compile("decimal\\((\\d+)\\s*,\\s*(\\d+)\\)", Pattern.CASE_INSENSITIVE);
-    private static final Pattern TIMESTAMP = Pattern.compile("timestamp(?:\\((s|ms|us|ns)(?:\\s*,\\s*([^)]+?))?\\s*\\))?", Pattern.CASE_INSENSITIVE);
+    private static final Pattern DECIMAL =
+            Pattern.compile("decimal\\((\\d+)\\s*,\\s*(\\d+)\\)", Pattern.CASE_INSENSITIVE);
+    private static final Pattern TIMESTAMP =
+            Pattern.compile("timestamp(?:\\((s|ms|us|ns)(?:\\s*,\\s*([^)]+?))?\\s*\\))?", Pattern.CASE_INSENSITIVE);
 
     /** The type names accepted, for error messages and docs. */
     public static final String ACCEPTED = "boolean, tinyint, smallint, int, bigint, float, double, decimal(p,s), "
@@ -50,17 +52,28 @@ public final class ColumnTypes {
 
     private static ArrowType type(String column, String raw, String original) {
         switch (raw.toLowerCase(Locale.ROOT)) {
-            case "boolean", "bool": return ArrowType.Bool.INSTANCE;
-            case "tinyint", "int8": return new ArrowType.Int(8, true);
-            case "smallint", "int16": return new ArrowType.Int(16, true);
-            case "int", "integer", "int32": return new ArrowType.Int(32, true);
-            case "bigint", "long", "int64": return new ArrowType.Int(64, true);
-            case "float", "real", "float32": return new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
-            case "double", "float64": return new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
-            case "string", "varchar", "text", "utf8": return ArrowType.Utf8.INSTANCE;
-            case "binary", "bytes", "varbinary": return ArrowType.Binary.INSTANCE;
-            case "date": return new ArrowType.Date(DateUnit.DAY);
-            default: break;
+            case "boolean", "bool":
+                return ArrowType.Bool.INSTANCE;
+            case "tinyint", "int8":
+                return new ArrowType.Int(8, true);
+            case "smallint", "int16":
+                return new ArrowType.Int(16, true);
+            case "int", "integer", "int32":
+                return new ArrowType.Int(32, true);
+            case "bigint", "long", "int64":
+                return new ArrowType.Int(64, true);
+            case "float", "real", "float32":
+                return new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
+            case "double", "float64":
+                return new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
+            case "string", "varchar", "text", "utf8":
+                return ArrowType.Utf8.INSTANCE;
+            case "binary", "bytes", "varbinary":
+                return ArrowType.Binary.INSTANCE;
+            case "date":
+                return new ArrowType.Date(DateUnit.DAY);
+            default:
+                break;
         }
         Matcher decimal = DECIMAL.matcher(raw);
         if (decimal.matches()) {
@@ -68,7 +81,9 @@ public final class ColumnTypes {
         }
         Matcher timestamp = TIMESTAMP.matcher(raw);
         if (timestamp.matches()) {
-            TimeUnit unit = switch (timestamp.group(1) == null ? "ms" : timestamp.group(1).toLowerCase(Locale.ROOT)) {
+            TimeUnit unit = switch (timestamp.group(1) == null
+                    ? "ms"
+                    : timestamp.group(1).toLowerCase(Locale.ROOT)) {
                 case "s" -> TimeUnit.SECOND;
                 case "us" -> TimeUnit.MICROSECOND;
                 case "ns" -> TimeUnit.NANOSECOND;
@@ -77,6 +92,7 @@ public final class ColumnTypes {
             String zone = timestamp.group(2) == null ? null : timestamp.group(2).trim();
             return new ArrowType.Timestamp(unit, zone);
         }
-        throw new IllegalArgumentException("column '" + column + "': unknown type '" + original + "'; use one of " + ACCEPTED);
+        throw new IllegalArgumentException(
+                "column '" + column + "': unknown type '" + original + "'; use one of " + ACCEPTED);
     }
 }

@@ -21,13 +21,16 @@ public final class PrimaryKey {
 
     /** The key in {@code schema}'s metadata, or an empty list. */
     public static List<String> of(Schema schema) {
-        String columns = schema.getCustomMetadata() == null ? null : schema.getCustomMetadata().get(METADATA_KEY);
+        String columns = schema.getCustomMetadata() == null
+                ? null
+                : schema.getCustomMetadata().get(METADATA_KEY);
         return columns == null || columns.isBlank() ? List.of() : Arrays.asList(columns.split(","));
     }
 
     /** {@code schema} with {@code columns} as its key (an empty list removes it). */
     public static Schema with(Schema schema, List<String> columns) {
-        Map<String, String> metadata = new HashMap<>(schema.getCustomMetadata() == null ? Map.of() : schema.getCustomMetadata());
+        Map<String, String> metadata =
+                new HashMap<>(schema.getCustomMetadata() == null ? Map.of() : schema.getCustomMetadata());
         if (columns.isEmpty()) {
             metadata.remove(METADATA_KEY);
         } else {
@@ -38,6 +41,8 @@ public final class PrimaryKey {
 
     /** Whether every key column is a column of {@code schema}. */
     public static boolean coveredBy(List<String> columns, Schema schema) {
-        return columns.stream().allMatch(c -> schema.getFields().stream().anyMatch(f -> f.getName().equals(c)));
+        return columns.stream()
+                .allMatch(c ->
+                        schema.getFields().stream().anyMatch(f -> f.getName().equals(c)));
     }
 }

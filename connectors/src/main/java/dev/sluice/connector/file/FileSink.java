@@ -38,8 +38,18 @@ public final class FileSink implements Sink {
     public static final class Type implements StageType {
 
         private static final ConfigDef CONFIG = new ConfigDef()
-                .define(PATH, ConfigType.PATH, null, true, "The file to write, relative to the pipeline file; replaced when a run starts (validate leaves it alone).")
-                .defineEnum(FORMAT, FileFormats.ALL, null, false, "json (lines), csv or parquet. Default: from the file extension.")
+                .define(
+                        PATH,
+                        ConfigType.PATH,
+                        null,
+                        true,
+                        "The file to write, relative to the pipeline file; replaced when a run starts (validate leaves it alone).")
+                .defineEnum(
+                        FORMAT,
+                        FileFormats.ALL,
+                        null,
+                        false,
+                        "json (lines), csv or parquet. Default: from the file extension.")
                 .define(HEADER, ConfigType.BOOLEAN, true, false, "CSV: write a header line.");
 
         @Override

@@ -50,14 +50,28 @@ public final class FileSource implements Source {
 
         private static final ConfigDef CONFIG = StandardKeys.errorHandling(StandardKeys.batching(new ConfigDef()
                 .define(PATH, ConfigType.PATH, null, true, "The file to read, relative to the pipeline file.")
-                .defineEnum(FORMAT, FileFormats.ALL, null, false,
+                .defineEnum(
+                        FORMAT,
+                        FileFormats.ALL,
+                        null,
+                        false,
                         "json (one object per line), csv or parquet. Default: from the file extension.")
-                .define(SCHEMA, ConfigType.MAP, null, false,
+                .define(
+                        SCHEMA,
+                        ConfigType.MAP,
+                        null,
+                        false,
                         "Columns and types, e.g. {id: bigint, name: string, at: timestamp(ms)}. JSON and CSV only; "
-                                + "absent: inferred from the first infer_rows lines. Types: " + ColumnTypes.ACCEPTED + ".")
+                                + "absent: inferred from the first infer_rows lines. Types: " + ColumnTypes.ACCEPTED
+                                + ".")
                 .define(HEADER, ConfigType.BOOLEAN, true, false, "CSV: the first line names the columns.")
                 .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter (one character).")
-                .define(INFER_ROWS, ConfigType.INT, 1000, false, "Lines read to infer a schema when none is declared.")));
+                .define(
+                        INFER_ROWS,
+                        ConfigType.INT,
+                        1000,
+                        false,
+                        "Lines read to infer a schema when none is declared.")));
 
         @Override
         public int spiVersion() {
@@ -135,7 +149,12 @@ public final class FileSource implements Source {
             throw new InvalidSettingException(PATH, e.getMessage(), e);
         }
         for (String warning : reader.warnings()) {
-            System.err.printf(java.util.Locale.ROOT, "[%s] warning: node '%s': %s%n", context.pipelineName(), context.nodeName(), warning);
+            System.err.printf(
+                    java.util.Locale.ROOT,
+                    "[%s] warning: node '%s': %s%n",
+                    context.pipelineName(),
+                    context.nodeName(),
+                    warning);
         }
         return reader.schema();
     }
@@ -176,8 +195,11 @@ public final class FileSource implements Source {
                     context.skipped(lines.get(i));
                     continue;
                 }
-                context.reject(lines.get(i), records.get(i),
-                        path.getFileName() + ":" + lines.get(i) + ": " + new String(messages.get(i), StandardCharsets.UTF_8));
+                context.reject(
+                        lines.get(i),
+                        records.get(i),
+                        path.getFileName() + ":" + lines.get(i) + ": "
+                                + new String(messages.get(i), StandardCharsets.UTF_8));
             }
         }
     }

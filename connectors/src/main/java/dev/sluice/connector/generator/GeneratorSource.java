@@ -38,14 +38,26 @@ public final class GeneratorSource implements Source {
     public static final class Type implements StageType {
 
         private static final ConfigDef CONFIG = StandardKeys.batching(new ConfigDef()
-                .defineEnum(ENTITY, List.of("bid", "auction", "person"), null, true,
+                .defineEnum(
+                        ENTITY,
+                        List.of("bid", "auction", "person"),
+                        null,
+                        true,
                         "Which Nexmark table this source emits; the schema is Nexmark's (camelCase columns such as dateTime).")
-                .define(COUNT, ConfigType.LONG, null, false,
+                .define(
+                        COUNT,
+                        ConfigType.LONG,
+                        null,
+                        false,
                         "Events in the whole Nexmark sequence (persons, auctions and bids in the proportions 1:3:46); "
                                 + "a bid source emits about 92 % of them. Absent: unbounded.",
                         Validator.nonNegative())
                 .define(SEED, ConfigType.LONG, 42L, false, "Seed of the event sequence; same seed, same events.")
-                .define(RATE, ConfigType.LONG, null, false,
+                .define(
+                        RATE,
+                        ConfigType.LONG,
+                        null,
+                        false,
                         "Events per second (of the whole sequence) to emit at most. Absent: as fast as possible.",
                         Validator.positive()));
 

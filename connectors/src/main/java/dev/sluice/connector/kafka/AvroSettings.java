@@ -1,9 +1,9 @@
 package dev.sluice.connector.kafka;
 
-import dev.sluice.plugin.config.Settings;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,17 +26,34 @@ final class AvroSettings {
     private AvroSettings() {}
 
     static ConfigDef define(ConfigDef def, boolean source) {
-        def.define(AVRO_SCHEMA, ConfigType.STRING, null, false,
-                        "Avro: the schema as JSON text (a record). " + (source
-                                ? "Required for avro unless avro_schema_file is given."
-                                : "Default: derived from the columns."))
-                .define(AVRO_SCHEMA_FILE, ConfigType.PATH, null, false,
+        def.define(
+                        AVRO_SCHEMA,
+                        ConfigType.STRING,
+                        null,
+                        false,
+                        "Avro: the schema as JSON text (a record). "
+                                + (source
+                                        ? "Required for avro unless avro_schema_file is given."
+                                        : "Default: derived from the columns."))
+                .define(
+                        AVRO_SCHEMA_FILE,
+                        ConfigType.PATH,
+                        null,
+                        false,
                         "Avro: a file holding the schema, relative to the pipeline file.");
         if (source) {
-            def.defineEnum(AVRO_FRAMING, List.of("none", "confluent"), "none", false,
+            def.defineEnum(
+                            AVRO_FRAMING,
+                            List.of("none", "confluent"),
+                            "none",
+                            false,
                             "Avro: each record is the bare binary datum (none), or Confluent's wire format "
                                     + "(a zero byte and a 4-byte schema id first).")
-                    .define(AVRO_SCHEMA_ID, ConfigType.INT, null, false,
+                    .define(
+                            AVRO_SCHEMA_ID,
+                            ConfigType.INT,
+                            null,
+                            false,
                             "Avro with confluent framing: the schema id the records carry (others are malformed).");
         }
         return def;
@@ -64,7 +81,8 @@ final class AvroSettings {
             options.put("avro_framing", framing);
             if (framing.equals("confluent")) {
                 if (!config.has(AVRO_SCHEMA_ID)) {
-                    throw new InvalidSettingException(AVRO_SCHEMA_ID, "confluent framing needs the schema id the records carry");
+                    throw new InvalidSettingException(
+                            AVRO_SCHEMA_ID, "confluent framing needs the schema id the records carry");
                 }
                 options.put("avro_schema_id", config.getInt(AVRO_SCHEMA_ID));
             }

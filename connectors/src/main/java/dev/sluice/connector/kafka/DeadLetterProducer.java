@@ -24,7 +24,8 @@ final class DeadLetterProducer implements AutoCloseable {
         props.putAll(clientProperties);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        props.putIfAbsent(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, Integer.toString(KafkaSink.MAX_IN_FLIGHT));
+        props.putIfAbsent(
+                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, Integer.toString(KafkaSink.MAX_IN_FLIGHT));
         this.producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
         this.topic = topic;
     }
@@ -47,7 +48,8 @@ final class DeadLetterProducer implements AutoCloseable {
     void flush() {
         producer.flush();
         if (failure != null) {
-            throw new IllegalStateException("cannot write to dead-letter topic " + topic + ": " + failure.getMessage(), failure);
+            throw new IllegalStateException(
+                    "cannot write to dead-letter topic " + topic + ": " + failure.getMessage(), failure);
         }
     }
 

@@ -23,7 +23,8 @@ final class Instances {
         String key = pipeline + "\u0000" + node;
         String base = DERIVED.get(key);
         if (base == null || !CLAIMED.containsKey(base)) {
-            base = clean("sluice-" + pipeline + "-" + node) + "-" + UUID.randomUUID().toString().substring(0, 8);
+            base = clean("sluice-" + pipeline + "-" + node) + "-"
+                    + UUID.randomUUID().toString().substring(0, 8);
             DERIVED.put(key, base);
         }
         return base;

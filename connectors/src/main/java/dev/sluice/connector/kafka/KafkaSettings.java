@@ -3,10 +3,10 @@ package dev.sluice.connector.kafka;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import dev.sluice.plugin.config.Settings;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.util.Collection;
@@ -53,18 +53,31 @@ final class KafkaSettings {
      */
     static void startPlatformMBeanServer() {
         if (MBEAN_SERVER_STARTED.compareAndSet(false, true)) {
-            Thread.ofPlatform().daemon().name("sluice-mbean-server-start")
+            Thread.ofPlatform()
+                    .daemon()
+                    .name("sluice-mbean-server-start")
                     .start(ManagementFactory::getPlatformMBeanServer);
         }
     }
 
     static ConfigDef client(ConfigDef def) {
-        return def
-                .define(BOOTSTRAP_SERVERS, ConfigType.STRING, null, false,
+        return def.define(
+                        BOOTSTRAP_SERVERS,
+                        ConfigType.STRING,
+                        null,
+                        false,
                         "The brokers, host:port[,host:port]. Default: properties' bootstrap.servers, else 127.0.0.1:9092.")
-                .define(PROPERTIES, ConfigType.MAP, null, false,
+                .define(
+                        PROPERTIES,
+                        ConfigType.MAP,
+                        null,
+                        false,
                         "Kafka client properties passed through as they are (security, timeouts, tuning).")
-                .define(CHECK_TIMEOUT, ConfigType.DURATION, "5s", false,
+                .define(
+                        CHECK_TIMEOUT,
+                        ConfigType.DURATION,
+                        "5s",
+                        false,
                         "How long the check at start (brokers reachable, topic there, ACLs) waits for a broker "
                                 + "before the run fails with the reason.");
     }
@@ -78,7 +91,9 @@ final class KafkaSettings {
     static Properties checkProperties(Properties props, Settings config) {
         Properties check = new Properties();
         check.putAll(props);
-        check.put(CHECK_TIMEOUT_PROPERTY, Long.toString(Math.max(1, config.getDuration(CHECK_TIMEOUT).toMillis())));
+        check.put(
+                CHECK_TIMEOUT_PROPERTY,
+                Long.toString(Math.max(1, config.getDuration(CHECK_TIMEOUT).toMillis())));
         return check;
     }
 
@@ -109,7 +124,11 @@ final class KafkaSettings {
     }
 
     /** As above, then runs {@code more} with the same Admin client (best-effort look-ups). */
-    static void checkAccess(Properties props, Collection<String> topics, AclOperation operation, String group,
+    static void checkAccess(
+            Properties props,
+            Collection<String> topics,
+            AclOperation operation,
+            String group,
             java.util.function.Consumer<Admin> more) {
         Properties admin = new Properties();
         admin.putAll(props);
@@ -124,8 +143,8 @@ final class KafkaSettings {
         admin.putIfAbsent(CommonClientConfigs.RETRY_BACKOFF_MS_CONFIG, "10");
         String servers = props.getProperty(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
         try (Admin client = Admin.create(admin)) {
-            Map<String, KafkaFuture<TopicDescription>> described = client
-                    .describeTopics(topics, new DescribeTopicsOptions().includeAuthorizedOperations(true))
+            Map<String, KafkaFuture<TopicDescription>> described = client.describeTopics(
+                            topics, new DescribeTopicsOptions().includeAuthorizedOperations(true))
                     .topicNameValues();
             for (String topic : topics) {
                 TopicDescription description;
@@ -133,15 +152,18 @@ final class KafkaSettings {
                     description = described.get(topic).get(timeoutMs + 1_000, TimeUnit.MILLISECONDS);
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
-                        throw new InvalidSettingException(BOOTSTRAP_SERVERS, "no Kafka broker answered at " + servers + " " + within);
+                        throw new InvalidSettingException(
+                                BOOTSTRAP_SERVERS, "no Kafka broker answered at " + servers + " " + within);
                     }
                     throw topicProblem(topic, servers, e.getCause());
                 }
                 Set<AclOperation> allowed = description.authorizedOperations();
                 if (allowed != null && !allowed.contains(operation) && !allowed.contains(AclOperation.ALL)) {
-                    throw new InvalidSettingException(KafkaSource.TOPIC, "not authorized to " + operation.name().toLowerCase()
-                            + " topic '" + topic + "' on " + servers + " as this client's principal (allowed: "
-                            + allowed + "); grant the ACL or change the credentials in properties:");
+                    throw new InvalidSettingException(
+                            KafkaSource.TOPIC,
+                            "not authorized to " + operation.name().toLowerCase()
+                                    + " topic '" + topic + "' on " + servers + " as this client's principal (allowed: "
+                                    + allowed + "); grant the ACL or change the credentials in properties:");
                 }
             }
             if (group != null) {
@@ -149,7 +171,8 @@ final class KafkaSettings {
             }
             more.accept(client);
         } catch (TimeoutException e) {
-            throw new InvalidSettingException(BOOTSTRAP_SERVERS, "no Kafka broker answered at " + servers + " " + within);
+            throw new InvalidSettingException(
+                    BOOTSTRAP_SERVERS, "no Kafka broker answered at " + servers + " " + within);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InvalidSettingException(BOOTSTRAP_SERVERS, "interrupted while connecting to " + servers);
@@ -161,9 +184,13 @@ final class KafkaSettings {
     /** The topic's max.message.bytes, or -1 when it cannot be read (no DESCRIBE_CONFIGS ACL). */
     static int maxMessageBytes(Admin client, String topic) {
         try {
-            org.apache.kafka.common.config.ConfigResource resource =
-                    new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
-            var entry = client.describeConfigs(List.of(resource)).all().get(10, TimeUnit.SECONDS).get(resource).get("max.message.bytes");
+            org.apache.kafka.common.config.ConfigResource resource = new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+            var entry = client.describeConfigs(List.of(resource))
+                    .all()
+                    .get(10, TimeUnit.SECONDS)
+                    .get(resource)
+                    .get("max.message.bytes");
             return entry == null || entry.value() == null ? -1 : Integer.parseInt(entry.value());
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             return -1;
@@ -178,11 +205,14 @@ final class KafkaSettings {
             return new InvalidSettingException(KafkaSource.TOPIC, "topic '" + topic + "' does not exist on " + servers);
         }
         if (cause instanceof TopicAuthorizationException) {
-            return new InvalidSettingException(KafkaSource.TOPIC, "not authorized to describe topic '" + topic + "' on " + servers
-                    + " as this client's principal; grant the ACL or change the credentials in properties:");
+            return new InvalidSettingException(
+                    KafkaSource.TOPIC,
+                    "not authorized to describe topic '" + topic + "' on " + servers
+                            + " as this client's principal; grant the ACL or change the credentials in properties:");
         }
         if (cause instanceof AuthenticationException) {
-            return new InvalidSettingException(PROPERTIES, "Kafka at " + servers + " refused the credentials: " + cause.getMessage());
+            return new InvalidSettingException(
+                    PROPERTIES, "Kafka at " + servers + " refused the credentials: " + cause.getMessage());
         }
         return new InvalidSettingException(BOOTSTRAP_SERVERS, "Kafka at " + servers + ": " + cause.getMessage());
     }
@@ -194,17 +224,24 @@ final class KafkaSettings {
     private static void checkGroup(Admin client, String group, String servers, long timeoutMs)
             throws InterruptedException, TimeoutException {
         try {
-            Set<AclOperation> allowed = client
-                    .describeConsumerGroups(List.of(group), new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true))
-                    .describedGroups().get(group).get(timeoutMs, TimeUnit.MILLISECONDS).authorizedOperations();
+            Set<AclOperation> allowed = client.describeConsumerGroups(
+                            List.of(group), new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true))
+                    .describedGroups()
+                    .get(group)
+                    .get(timeoutMs, TimeUnit.MILLISECONDS)
+                    .authorizedOperations();
             if (allowed != null && !allowed.contains(AclOperation.READ) && !allowed.contains(AclOperation.ALL)) {
-                throw new InvalidSettingException(KafkaSource.GROUP_ID, "not authorized to read as consumer group '" + group + "' on "
-                        + servers + " (allowed: " + allowed + "); grant the ACL or change group_id");
+                throw new InvalidSettingException(
+                        KafkaSource.GROUP_ID,
+                        "not authorized to read as consumer group '" + group + "' on " + servers + " (allowed: "
+                                + allowed + "); grant the ACL or change group_id");
             }
         } catch (ExecutionException e) {
             if (e.getCause() instanceof GroupAuthorizationException) {
-                throw new InvalidSettingException(KafkaSource.GROUP_ID, "not authorized to use consumer group '" + group + "' on "
-                        + servers + " as this client's principal; grant the ACL or change group_id");
+                throw new InvalidSettingException(
+                        KafkaSource.GROUP_ID,
+                        "not authorized to use consumer group '" + group + "' on " + servers
+                                + " as this client's principal; grant the ACL or change group_id");
             }
             // A group that does not exist yet, or a broker without group descriptions: the consumer will say.
         }

@@ -61,26 +61,48 @@ public final class KafkaSink implements Sink {
     /** The {@code kafka} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type implements StageType {
 
-        private static final ConfigDef CONFIG = AvroSettings.define(KafkaSettings.client(new ConfigDef()
-                .define(TOPIC, ConfigType.STRING, null, true, "The topic to write.")
-                .defineEnum(FORMAT, List.of("json", "csv", "raw", "avro"), "json", false,
-                        "json (an object per message), csv (a line), raw (the bytes of the one column left besides "
-                                + "the key's and `_op`, binary or string; null becomes an empty message) or avro "
-                                + "(one datum per message, no framing).")
-                .define(KEY, ConfigType.LIST, List.of(), false,
-                        "Columns that make the message key: one column's value as text, several as a JSON object. "
-                                + "Default: the primary key of the source the rows come from (its `primary_key`), "
-                                + "if the rows still have its columns; else no key.")
-                .defineEnum(COMPRESSION, List.of("none", "gzip", "snappy", "lz4", "zstd"), "lz4", false,
-                        "Producer compression.")
-                .defineEnum(StandardKeys.ON_ERROR, ErrorPolicy.CONFIG_NAMES, "dead_letter", false,
-                        "What to do with a row Kafka refuses as too large (the producer's max.request.size or the "
-                                + "topic's max.message.bytes): write it with the reason to the dead letter, skip it "
-                                + "(counted), or fail the run.")
-                .define(StandardKeys.DEAD_LETTER, ConfigType.PATH, null, false,
-                        "The dead-letter file (JSON lines: node, position = the row's number in this run's output, "
-                                + "error, record). Default: <node>.dead-letter.jsonl next to the first file sink's "
-                                + "output, else next to the pipeline file.")), false);
+        private static final ConfigDef CONFIG = AvroSettings.define(
+                KafkaSettings.client(new ConfigDef()
+                        .define(TOPIC, ConfigType.STRING, null, true, "The topic to write.")
+                        .defineEnum(
+                                FORMAT,
+                                List.of("json", "csv", "raw", "avro"),
+                                "json",
+                                false,
+                                "json (an object per message), csv (a line), raw (the bytes of the one column left besides "
+                                        + "the key's and `_op`, binary or string; null becomes an empty message) or avro "
+                                        + "(one datum per message, no framing).")
+                        .define(
+                                KEY,
+                                ConfigType.LIST,
+                                List.of(),
+                                false,
+                                "Columns that make the message key: one column's value as text, several as a JSON object. "
+                                        + "Default: the primary key of the source the rows come from (its `primary_key`), "
+                                        + "if the rows still have its columns; else no key.")
+                        .defineEnum(
+                                COMPRESSION,
+                                List.of("none", "gzip", "snappy", "lz4", "zstd"),
+                                "lz4",
+                                false,
+                                "Producer compression.")
+                        .defineEnum(
+                                StandardKeys.ON_ERROR,
+                                ErrorPolicy.CONFIG_NAMES,
+                                "dead_letter",
+                                false,
+                                "What to do with a row Kafka refuses as too large (the producer's max.request.size or the "
+                                        + "topic's max.message.bytes): write it with the reason to the dead letter, skip it "
+                                        + "(counted), or fail the run.")
+                        .define(
+                                StandardKeys.DEAD_LETTER,
+                                ConfigType.PATH,
+                                null,
+                                false,
+                                "The dead-letter file (JSON lines: node, position = the row's number in this run's output, "
+                                        + "error, record). Default: <node>.dead-letter.jsonl next to the first file sink's "
+                                        + "output, else next to the pipeline file.")),
+                false);
 
         @Override
         public int spiVersion() {
@@ -131,6 +153,7 @@ public final class KafkaSink implements Sink {
     private List<String> key;
     /** Whether rows carry {@code _op}: it then travels as the {@code op} header, not in the value. */
     private boolean changeStream;
+
     private KafkaProducer<byte[], byte[]> producer;
     private Properties producerProperties;
     private StageContext context;
@@ -139,6 +162,7 @@ public final class KafkaSink implements Sink {
     private final Queue<Refused> refused = new ConcurrentLinkedQueue<>();
     /** Rows handed to the sender so far: a refused row's position in the dead letter. */
     private long rowsSent;
+
     private int maxRequestSize;
     /** The topic's max.message.bytes as the check at start read it; -1 if unknown. */
     private volatile int maxMessageBytes = -1;
@@ -146,6 +170,7 @@ public final class KafkaSink implements Sink {
     private final AtomicLong inFlight = new AtomicLong();
     /** At most two encoded batches wait for the sender: beyond that the lane waits (back-pressure). */
     private final BlockingQueue<Outgoing> outgoing = new ArrayBlockingQueue<>(2);
+
     private Thread sender;
 
     KafkaSink(Settings config) {
@@ -168,7 +193,12 @@ public final class KafkaSink implements Sink {
             // The key travels as the message key; the one column left is the value.
             excluded.addAll(key);
         }
-        encoder = new NativeEncoder(format, false, true, key, excluded,
+        encoder = new NativeEncoder(
+                format,
+                false,
+                true,
+                key,
+                excluded,
                 AvroSettings.coreOptions(config, context.pipelineDirectory(), false));
         for (String k : key) {
             if (!columns.contains(k)) {
@@ -184,10 +214,15 @@ public final class KafkaSink implements Sink {
         props.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(512 * 1024));
         props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "20");
         props.putIfAbsent(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, Integer.toString(MAX_IN_FLIGHT));
-        maxRequestSize = Integer.parseInt(String.valueOf(props.getOrDefault(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576")).trim());
+        maxRequestSize =
+                Integer.parseInt(String.valueOf(props.getOrDefault(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"))
+                        .trim());
         Properties checkProps = KafkaSettings.checkProperties(props, config);
-        context.checkWhileOpening(() -> KafkaSettings.checkAccess(checkProps, List.of(topic),
-                org.apache.kafka.common.acl.AclOperation.WRITE, null,
+        context.checkWhileOpening(() -> KafkaSettings.checkAccess(
+                checkProps,
+                List.of(topic),
+                org.apache.kafka.common.acl.AclOperation.WRITE,
+                null,
                 admin -> maxMessageBytes = KafkaSettings.maxMessageBytes(admin, topic)));
         producerProperties = props;
     }
@@ -239,7 +274,8 @@ public final class KafkaSink implements Sink {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             discard(next);
-            throw new IllegalStateException("interrupted while handing records for topic " + topic + " to the producer", e);
+            throw new IllegalStateException(
+                    "interrupted while handing records for topic " + topic + " to the producer", e);
         } catch (RuntimeException e) {
             discard(next);
             throw e;
@@ -264,8 +300,9 @@ public final class KafkaSink implements Sink {
         }
     }
 
-    private static final byte[][] OPS = {"i".getBytes(StandardCharsets.UTF_8), "u".getBytes(StandardCharsets.UTF_8),
-        "d".getBytes(StandardCharsets.UTF_8)};
+    private static final byte[][] OPS = {
+        "i".getBytes(StandardCharsets.UTF_8), "u".getBytes(StandardCharsets.UTF_8), "d".getBytes(StandardCharsets.UTF_8)
+    };
 
     /**
      * Encoded records on their way to the sender thread, with each row's {@code op} header if
@@ -301,7 +338,8 @@ public final class KafkaSink implements Sink {
                 }
             } catch (Throwable e) {
                 // Whatever stops this thread must reach the lane, or its next hand-off would wait forever.
-                failure.compareAndSet(null, e instanceof Exception exception ? exception : new IllegalStateException(e));
+                failure.compareAndSet(
+                        null, e instanceof Exception exception ? exception : new IllegalStateException(e));
                 inFlight.addAndGet(sent - next.records().count()); // these never reached the producer
             }
         }
@@ -391,7 +429,8 @@ public final class KafkaSink implements Sink {
         while (inFlight.get() > 0) {
             throwIfFailed();
             if (barrier.remainingNanos() == 0) {
-                throw new CheckpointTimeoutException(inFlight.get() + " messages to topic " + topic + " not acknowledged yet");
+                throw new CheckpointTimeoutException(
+                        inFlight.get() + " messages to topic " + topic + " not acknowledged yet");
             }
             LockSupport.parkNanos(200_000);
         }

@@ -79,46 +79,94 @@ public final class KafkaSource implements Source {
     /** The {@code kafka} source's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type implements StageType {
 
-        private static final ConfigDef CONFIG = StandardKeys.errorHandling(StandardKeys.batching(AvroSettings.define(KafkaSettings.client(new ConfigDef()
-                .define(TOPIC, ConfigType.LIST, null, true, "The topic, or a list of topics.")
-                .define(GROUP_ID, ConfigType.STRING, null, false, "Consumer group. Default: sluice-<pipeline name>.")
-                .define(GROUP_INSTANCE_ID, ConfigType.STRING, null, false,
-                        "Static group membership: each lane's consumer joins as <this>-lane-<n> (group.instance.id), "
-                                + "so a restarted instance, even after kill -9, gets its partitions back at once "
-                                + "instead of after session.timeout.ms. Must differ between instances sharing the group. "
-                                + "Default: sluice-<pipeline>-<node>-<random>, made on the first run and kept in the "
-                                + "state DB; `none` for dynamic membership. Bounded sources use dynamic membership.")
-                .defineEnum(STARTING_OFFSETS, List.of("committed", "earliest", "latest"), "committed", false,
-                        "Where to start without a checkpoint: the group's committed offsets (else earliest), "
-                                + "or earliest/latest regardless of them.")
-                .defineEnum(FORMAT, List.of("json", "csv", "raw", "debezium", "avro"), "json", false,
-                        "json (one object per record), csv (one line per record), raw (the bytes as column `value`), "
-                                + "debezium (a Debezium JSON change event: the row of `after`, or `before` for deletes, "
-                                + "plus column `_op` = i, u or d; tombstones are skipped), or avro (one datum per record, "
-                                + "columns from the Avro schema).")
-                .define(SCHEMA, ConfigType.MAP, null, false,
-                        "Columns and types of the records (for debezium: of the row), e.g. {id: bigint, name: string}. "
-                                + "Required for csv and debezium; for json, absent means inferred from the first "
-                                + "infer_rows records of the topic (strings stay strings: declare timestamps); "
-                                + "not used for raw and avro.")
-                .define(INFER_ROWS, ConfigType.INT, 1000, false, "JSON without a schema: records sampled to infer it.",
-                        Validator.positive())
-                .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter.")
-                .define(PRIMARY_KEY, ConfigType.LIST, List.of(), false,
-                        "Columns that identify a row. Downstream nodes that keep these columns carry the key, "
-                                + "and a kafka sink without `key:` keys its messages by it.")
-                .define(METADATA, ConfigType.LIST, List.of(), false,
-                        "Metadata columns to add: _partition, _offset, _timestamp, _key, _headers (a JSON object).")
-                .define(StandardKeys.PARALLELISM, ConfigType.INT, 1, false,
-                        "Lanes: copies of the pipeline on their own threads, each with a consumer in the group, "
-                                + "sharing the partitions (use at most one per partition).",
-                        Validator.positive())
-                .define(BOUNDED, ConfigType.BOOLEAN, false, false,
-                        "Stop at the end offsets the partitions had when they were assigned (a backfill, "
-                                + "a benchmark) instead of waiting for new records.")
-                .define(DEAD_LETTER_TOPIC, ConfigType.STRING, null, false,
-                        "Topic for records that do not decode (with the error and origin in headers), when on_error "
-                                + "is dead_letter. Default: the dead_letter file.")), true)));
+        private static final ConfigDef CONFIG = StandardKeys.errorHandling(StandardKeys.batching(AvroSettings.define(
+                KafkaSettings.client(new ConfigDef()
+                        .define(TOPIC, ConfigType.LIST, null, true, "The topic, or a list of topics.")
+                        .define(
+                                GROUP_ID,
+                                ConfigType.STRING,
+                                null,
+                                false,
+                                "Consumer group. Default: sluice-<pipeline name>.")
+                        .define(
+                                GROUP_INSTANCE_ID,
+                                ConfigType.STRING,
+                                null,
+                                false,
+                                "Static group membership: each lane's consumer joins as <this>-lane-<n> (group.instance.id), "
+                                        + "so a restarted instance, even after kill -9, gets its partitions back at once "
+                                        + "instead of after session.timeout.ms. Must differ between instances sharing the group. "
+                                        + "Default: sluice-<pipeline>-<node>-<random>, made on the first run and kept in the "
+                                        + "state DB; `none` for dynamic membership. Bounded sources use dynamic membership.")
+                        .defineEnum(
+                                STARTING_OFFSETS,
+                                List.of("committed", "earliest", "latest"),
+                                "committed",
+                                false,
+                                "Where to start without a checkpoint: the group's committed offsets (else earliest), "
+                                        + "or earliest/latest regardless of them.")
+                        .defineEnum(
+                                FORMAT,
+                                List.of("json", "csv", "raw", "debezium", "avro"),
+                                "json",
+                                false,
+                                "json (one object per record), csv (one line per record), raw (the bytes as column `value`), "
+                                        + "debezium (a Debezium JSON change event: the row of `after`, or `before` for deletes, "
+                                        + "plus column `_op` = i, u or d; tombstones are skipped), or avro (one datum per record, "
+                                        + "columns from the Avro schema).")
+                        .define(
+                                SCHEMA,
+                                ConfigType.MAP,
+                                null,
+                                false,
+                                "Columns and types of the records (for debezium: of the row), e.g. {id: bigint, name: string}. "
+                                        + "Required for csv and debezium; for json, absent means inferred from the first "
+                                        + "infer_rows records of the topic (strings stay strings: declare timestamps); "
+                                        + "not used for raw and avro.")
+                        .define(
+                                INFER_ROWS,
+                                ConfigType.INT,
+                                1000,
+                                false,
+                                "JSON without a schema: records sampled to infer it.",
+                                Validator.positive())
+                        .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter.")
+                        .define(
+                                PRIMARY_KEY,
+                                ConfigType.LIST,
+                                List.of(),
+                                false,
+                                "Columns that identify a row. Downstream nodes that keep these columns carry the key, "
+                                        + "and a kafka sink without `key:` keys its messages by it.")
+                        .define(
+                                METADATA,
+                                ConfigType.LIST,
+                                List.of(),
+                                false,
+                                "Metadata columns to add: _partition, _offset, _timestamp, _key, _headers (a JSON object).")
+                        .define(
+                                StandardKeys.PARALLELISM,
+                                ConfigType.INT,
+                                1,
+                                false,
+                                "Lanes: copies of the pipeline on their own threads, each with a consumer in the group, "
+                                        + "sharing the partitions (use at most one per partition).",
+                                Validator.positive())
+                        .define(
+                                BOUNDED,
+                                ConfigType.BOOLEAN,
+                                false,
+                                false,
+                                "Stop at the end offsets the partitions had when they were assigned (a backfill, "
+                                        + "a benchmark) instead of waiting for new records.")
+                        .define(
+                                DEAD_LETTER_TOPIC,
+                                ConfigType.STRING,
+                                null,
+                                false,
+                                "Topic for records that do not decode (with the error and origin in headers), when on_error "
+                                        + "is dead_letter. Default: the dead_letter file.")),
+                true)));
 
         @Override
         public int spiVersion() {
@@ -163,7 +211,8 @@ public final class KafkaSource implements Source {
         }
     }
 
-    private static final List<String> METADATA_COLUMNS = List.of("_partition", "_offset", "_timestamp", "_key", "_headers");
+    private static final List<String> METADATA_COLUMNS =
+            List.of("_partition", "_offset", "_timestamp", "_key", "_headers");
 
     private final Settings config;
     private final List<String> topics;
@@ -174,6 +223,7 @@ public final class KafkaSource implements Source {
     private final boolean bounded;
     /** With {@code bounded}: the end offsets of the assigned partitions when they were assigned. */
     private final Map<TopicPartition, Long> endOffsets = new HashMap<>();
+
     private StageContext context;
     private KafkaConsumer<byte[], ByteBuffer> consumer;
     private Properties consumerProperties;
@@ -185,6 +235,7 @@ public final class KafkaSource implements Source {
     private final Map<TopicPartition, Long> emitted = new HashMap<>();
     /** Positions recorded at each barrier, until that epoch completes. */
     private final TreeMap<Long, Map<TopicPartition, Long>> pending = new TreeMap<>();
+
     private long firstBufferedNanos;
     /** A bounded source that returned END: it leaves the group after its final checkpoint. */
     private boolean ended;
@@ -192,6 +243,7 @@ public final class KafkaSource implements Source {
     private Emitter currentOut;
     /** Static membership: group.instance.id is this plus {@code -lane-<lane>}; null for dynamic. */
     private String instanceBase;
+
     private int lane = -1;
 
     /** The key under which the derived group_instance_id is kept in the state DB, beside the offsets. */
@@ -207,7 +259,8 @@ public final class KafkaSource implements Source {
         this.bounded = config.getBoolean(BOUNDED);
         for (String column : metadata) {
             if (!METADATA_COLUMNS.contains(column)) {
-                throw new InvalidSettingException(METADATA, "unknown metadata column '" + column + "'; use " + METADATA);
+                throw new InvalidSettingException(
+                        METADATA, "unknown metadata column '" + column + "'; use " + METADATA);
             }
         }
     }
@@ -227,7 +280,8 @@ public final class KafkaSource implements Source {
         Map<String, Object> formatOptions = AvroSettings.coreOptions(config, context.pipelineDirectory(), true);
         Schema declared = null;
         if (format.equals("avro") && config.has(SCHEMA)) {
-            throw new InvalidSettingException(SCHEMA, "avro records take their columns from the Avro schema; remove `schema:`");
+            throw new InvalidSettingException(
+                    SCHEMA, "avro records take their columns from the Avro schema; remove `schema:`");
         } else if (format.equals("avro")) {
             // The columns come from the Avro schema (the decoder below reports them).
         } else if (format.equals("json") && !config.has(SCHEMA)) {
@@ -257,7 +311,8 @@ public final class KafkaSource implements Source {
         String starting = config.getString(STARTING_OFFSETS);
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, starting.equals("latest") ? "latest" : "earliest");
         consumerProperties = props;
-        decoder = NativeDecoder.create(context.allocator(), format, config.getString(DELIMITER), declared, formatOptions);
+        decoder =
+                NativeDecoder.create(context.allocator(), format, config.getString(DELIMITER), declared, formatOptions);
         slab = new RecordSlab(batchSize);
         meta = metadata.isEmpty() ? null : MetadataColumns.root(metadata, context.allocator());
         Schema values = switch (format) {
@@ -269,8 +324,12 @@ public final class KafkaSource implements Source {
         Schema schema = MetadataColumns.append(values, meta);
         List<String> primaryKey = config.getList(PRIMARY_KEY);
         if (!PrimaryKey.coveredBy(primaryKey, schema)) {
-            throw new InvalidSettingException(PRIMARY_KEY, "primary key " + primaryKey + " names columns that are not in "
-                    + schema.getFields().stream().map(org.apache.arrow.vector.types.pojo.Field::getName).toList());
+            throw new InvalidSettingException(
+                    PRIMARY_KEY,
+                    "primary key " + primaryKey + " names columns that are not in "
+                            + schema.getFields().stream()
+                                    .map(org.apache.arrow.vector.types.pojo.Field::getName)
+                                    .toList());
         }
         return PrimaryKey.with(schema, primaryKey);
     }
@@ -280,7 +339,8 @@ public final class KafkaSource implements Source {
      * an earlier run of this state DB made, else a new one (saved with the next checkpoint).
      */
     private String instanceBase(Properties props) {
-        String configured = config.has(GROUP_INSTANCE_ID) ? config.getString(GROUP_INSTANCE_ID)
+        String configured = config.has(GROUP_INSTANCE_ID)
+                ? config.getString(GROUP_INSTANCE_ID)
                 : (String) props.get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         if (configured != null) {
             return configured.isBlank() || configured.equals("none") ? null : configured;
@@ -303,7 +363,8 @@ public final class KafkaSource implements Source {
         consumer = new KafkaConsumer<>(consumerProperties, new ByteArrayDeserializer(), new ValueViews());
         consumer.subscribe(topics, new Rebalance(config.getString(STARTING_OFFSETS)));
         if (config.has(DEAD_LETTER_TOPIC)) {
-            deadLetters = new DeadLetterProducer(KafkaSettings.clientProperties(config), config.getString(DEAD_LETTER_TOPIC));
+            deadLetters =
+                    new DeadLetterProducer(KafkaSettings.clientProperties(config), config.getString(DEAD_LETTER_TOPIC));
         }
     }
 
@@ -395,7 +456,8 @@ public final class KafkaSource implements Source {
                 String message = new String(error.get(i), StandardCharsets.UTF_8);
                 String origin = slab.topic(at) + "/" + slab.partition(at) + "@" + slab.offset(at);
                 if (deadLetters != null) {
-                    deadLetters.send(record.get(i), slab.key(at), message, slab.topic(at), slab.partition(at), slab.offset(at));
+                    deadLetters.send(
+                            record.get(i), slab.key(at), message, slab.topic(at), slab.partition(at), slab.offset(at));
                 } else {
                     context.reject(slab.offset(at), record.get(i), origin + ": " + message);
                 }
@@ -415,8 +477,8 @@ public final class KafkaSource implements Source {
     public Map<String, String> positions(long epoch) {
         Map<TopicPartition, Long> at = pending.getOrDefault(epoch, Map.of());
         Map<String, String> out = new TreeMap<>();
-        at.forEach((tp, offset) -> out.put(tp.topic() + "/" + tp.partition(),
-                "{\"offset\":" + offset + ",\"epoch\":" + epoch + "}"));
+        at.forEach((tp, offset) ->
+                out.put(tp.topic() + "/" + tp.partition(), "{\"offset\":" + offset + ",\"epoch\":" + epoch + "}"));
         if (instanceBase != null && !config.has(GROUP_INSTANCE_ID)) {
             out.put(INSTANCE_POSITION, KafkaSettings.idJson(instanceBase));
         }

@@ -25,22 +25,40 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class MetadataColumns {
 
     /** The schema of raw records (the core's decoder produces it). */
-    static final Schema RAW_SCHEMA = new Schema(List.of(new Field("value", FieldType.notNullable(ArrowType.Binary.INSTANCE), null)));
+    static final Schema RAW_SCHEMA =
+            new Schema(List.of(new Field("value", FieldType.notNullable(ArrowType.Binary.INSTANCE), null)));
 
     private MetadataColumns() {}
 
     static VectorSchemaRoot root(List<String> columns, BufferAllocator allocator) {
         List<FieldVector> vectors = new ArrayList<>();
         for (String column : columns) {
-            vectors.add(switch (column) {
-                case "_partition" -> new IntVector(new Field(column, FieldType.notNullable(new ArrowType.Int(32, true)), null), allocator);
-                case "_offset" -> new BigIntVector(new Field(column, FieldType.notNullable(new ArrowType.Int(64, true)), null), allocator);
-                case "_timestamp" -> new TimeStampMilliTZVector(new Field(column,
-                        FieldType.notNullable(new ArrowType.Timestamp(org.apache.arrow.vector.types.TimeUnit.MILLISECOND, "UTC")), null), allocator);
-                case "_key" -> new VarBinaryVector(new Field(column, FieldType.nullable(ArrowType.Binary.INSTANCE), null), allocator);
-                case "_headers" -> new VarCharVector(new Field(column, FieldType.notNullable(ArrowType.Utf8.INSTANCE), null), allocator);
-                default -> throw new IllegalArgumentException("unknown metadata column " + column);
-            });
+            vectors.add(
+                    switch (column) {
+                        case "_partition" ->
+                            new IntVector(
+                                    new Field(column, FieldType.notNullable(new ArrowType.Int(32, true)), null),
+                                    allocator);
+                        case "_offset" ->
+                            new BigIntVector(
+                                    new Field(column, FieldType.notNullable(new ArrowType.Int(64, true)), null),
+                                    allocator);
+                        case "_timestamp" ->
+                            new TimeStampMilliTZVector(
+                                    new Field(
+                                            column,
+                                            FieldType.notNullable(new ArrowType.Timestamp(
+                                                    org.apache.arrow.vector.types.TimeUnit.MILLISECOND, "UTC")),
+                                            null),
+                                    allocator);
+                        case "_key" ->
+                            new VarBinaryVector(
+                                    new Field(column, FieldType.nullable(ArrowType.Binary.INSTANCE), null), allocator);
+                        case "_headers" ->
+                            new VarCharVector(
+                                    new Field(column, FieldType.notNullable(ArrowType.Utf8.INSTANCE), null), allocator);
+                        default -> throw new IllegalArgumentException("unknown metadata column " + column);
+                    });
         }
         return new VectorSchemaRoot(vectors);
     }
@@ -94,7 +112,11 @@ final class MetadataColumns {
         Map<String, String> last = new java.util.LinkedHashMap<>();
         if (headers != null) {
             for (org.apache.kafka.common.header.Header header : headers) {
-                last.put(header.key(), header.value() == null ? null : new String(header.value(), java.nio.charset.StandardCharsets.UTF_8));
+                last.put(
+                        header.key(),
+                        header.value() == null
+                                ? null
+                                : new String(header.value(), java.nio.charset.StandardCharsets.UTF_8));
             }
         }
         var out = new java.io.ByteArrayOutputStream();

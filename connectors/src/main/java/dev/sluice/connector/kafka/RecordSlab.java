@@ -124,7 +124,8 @@ final class RecordSlab implements AutoCloseable {
     /** Records, per partition, the offset after the last buffered record. */
     void positionsInto(Map<TopicPartition, Long> positions) {
         for (int i = 0; i < count; i++) {
-            boolean lastOfRun = i == count - 1 || partitions[i + 1] != partitions[i] || !topics[i + 1].equals(topics[i]);
+            boolean lastOfRun =
+                    i == count - 1 || partitions[i + 1] != partitions[i] || !topics[i + 1].equals(topics[i]);
             if (lastOfRun) {
                 positions.put(new TopicPartition(topics[i], partitions[i]), recordOffsets[i] + 1);
             }

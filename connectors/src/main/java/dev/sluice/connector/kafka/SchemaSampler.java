@@ -34,7 +34,8 @@ final class SchemaSampler {
         props.put(ConsumerConfig.GROUP_ID_CONFIG, "sluice-schema-sample-" + UUID.randomUUID());
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(rows));
-        try (KafkaConsumer<byte[], ByteBuffer> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ValueViews());
+        try (KafkaConsumer<byte[], ByteBuffer> consumer =
+                        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ValueViews());
                 RecordSlab sample = new RecordSlab(rows)) {
             List<TopicPartition> partitions = new ArrayList<>();
             for (String topic : topics) {
@@ -52,13 +53,18 @@ final class SchemaSampler {
                 }
             }
             if (sample.count() == 0) {
-                throw new InvalidSettingException(KafkaSource.SCHEMA, "cannot infer the schema: " + topics + " has no records yet; declare `schema:`");
+                throw new InvalidSettingException(
+                        KafkaSource.SCHEMA,
+                        "cannot infer the schema: " + topics + " has no records yet; declare `schema:`");
             }
             try {
                 return NativeDecoder.inferJsonSchema(allocator, sample.data(), sample.offsets(), sample.count());
             } catch (RuntimeException e) {
-                throw new InvalidSettingException(KafkaSource.SCHEMA, "cannot infer the schema from " + sample.count() + " records of "
-                        + topics + ": " + e.getMessage() + "; declare `schema:`", e);
+                throw new InvalidSettingException(
+                        KafkaSource.SCHEMA,
+                        "cannot infer the schema from " + sample.count() + " records of " + topics + ": "
+                                + e.getMessage() + "; declare `schema:`",
+                        e);
             }
         }
     }

@@ -32,8 +32,13 @@ public final class StdoutSink implements Sink {
     /** The {@code stdout} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type implements StageType {
 
-        private static final ConfigDef CONFIG = new ConfigDef().defineEnum(FORMAT, List.of("json", "csv"), "json", false,
-                "json (one object per line) or csv (no header).");
+        private static final ConfigDef CONFIG = new ConfigDef()
+                .defineEnum(
+                        FORMAT,
+                        List.of("json", "csv"),
+                        "json",
+                        false,
+                        "json (one object per line) or csv (no header).");
 
         @Override
         public int spiVersion() {

@@ -40,12 +40,20 @@ class KafkaPipelineTest {
     Path dir;
 
     private Path pipeline(String servers, String in, String out, String group, String extraSource) throws IOException {
-        return pipeline(servers, in, out, group, extraSource, "{session.timeout.ms: 6000, heartbeat.interval.ms: 1000}", "");
+        return pipeline(
+                servers, in, out, group, extraSource, "{session.timeout.ms: 6000, heartbeat.interval.ms: 1000}", "");
     }
 
     /** Kafka → SQL (amount >= 50, half the records) → Kafka, with the source's client properties and more sink settings. */
-    private Path pipeline(String servers, String in, String out, String group, String extraSource, String sourceProperties,
-            String extraSink) throws IOException {
+    private Path pipeline(
+            String servers,
+            String in,
+            String out,
+            String group,
+            String extraSource,
+            String sourceProperties,
+            String extraSink)
+            throws IOException {
         Path file = dir.resolve("kafka.yaml");
         Files.writeString(file, """
                 name: kafka-test
@@ -74,15 +82,23 @@ class KafkaPipelineTest {
                     key: [id]
                     bootstrap_servers: %s
                 %s
-                """.formatted(in, group, servers, sourceProperties, extraSource.indent(4).stripTrailing(), out, servers,
-                extraSink.indent(4).stripTrailing()));
+                """.formatted(
+                        in,
+                        group,
+                        servers,
+                        sourceProperties,
+                        extraSource.indent(4).stripTrailing(),
+                        out,
+                        servers,
+                        extraSink.indent(4).stripTrailing()));
         return file;
     }
 
     private static List<String[]> records(int n) {
         List<String[]> records = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            records.add(new String[] {"k" + i, "{\"id\": %d, \"name\": \"n%d\", \"amount\": %d}".formatted(i, i, i % 100)});
+            records.add(
+                    new String[] {"k" + i, "{\"id\": %d, \"name\": \"n%d\", \"amount\": %d}".formatted(i, i, i % 100)});
         }
         return records;
     }
@@ -102,15 +118,20 @@ class KafkaPipelineTest {
         Path file = pipeline(servers, in, out, group, "dead_letter_topic: " + dlq);
         Process process = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
         try {
-            List<ConsumerRecord<byte[], byte[]>> results = KafkaTestSupport.consumeAll(servers, out, 1000, Duration.ofSeconds(60));
+            List<ConsumerRecord<byte[], byte[]>> results =
+                    KafkaTestSupport.consumeAll(servers, out, 1000, Duration.ofSeconds(60));
             assertEquals(1000, results.size(), log());
             for (ConsumerRecord<byte[], byte[]> r : results) {
                 JsonNode row = JSON.readTree(r.value());
-                assertEquals(Long.toString(row.get("id").asLong()), new String(r.key(), StandardCharsets.UTF_8), "key is the id");
+                assertEquals(
+                        Long.toString(row.get("id").asLong()),
+                        new String(r.key(), StandardCharsets.UTF_8),
+                        "key is the id");
                 assertTrue(row.get("amount").asLong() >= 50);
                 assertEquals("N" + row.get("id").asLong(), row.get("name").asText());
             }
-            List<ConsumerRecord<byte[], byte[]>> dead = KafkaTestSupport.consumeAll(servers, dlq, 2, Duration.ofSeconds(30));
+            List<ConsumerRecord<byte[], byte[]>> dead =
+                    KafkaTestSupport.consumeAll(servers, dlq, 2, Duration.ofSeconds(30));
             assertEquals(2, dead.size(), log());
             ConsumerRecord<byte[], byte[]> first = dead.get(0);
             assertEquals("{\"id\": \"not a number\"}", new String(first.value(), StandardCharsets.UTF_8));
@@ -136,8 +157,15 @@ class KafkaPipelineTest {
                 sinks:
                   out: {type: file, from: t, path: dlq.jsonl}
                 """.formatted(dlq, servers));
-        assertEquals(0, dev.sluice.cli.Main.execute("run", readBack.toString(), "--state-dir", dir.resolve("dlq-state").toString()));
-        assertEquals(List.of("{\"offset\":\"700\",\"bytes\":22}", "{\"offset\":\"1500\",\"bytes\":7}"),
+        assertEquals(
+                0,
+                dev.sluice.cli.Main.execute(
+                        "run",
+                        readBack.toString(),
+                        "--state-dir",
+                        dir.resolve("dlq-state").toString()));
+        assertEquals(
+                List.of("{\"offset\":\"700\",\"bytes\":22}", "{\"offset\":\"1500\",\"bytes\":7}"),
                 Files.readAllLines(dir.resolve("dlq.jsonl")));
     }
 
@@ -182,25 +210,32 @@ class KafkaPipelineTest {
             JsonNode row = JSON.readTree(r.value());
             ids.add(row.get("id").asLong());
             TopicPartition source = new TopicPartition(in, row.get("_partition").asInt());
-            copies.computeIfAbsent(source, k -> new HashMap<>()).merge(row.get("_offset").asLong(), 1, Integer::sum);
+            copies.computeIfAbsent(source, k -> new HashMap<>())
+                    .merge(row.get("_offset").asLong(), 1, Integer::sum);
         }
-        assertEquals(expectedIds(n), ids, "exactly the expected ids are present: nothing lost, nothing made up\n" + log());
+        assertEquals(
+                expectedIds(n), ids, "exactly the expected ids are present: nothing lost, nothing made up\n" + log());
         // A record may appear once more per kill only if that kill happened before its epoch
         // was finalized, i.e. at or after the offset committed when the process died.
         long duplicates = 0;
         long bound = 0;
         for (var partition : copies.entrySet()) {
             for (var offset : partition.getValue().entrySet()) {
-                long allowed = 1 + committedAtKills.stream()
-                        .filter(c -> c.getOrDefault(partition.getKey(), 0L) <= offset.getKey()).count();
-                assertTrue(offset.getValue() <= allowed, partition.getKey() + "@" + offset.getKey() + " written "
-                        + offset.getValue() + " times, but only " + allowed + " kills could replay it");
+                long allowed = 1
+                        + committedAtKills.stream()
+                                .filter(c -> c.getOrDefault(partition.getKey(), 0L) <= offset.getKey())
+                                .count();
+                assertTrue(
+                        offset.getValue() <= allowed,
+                        partition.getKey() + "@" + offset.getKey() + " written " + offset.getValue()
+                                + " times, but only " + allowed + " kills could replay it");
                 duplicates += offset.getValue() - 1;
                 bound += allowed - 1;
             }
         }
         assertTrue(duplicates <= bound, duplicates + " duplicates, but the kills could replay only " + bound);
-        System.err.printf("kill -9 test: %d output rows, %d distinct, %d duplicates from unfinalized epochs; committed at kills %s%n",
+        System.err.printf(
+                "kill -9 test: %d output rows, %d distinct, %d duplicates from unfinalized epochs; committed at kills %s%n",
                 results.size(), ids.size(), duplicates, committedAtKills);
     }
 
@@ -244,9 +279,15 @@ class KafkaPipelineTest {
         List<ConsumerRecord<byte[], byte[]>> results;
         try (KafkaTestSupport.OutputCounter progress = new KafkaTestSupport.OutputCounter(servers, out)) {
             progress.awaitMoreThan(1_000, Duration.ofSeconds(60));
-            Path repo = Path.of(System.getProperty("sluice.repo.root", "..")).toAbsolutePath().normalize();
-            Process restart = new ProcessBuilder("bash", repo.resolve("ci/kafka.sh").toString(), "restart")
-                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("broker.log").toFile())).start();
+            Path repo = Path.of(System.getProperty("sluice.repo.root", ".."))
+                    .toAbsolutePath()
+                    .normalize();
+            Process restart = new ProcessBuilder(
+                            "bash", repo.resolve("ci/kafka.sh").toString(), "restart")
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                            dir.resolve("broker.log").toFile()))
+                    .start();
             assertTrue(restart.waitFor(120, TimeUnit.SECONDS) && restart.exitValue() == 0, "broker restarted");
             assertTrue(process.isAlive(), "the pipeline survived the broker restart\n" + log());
             KafkaTestSupport.produce(servers, in, records(n).subList(n / 2, n));
@@ -273,8 +314,19 @@ class KafkaPipelineTest {
         for (int round = 0; round < 3; round++) {
             String topic = KafkaTestSupport.uniqueTopic("fresh");
             KafkaTestSupport.createTopics(servers, 24, topic);
-            KafkaTestSupport.produce(servers, topic, records(24_000), Map.of("batch.size", "2048", "linger.ms", "0",
-                    "delivery.timeout.ms", "15000", "request.timeout.ms", "10000"));
+            KafkaTestSupport.produce(
+                    servers,
+                    topic,
+                    records(24_000),
+                    Map.of(
+                            "batch.size",
+                            "2048",
+                            "linger.ms",
+                            "0",
+                            "delivery.timeout.ms",
+                            "15000",
+                            "request.timeout.ms",
+                            "10000"));
             assertEquals(24_000, KafkaTestSupport.endOffsets(servers, topic));
         }
     }
@@ -333,7 +385,9 @@ class KafkaPipelineTest {
         KafkaTestSupport.createTopics(servers, 1, in, out);
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
             admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(small, 1, (short) 1)
-                    .configs(Map.of("max.message.bytes", "4000")))).all().get(30, TimeUnit.SECONDS);
+                            .configs(Map.of("max.message.bytes", "4000"))))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
         }
         KafkaTestSupport.produce(servers, in, records(200));
         // Row 7 is over the producer's max.request.size (1 MiB); row 8 fits it, not topic `small`
@@ -353,7 +407,8 @@ class KafkaPipelineTest {
                   small: {type: kafka, from: t, topic: %s, key: [id], bootstrap_servers: %s,
                           compression: none, properties: {batch.size: 1000}}
                 """.formatted(in, group, servers, out, servers, small, servers));
-        CliResult run = sluice("run", file.toString(), "--state-dir", dir.resolve("state").toString());
+        CliResult run = sluice(
+                "run", file.toString(), "--state-dir", dir.resolve("state").toString());
         assertEquals(0, run.code(), run.stderr());
         Set<Long> all = new java.util.TreeSet<>();
         for (long i = 0; i < 200; i++) {
@@ -370,13 +425,21 @@ class KafkaPipelineTest {
         assertEquals(1, dead.size(), run.stderr());
         JsonNode letter = JSON.readTree(dead.get(0));
         assertEquals("out", letter.get("node").asText());
-        assertTrue(letter.get("record").asText().startsWith("{\"id\":7,\"name\":\"xxx"), dead.get(0).substring(0, 200));
-        assertTrue(letter.get("error").asText().contains("max.request.size (1048576 bytes)"), letter.get("error").asText());
+        assertTrue(
+                letter.get("record").asText().startsWith("{\"id\":7,\"name\":\"xxx"),
+                dead.get(0).substring(0, 200));
+        assertTrue(
+                letter.get("error").asText().contains("max.request.size (1048576 bytes)"),
+                letter.get("error").asText());
         List<String> deadSmall = Files.readAllLines(dir.resolve("small.dead-letter.jsonl"));
         assertEquals(2, deadSmall.size(), run.stderr());
         JsonNode second = JSON.readTree(deadSmall.get(1));
-        assertEquals("{\"id\":8,\"name\":\"" + "y".repeat(6000) + "\"}", second.get("record").asText());
-        assertTrue(second.get("error").asText().contains("topic's max.message.bytes"), second.get("error").asText());
+        assertEquals(
+                "{\"id\":8,\"name\":\"" + "y".repeat(6000) + "\"}",
+                second.get("record").asText());
+        assertTrue(
+                second.get("error").asText().contains("topic's max.message.bytes"),
+                second.get("error").asText());
         // Counted in the summary; the run finalized its epochs and committed the input's end.
         assertTrue(run.stderr().contains("rejected 1") && run.stderr().contains("rejected 2"), run.stderr());
         assertEquals(200L, committed(servers, group).get(new TopicPartition(in, 0)), run.stderr());
@@ -400,14 +463,20 @@ class KafkaPipelineTest {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
             // Run 1 reads ids 0..999.
             KafkaTestSupport.produce(servers, in, input.subList(0, 1_000));
-            assertEquals(0, sluice("run", file.toString(), "--state-dir", state.toString()).code());
+            assertEquals(
+                    0,
+                    sluice("run", file.toString(), "--state-dir", state.toString())
+                            .code());
             Map<TopicPartition, Long> end1 = endOffsets(admin, in);
             assertEquals(end1, savedPositions(state, in), "the state DB holds the end offsets run 1 reached");
             assertEquals(end1, committed(servers, group));
             // The group's offsets moved back to 0: following them would replay ids 0..999.
             moveGroup(admin, group, end1, 0);
             KafkaTestSupport.produce(servers, in, input.subList(1_000, 2_000));
-            assertEquals(0, sluice("run", file.toString(), "--state-dir", state.toString()).code());
+            assertEquals(
+                    0,
+                    sluice("run", file.toString(), "--state-dir", state.toString())
+                            .code());
             Map<TopicPartition, Long> end2 = endOffsets(admin, in);
             assertEquals(end2, savedPositions(state, in));
             assertEquals(end2, committed(servers, group), "the finalized positions were committed again");
@@ -415,18 +484,26 @@ class KafkaPipelineTest {
             KafkaTestSupport.produce(servers, in, input.subList(2_000, 3_000));
             Map<TopicPartition, Long> end3 = endOffsets(admin, in);
             moveGroup(admin, group, end3, -1);
-            assertEquals(0, sluice("run", file.toString(), "--state-dir", state.toString()).code());
+            assertEquals(
+                    0,
+                    sluice("run", file.toString(), "--state-dir", state.toString())
+                            .code());
             assertEquals(end3, savedPositions(state, in));
         }
         // Every kept id exactly once: nothing replayed by the group's offsets, nothing skipped.
-        List<ConsumerRecord<byte[], byte[]>> results = KafkaTestSupport.consumeAll(servers, out, 1_500, Duration.ofSeconds(30));
+        List<ConsumerRecord<byte[], byte[]>> results =
+                KafkaTestSupport.consumeAll(servers, out, 1_500, Duration.ofSeconds(30));
         List<Long> ids = results.stream().map(KafkaPipelineTest::idOf).sorted().toList();
         assertEquals(List.copyOf(expectedIds(3_000)), ids);
     }
 
     private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
         Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new HashMap<>();
-        for (var p : admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()) {
+        for (var p : admin.describeTopics(List.of(topic))
+                .allTopicNames()
+                .get(30, TimeUnit.SECONDS)
+                .get(topic)
+                .partitions()) {
             latest.put(new TopicPartition(topic, p.partition()), org.apache.kafka.clients.admin.OffsetSpec.latest());
         }
         Map<TopicPartition, Long> out = new HashMap<>();
@@ -444,10 +521,13 @@ class KafkaPipelineTest {
     /** The offsets the state DB holds for source {@code events} (the test pipeline's name: kafka-test). */
     private static Map<TopicPartition, Long> savedPositions(Path state, String topic) {
         Map<TopicPartition, Long> out = new HashMap<>();
-        try (dev.sluice.state.StatePositionStore store = dev.sluice.state.StatePositionStore.open(state, "kafka-test")) {
+        try (dev.sluice.state.StatePositionStore store =
+                dev.sluice.state.StatePositionStore.open(state, "kafka-test")) {
             store.load("events").forEach((key, json) -> {
                 if (key.startsWith(topic + "/")) {
-                    out.put(new TopicPartition(topic, Integer.parseInt(key.substring(topic.length() + 1))), KafkaSettings.offsetOf(json));
+                    out.put(
+                            new TopicPartition(topic, Integer.parseInt(key.substring(topic.length() + 1))),
+                            KafkaSettings.offsetOf(json));
                 }
             });
         }
@@ -465,7 +545,8 @@ class KafkaPipelineTest {
         assertEquals(2, validate.code(), message);
         assertTrue(message.contains("no Kafka broker answered at 127.0.0.1:1 within 5 s (check_timeout)"), message);
         assertTrue(millis < 10_000, "took " + millis + " ms\n" + message);
-        assertTrue(!message.contains("org.apache.kafka") && !message.contains("WARN"), "client logs leaked:\n" + message);
+        assertTrue(
+                !message.contains("org.apache.kafka") && !message.contains("WARN"), "client logs leaked:\n" + message);
     }
 
     @Test
@@ -477,11 +558,13 @@ class KafkaPipelineTest {
         int n = 20_000;
         KafkaTestSupport.produce(servers, in, records(n));
         Path file = pipeline(servers, in, out, "g-" + in, "parallelism: 2\nbounded: true");
-        CliResult run = sluice("run", file.toString(), "--state-dir", dir.resolve("state").toString());
+        CliResult run = sluice(
+                "run", file.toString(), "--state-dir", dir.resolve("state").toString());
         String stderr = run.stderr();
         assertEquals(0, run.code(), stderr);
         assertTrue(stderr.contains("running 2 lanes") && stderr.contains("completed: in 20,000"), stderr);
-        List<ConsumerRecord<byte[], byte[]>> results = KafkaTestSupport.consumeAll(servers, out, n / 2, Duration.ofSeconds(60));
+        List<ConsumerRecord<byte[], byte[]>> results =
+                KafkaTestSupport.consumeAll(servers, out, n / 2, Duration.ofSeconds(60));
         assertEquals(n / 2, distinctIds(results));
     }
 
@@ -491,11 +574,22 @@ class KafkaPipelineTest {
         String in = KafkaTestSupport.uniqueTopic("cdc");
         String out = KafkaTestSupport.uniqueTopic("out");
         KafkaTestSupport.createTopics(servers, 1, in, out);
-        KafkaTestSupport.produce(servers, in, List.of(
-                new String[] {"1", "{\"payload\": {\"op\": \"c\", \"before\": null, \"after\": {\"id\": 1, \"name\": \"ada\"}}}"},
-                new String[] {"1", "{\"payload\": {\"op\": \"u\", \"before\": {\"id\": 1, \"name\": \"ada\"}, \"after\": {\"id\": 1, \"name\": \"Ada\"}}}"},
-                new String[] {"2", "{\"op\": \"r\", \"after\": {\"id\": 2, \"name\": \"alan\"}}"},
-                new String[] {"1", "{\"op\": \"d\", \"before\": {\"id\": 1, \"name\": \"Ada\"}, \"after\": null}"}));
+        KafkaTestSupport.produce(
+                servers,
+                in,
+                List.of(
+                        new String[] {
+                            "1",
+                            "{\"payload\": {\"op\": \"c\", \"before\": null, \"after\": {\"id\": 1, \"name\": \"ada\"}}}"
+                        },
+                        new String[] {
+                            "1",
+                            "{\"payload\": {\"op\": \"u\", \"before\": {\"id\": 1, \"name\": \"ada\"}, \"after\": {\"id\": 1, \"name\": \"Ada\"}}}"
+                        },
+                        new String[] {"2", "{\"op\": \"r\", \"after\": {\"id\": 2, \"name\": \"alan\"}}"},
+                        new String[] {
+                            "1", "{\"op\": \"d\", \"before\": {\"id\": 1, \"name\": \"Ada\"}, \"after\": null}"
+                        }));
         Path file = dir.resolve("cdc.yaml");
         Files.writeString(file, """
                 sources:
@@ -513,9 +607,18 @@ class KafkaPipelineTest {
                 sinks:
                   out: {type: kafka, from: upper, topic: %s, key: [id], bootstrap_servers: %s}
                 """.formatted(in, servers, out, servers));
-        assertEquals(0, dev.sluice.cli.Main.execute("run", file.toString(), "--state-dir", dir.resolve("state").toString()));
-        List<ConsumerRecord<byte[], byte[]>> results = KafkaTestSupport.consumeAll(servers, out, 4, Duration.ofSeconds(30));
-        assertEquals(List.of("i", "u", "i", "d"), results.stream().map(r -> header(r, "op")).toList());
+        assertEquals(
+                0,
+                dev.sluice.cli.Main.execute(
+                        "run",
+                        file.toString(),
+                        "--state-dir",
+                        dir.resolve("state").toString()));
+        List<ConsumerRecord<byte[], byte[]>> results =
+                KafkaTestSupport.consumeAll(servers, out, 4, Duration.ofSeconds(30));
+        assertEquals(
+                List.of("i", "u", "i", "d"),
+                results.stream().map(r -> header(r, "op")).toList());
         assertEquals("{\"id\":1,\"name\":\"ADA\"}", new String(results.get(1).value(), StandardCharsets.UTF_8));
         assertEquals("1", new String(results.get(3).key(), StandardCharsets.UTF_8));
     }
@@ -526,8 +629,10 @@ class KafkaPipelineTest {
         String in = KafkaTestSupport.uniqueTopic("in");
         String out = KafkaTestSupport.uniqueTopic("out");
         KafkaTestSupport.createTopics(servers, 1, in, out);
-        KafkaTestSupport.produce(servers, in, List.of(new String[] {null, "{\"id\": 1, \"name\": \"a\"}"},
-                new String[] {null, "{\"id\": 2, \"name\": \"b\", \"score\": 0.5}"}));
+        KafkaTestSupport.produce(
+                servers, in, List.of(new String[] {null, "{\"id\": 1, \"name\": \"a\"}"}, new String[] {
+                    null, "{\"id\": 2, \"name\": \"b\", \"score\": 0.5}"
+                }));
         Path file = dir.resolve("infer.yaml");
         Files.writeString(file, """
                 sources:
@@ -537,10 +642,20 @@ class KafkaPipelineTest {
                 sinks:
                   out: {type: kafka, from: t, topic: %s, bootstrap_servers: %s}
                 """.formatted(in, servers, out, servers));
-        assertEquals(0, dev.sluice.cli.Main.execute("run", file.toString(), "--state-dir", dir.resolve("state").toString()));
-        List<ConsumerRecord<byte[], byte[]>> results = KafkaTestSupport.consumeAll(servers, out, 2, Duration.ofSeconds(30));
-        assertEquals(List.of("{\"x\":10,\"name\":\"a\",\"score\":null}", "{\"x\":20,\"name\":\"b\",\"score\":0.5}"),
-                results.stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList());
+        assertEquals(
+                0,
+                dev.sluice.cli.Main.execute(
+                        "run",
+                        file.toString(),
+                        "--state-dir",
+                        dir.resolve("state").toString()));
+        List<ConsumerRecord<byte[], byte[]>> results =
+                KafkaTestSupport.consumeAll(servers, out, 2, Duration.ofSeconds(30));
+        assertEquals(
+                List.of("{\"x\":10,\"name\":\"a\",\"score\":null}", "{\"x\":20,\"name\":\"b\",\"score\":0.5}"),
+                results.stream()
+                        .map(r -> new String(r.value(), StandardCharsets.UTF_8))
+                        .toList());
     }
 
     @Test
@@ -567,7 +682,10 @@ class KafkaPipelineTest {
                   avro: {type: kafka, from: t, topic: %s, bootstrap_servers: %s, format: avro, avro_schema_file: bid.avsc}
                   expected: {type: file, from: t, path: expected.jsonl}
                 """.formatted(avro, servers));
-        assertEquals(0, dev.sluice.cli.Main.execute("run", write.toString(), "--state-dir", dir.resolve("w").toString()));
+        assertEquals(
+                0,
+                dev.sluice.cli.Main.execute(
+                        "run", write.toString(), "--state-dir", dir.resolve("w").toString()));
         List<String> expected = Files.readAllLines(dir.resolve("expected.jsonl"));
         KafkaTestSupport.produce(servers, avro, List.<String[]>of(new String[] {null, "not avro at all"}));
         // Read them back as Avro, keep the even auctions, write each url raw; the message key is
@@ -589,26 +707,36 @@ class KafkaPipelineTest {
                 sinks:
                   urls: {type: kafka, from: even, topic: %s, bootstrap_servers: %s, format: raw}
                 """.formatted(avro, servers, dlq, raw, servers));
-        assertEquals(0, dev.sluice.cli.Main.execute("run", read.toString(), "--state-dir", dir.resolve("r").toString()));
+        assertEquals(
+                0,
+                dev.sluice.cli.Main.execute(
+                        "run", read.toString(), "--state-dir", dir.resolve("r").toString()));
         Map<String, List<String>> expectedUrls = new HashMap<>();
         for (String line : expected) {
             JsonNode row = JSON.readTree(line);
             if (row.get("auction").asLong() % 2 == 0) {
-                expectedUrls.computeIfAbsent(row.get("auction").asText(), k -> new ArrayList<>()).add(row.get("url").asText());
+                expectedUrls
+                        .computeIfAbsent(row.get("auction").asText(), k -> new ArrayList<>())
+                        .add(row.get("url").asText());
             }
         }
         int count = expectedUrls.values().stream().mapToInt(List::size).sum();
         assertTrue(count > 0 && count < expected.size(), "the filter keeps some rows: " + count);
         Map<String, List<String>> urls = new HashMap<>();
-        for (ConsumerRecord<byte[], byte[]> r : KafkaTestSupport.consumeAll(servers, raw, count, Duration.ofSeconds(30))) {
+        for (ConsumerRecord<byte[], byte[]> r :
+                KafkaTestSupport.consumeAll(servers, raw, count, Duration.ofSeconds(30))) {
             urls.computeIfAbsent(new String(r.key(), StandardCharsets.UTF_8), k -> new ArrayList<>())
                     .add(new String(r.value(), StandardCharsets.UTF_8));
         }
         assertEquals(expectedUrls, urls);
-        List<ConsumerRecord<byte[], byte[]>> dead = KafkaTestSupport.consumeAll(servers, dlq, 1, Duration.ofSeconds(30));
+        List<ConsumerRecord<byte[], byte[]>> dead =
+                KafkaTestSupport.consumeAll(servers, dlq, 1, Duration.ofSeconds(30));
         assertEquals(1, dead.size());
         assertEquals("not avro at all", new String(dead.get(0).value(), StandardCharsets.UTF_8));
-        assertEquals(Integer.toString(expected.size()), header(dead.get(0), "sluice.offset"), "the poison record came after the bids");
+        assertEquals(
+                Integer.toString(expected.size()),
+                header(dead.get(0), "sluice.offset"),
+                "the poison record came after the bids");
         assertTrue(header(dead.get(0), "sluice.error").contains("Avro"), header(dead.get(0), "sluice.error"));
     }
 
@@ -619,19 +747,28 @@ class KafkaPipelineTest {
         String in = KafkaTestSupport.uniqueTopic("in");
         KafkaTestSupport.createTopics(servers, 1, in);
         // alice authenticates but has no ACLs: the source may not read the topic.
-        CliResult noAcl = sluice("validate", saslPipeline(sasl, in, "alice", "alice-secret").toString());
+        CliResult noAcl = sluice(
+                "validate", saslPipeline(sasl, in, "alice", "alice-secret").toString());
         assertEquals(2, noAcl.code(), noAcl.stderr());
-        assertTrue(noAcl.stderr().contains("sasl.yaml:4:") && noAcl.stderr().contains("not authorized")
-                && noAcl.stderr().contains("'" + in + "'"), noAcl.stderr());
+        assertTrue(
+                noAcl.stderr().contains("sasl.yaml:4:")
+                        && noAcl.stderr().contains("not authorized")
+                        && noAcl.stderr().contains("'" + in + "'"),
+                noAcl.stderr());
         // A wrong password is refused by the broker, and said so.
-        CliResult wrong = sluice("validate", saslPipeline(sasl, in, "alice", "wrong").toString());
+        CliResult wrong =
+                sluice("validate", saslPipeline(sasl, in, "alice", "wrong").toString());
         assertEquals(2, wrong.code(), wrong.stderr());
         assertTrue(wrong.stderr().contains("Authentication failed"), wrong.stderr());
         // Said once, by Sluice: no client ERROR/WARN lines, no exception class names.
-        assertTrue(!wrong.stderr().contains("org.apache.kafka") && !wrong.stderr().contains("WARN")
-                && !wrong.stderr().contains("Exception"), wrong.stderr());
+        assertTrue(
+                !wrong.stderr().contains("org.apache.kafka")
+                        && !wrong.stderr().contains("WARN")
+                        && !wrong.stderr().contains("Exception"),
+                wrong.stderr());
         // The super user passes the same checks.
-        CliResult admin = sluice("validate", saslPipeline(sasl, in, "admin", "admin-secret").toString());
+        CliResult admin = sluice(
+                "validate", saslPipeline(sasl, in, "admin", "admin-secret").toString());
         assertEquals(0, admin.code(), admin.stderr());
     }
 
@@ -664,7 +801,9 @@ class KafkaPipelineTest {
         CliResult validate = sluice("validate", file.toString());
         String message = validate.stderr();
         assertEquals(2, validate.code(), message);
-        assertTrue(message.contains("kafka.yaml:6:") && message.contains("topic 'no-such-topic-" + out + "' does not exist on " + servers),
+        assertTrue(
+                message.contains("kafka.yaml:6:")
+                        && message.contains("topic 'no-such-topic-" + out + "' does not exist on " + servers),
                 message);
     }
 
@@ -678,25 +817,41 @@ class KafkaPipelineTest {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
             // Smaller than any record batch: every send the sink's sender thread makes is refused.
             admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(out, 1, (short) 1)
-                    .configs(Map.of("max.message.bytes", "64")))).all().get(30, TimeUnit.SECONDS);
+                            .configs(Map.of("max.message.bytes", "64"))))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
             KafkaTestSupport.produce(servers, in, records(200));
             Path file = pipeline(servers, in, out, group, "bounded: true", "{}", "on_error: fail");
-            CliResult run = sluice("run", file.toString(), "--state-dir", dir.resolve("state").toString());
+            CliResult run = sluice(
+                    "run", file.toString(), "--state-dir", dir.resolve("state").toString());
             assertEquals(1, run.code(), run.stderr());
             // Which node, which topic, and which setting lets the record through.
-            assertTrue(run.stderr().contains("node 'out'") && run.stderr().contains("too large for topic " + out)
-                    && run.stderr().contains("max.message.bytes"), run.stderr());
+            assertTrue(
+                    run.stderr().contains("node 'out'")
+                            && run.stderr().contains("too large for topic " + out)
+                            && run.stderr().contains("max.message.bytes"),
+                    run.stderr());
             // No epoch was finalized: the group has no offsets, a rerun reads everything again.
-            assertTrue(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).isEmpty());
+            assertTrue(admin.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS)
+                    .isEmpty());
             // The way back from a failed sink is a restart from the last checkpoint: with the
             // setting raised, the rerun writes every row.
-            var topic = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, out);
-            admin.incrementalAlterConfigs(Map.of(topic, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
-                    new org.apache.kafka.clients.admin.ConfigEntry("max.message.bytes", "1048588"),
-                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
-            CliResult rerun = sluice("run", file.toString(), "--state-dir", dir.resolve("state").toString());
+            var topic = new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, out);
+            admin.incrementalAlterConfigs(Map.of(
+                            topic,
+                            List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                                    new org.apache.kafka.clients.admin.ConfigEntry("max.message.bytes", "1048588"),
+                                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
+            CliResult rerun = sluice(
+                    "run", file.toString(), "--state-dir", dir.resolve("state").toString());
             assertEquals(0, rerun.code(), rerun.stderr());
-            assertEquals(expectedIds(200), idSet(KafkaTestSupport.consumeAll(servers, out, 100, Duration.ofSeconds(30))));
+            assertEquals(
+                    expectedIds(200), idSet(KafkaTestSupport.consumeAll(servers, out, 100, Duration.ofSeconds(30))));
             assertEquals(200L, committed(servers, group).get(new TopicPartition(in, 0)));
         }
     }
@@ -771,8 +926,9 @@ class KafkaPipelineTest {
 
     private static Map<TopicPartition, Long> committed(String servers, String group) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
-            Map<TopicPartition, OffsetAndMetadata> offsets =
-                    admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS);
             Map<TopicPartition, Long> out = new HashMap<>();
             offsets.forEach((tp, o) -> {
                 if (o != null) {

@@ -33,7 +33,8 @@ final class KafkaTestSupport {
 
     static String bootstrap() {
         String servers = System.getenv("SLUICE_KAFKA_BOOTSTRAP");
-        Assumptions.assumeTrue(servers != null && !servers.isBlank(),
+        Assumptions.assumeTrue(
+                servers != null && !servers.isBlank(),
                 "SLUICE_KAFKA_BOOTSTRAP is not set: start a broker with ci/kafka.sh start (ci/test.sh does)");
         return servers;
     }
@@ -41,7 +42,8 @@ final class KafkaTestSupport {
     /** The test broker's SASL listener (ci/kafka.sh sasl-bootstrap), with users admin and alice. */
     static String saslBootstrap() {
         String servers = System.getenv("SLUICE_KAFKA_SASL_BOOTSTRAP");
-        Assumptions.assumeTrue(servers != null && !servers.isBlank(),
+        Assumptions.assumeTrue(
+                servers != null && !servers.isBlank(),
                 "SLUICE_KAFKA_SASL_BOOTSTRAP is not set: ci/test.sh sets it from ci/kafka.sh sasl-bootstrap");
         return servers;
     }
@@ -74,11 +76,17 @@ final class KafkaTestSupport {
         // first is then refused with OUT_OF_ORDER_SEQUENCE_NUMBER until delivery.timeout.ms.
         props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
         props.putAll(more);
-        java.util.concurrent.atomic.AtomicReference<Exception> failure = new java.util.concurrent.atomic.AtomicReference<>();
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+        java.util.concurrent.atomic.AtomicReference<Exception> failure =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (String[] kv : keyValues) {
-                producer.send(new ProducerRecord<>(topic, kv[0] == null ? null : kv[0].getBytes(StandardCharsets.UTF_8),
-                        kv[1].getBytes(StandardCharsets.UTF_8)), (metadata, e) -> {
+                producer.send(
+                        new ProducerRecord<>(
+                                topic,
+                                kv[0] == null ? null : kv[0].getBytes(StandardCharsets.UTF_8),
+                                kv[1].getBytes(StandardCharsets.UTF_8)),
+                        (metadata, e) -> {
                             if (e != null) {
                                 failure.compareAndSet(null, e);
                             }
@@ -92,7 +100,8 @@ final class KafkaTestSupport {
     }
 
     /** Reads a topic from the beginning until {@code expected} records arrived or the time is up. */
-    static List<ConsumerRecord<byte[], byte[]>> consumeAll(String servers, String topic, int expected, Duration within) {
+    static List<ConsumerRecord<byte[], byte[]>> consumeAll(
+            String servers, String topic, int expected, Duration within) {
         return consumeUntil(servers, topic, records -> records.size() >= expected, within);
     }
 
@@ -100,15 +109,19 @@ final class KafkaTestSupport {
      * Reads a topic from the beginning until {@code done} holds for what arrived (checked after
      * every poll) or the time is up, then a short grace period for anything still in flight.
      */
-    static List<ConsumerRecord<byte[], byte[]>> consumeUntil(String servers, String topic,
-            java.util.function.Predicate<List<ConsumerRecord<byte[], byte[]>>> done, Duration within) {
+    static List<ConsumerRecord<byte[], byte[]>> consumeUntil(
+            String servers,
+            String topic,
+            java.util.function.Predicate<List<ConsumerRecord<byte[], byte[]>>> done,
+            Duration within) {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, "verify-" + UUID.randomUUID());
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
         long deadline = System.nanoTime() + within.toNanos();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             consumer.subscribe(List.of(topic));
             while (!done.test(out) && System.nanoTime() < deadline) {
                 consumer.poll(Duration.ofMillis(200)).forEach(out::add);
@@ -138,7 +151,8 @@ final class KafkaTestSupport {
             props.put(ConsumerConfig.GROUP_ID_CONFIG, "count-" + UUID.randomUUID());
             props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
             thread = Thread.ofPlatform().daemon().start(() -> {
-                try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                try (KafkaConsumer<byte[], byte[]> consumer =
+                        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
                     consumer.subscribe(List.of(topic));
                     while (running) {
                         count.addAndGet(consumer.poll(Duration.ofMillis(100)).count());
@@ -171,7 +185,8 @@ final class KafkaTestSupport {
             long deadline = System.nanoTime() + within.toNanos();
             while (count.get() < end) {
                 if (System.nanoTime() >= deadline) {
-                    throw new AssertionError("counted " + count.get() + " of the " + end + " records in " + topic + " after " + within);
+                    throw new AssertionError(
+                            "counted " + count.get() + " of the " + end + " records in " + topic + " after " + within);
                 }
                 Thread.sleep(20);
             }
@@ -188,13 +203,21 @@ final class KafkaTestSupport {
     /** The sum of a topic's end offsets: how many records it holds. */
     static long endOffsets(String servers, String topic) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
-            var partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions();
-            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new java.util.HashMap<>();
+            var partitions = admin.describeTopics(List.of(topic))
+                    .allTopicNames()
+                    .get(30, TimeUnit.SECONDS)
+                    .get(topic)
+                    .partitions();
+            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest =
+                    new java.util.HashMap<>();
             for (var p : partitions) {
-                latest.put(new org.apache.kafka.common.TopicPartition(topic, p.partition()), org.apache.kafka.clients.admin.OffsetSpec.latest());
+                latest.put(
+                        new org.apache.kafka.common.TopicPartition(topic, p.partition()),
+                        org.apache.kafka.clients.admin.OffsetSpec.latest());
             }
             long sum = 0;
-            for (var info : admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).values()) {
+            for (var info :
+                    admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).values()) {
                 sum += info.offset();
             }
             return sum;
@@ -204,13 +227,21 @@ final class KafkaTestSupport {
     /** Starts {@code sluice run} in a child JVM with the test class path. */
     static Process startPipeline(Path pipeline, Path stateDir, Path log) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
-                "--add-opens=java.base/java.nio=ALL-UNNAMED", "-Xmx512m", "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
+        List<String> command = new ArrayList<>(List.of(
+                java,
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                "-Xmx512m",
+                "-cp",
+                System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
         if (Runtime.version().feature() >= 23) {
             command.add("--sun-misc-unsafe-memory-access=allow");
         }
         command.addAll(List.of("dev.sluice.cli.Main", "run", pipeline.toString(), "--state-dir", stateDir.toString()));
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-                .directory(new File(System.getProperty("user.dir"))).start();
+        return new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .directory(new File(System.getProperty("user.dir")))
+                .start();
     }
 }

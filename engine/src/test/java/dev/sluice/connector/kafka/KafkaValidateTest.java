@@ -38,8 +38,12 @@ class KafkaValidateTest {
         String deadLetters = KafkaTestSupport.uniqueTopic("validate-dlq");
         String group = "g-" + in;
         KafkaTestSupport.createTopics(servers, 2, in, out);
-        KafkaTestSupport.produce(servers, in, List.of(new String[] {"1", "{\"id\": 1}"}, new String[] {"2", "{\"id\": 2}"},
-                new String[] {"3", "not json"}));
+        KafkaTestSupport.produce(
+                servers,
+                in,
+                List.of(new String[] {"1", "{\"id\": 1}"}, new String[] {"2", "{\"id\": 2}"}, new String[] {
+                    "3", "not json"
+                }));
         Path pipeline = pipeline("p.yaml", servers, in, out, group, deadLetters);
 
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
@@ -49,22 +53,32 @@ class KafkaValidateTest {
             Path toMissing = pipeline("missing.yaml", servers, in, missing, group, deadLetters);
             assertEquals(Main.EXIT_CONFIG, Main.execute("validate", toMissing.toString()));
 
-            assertEquals(topicsBefore, admin.listTopics().names().get(30, TimeUnit.SECONDS), "validate created a topic");
+            assertEquals(
+                    topicsBefore, admin.listTopics().names().get(30, TimeUnit.SECONDS), "validate created a topic");
             assertEquals(0, endOffsetSum(admin, out), "validate wrote to the sink topic");
             assertEquals(Map.of(), committed(admin, group), "validate committed offsets");
             assertFalse(groups(admin).contains(group), "validate made the group known to the broker");
 
             // The run does what validate must not: writes, commits, creates the dead-letter topic
             // (auto-created by the broker on the first dead letter).
-            assertEquals(0, Main.execute("run", pipeline.toString(), "--state-dir", dir.resolve("state").toString()));
+            assertEquals(
+                    0,
+                    Main.execute(
+                            "run",
+                            pipeline.toString(),
+                            "--state-dir",
+                            dir.resolve("state").toString()));
             assertEquals(2, endOffsetSum(admin, out));
             assertFalse(committed(admin, group).isEmpty(), "the run committed no offsets");
             assertTrue(groups(admin).contains(group));
-            assertTrue(admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(deadLetters), "the run made no dead letter");
+            assertTrue(
+                    admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(deadLetters),
+                    "the run made no dead letter");
         }
     }
 
-    private Path pipeline(String name, String servers, String in, String out, String group, String deadLetters) throws Exception {
+    private Path pipeline(String name, String servers, String in, String out, String group, String deadLetters)
+            throws Exception {
         Path file = dir.resolve(name);
         Files.writeString(file, """
                 sources:
@@ -87,17 +101,27 @@ class KafkaValidateTest {
     }
 
     private static long endOffsetSum(Admin admin, String topic) throws Exception {
-        var partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions();
+        var partitions = admin.describeTopics(List.of(topic))
+                .allTopicNames()
+                .get(30, TimeUnit.SECONDS)
+                .get(topic)
+                .partitions();
         Map<TopicPartition, OffsetSpec> latest = new java.util.HashMap<>();
         partitions.forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
-        return admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).values().stream().mapToLong(o -> o.offset()).sum();
+        return admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).values().stream()
+                .mapToLong(o -> o.offset())
+                .sum();
     }
 
     private static Map<TopicPartition, OffsetAndMetadata> committed(Admin admin, String group) throws Exception {
-        return admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+        return admin.listConsumerGroupOffsets(group)
+                .partitionsToOffsetAndMetadata()
+                .get(30, TimeUnit.SECONDS);
     }
 
     private static List<String> groups(Admin admin) throws Exception {
-        return admin.listGroups().all().get(30, TimeUnit.SECONDS).stream().map(g -> g.groupId()).toList();
+        return admin.listGroups().all().get(30, TimeUnit.SECONDS).stream()
+                .map(g -> g.groupId())
+                .toList();
     }
 }

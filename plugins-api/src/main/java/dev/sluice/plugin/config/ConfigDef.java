@@ -35,8 +35,7 @@ public final class ConfigDef {
     private final Map<String, ConfigKey> keys = new LinkedHashMap<>();
 
     /** A definition with no keys yet; add them with {@code define}. */
-    public ConfigDef() {
-    }
+    public ConfigDef() {}
 
     /**
      * Defines a key without extra validation.
@@ -58,13 +57,14 @@ public final class ConfigDef {
      * @throws IllegalArgumentException if the key is already defined, is reserved ({@link #RESERVED_KEYS}),
      *     is required yet has a default, or is an ENUM (use {@link #defineEnum})
      */
-    public ConfigDef define(String key, ConfigType type, Object defaultValue, boolean required, String doc,
-            Validator validator) {
+    public ConfigDef define(
+            String key, ConfigType type, Object defaultValue, boolean required, String doc, Validator validator) {
         if (type == ConfigType.ENUM) {
             throw new IllegalArgumentException("key '" + key + "': use defineEnum to give the allowed values");
         }
         if (type == ConfigType.SECTIONS) {
-            throw new IllegalArgumentException("key '" + key + "': use defineSections to give the sections' definition");
+            throw new IllegalArgumentException(
+                    "key '" + key + "': use defineSections to give the sections' definition");
         }
         return add(key, type, defaultValue, required, doc, List.of(), validator, null);
     }
@@ -75,8 +75,8 @@ public final class ConfigDef {
      * @throws IllegalArgumentException as for {@link #define(String, ConfigType, Object, boolean, String,
      *     Validator)}, or if there are no allowed values
      */
-    public ConfigDef defineEnum(String key, List<String> allowedValues, String defaultValue, boolean required,
-            String doc) {
+    public ConfigDef defineEnum(
+            String key, List<String> allowedValues, String defaultValue, boolean required, String doc) {
         if (allowedValues.isEmpty()) {
             throw new IllegalArgumentException("key '" + key + "': an enum needs allowed values");
         }
@@ -105,8 +105,15 @@ public final class ConfigDef {
         return Optional.ofNullable(keys.get(name));
     }
 
-    private ConfigDef add(String key, ConfigType type, Object defaultValue, boolean required, String doc,
-            List<String> allowed, Validator validator, ConfigDef sections) {
+    private ConfigDef add(
+            String key,
+            ConfigType type,
+            Object defaultValue,
+            boolean required,
+            String doc,
+            List<String> allowed,
+            Validator validator,
+            ConfigDef sections) {
         if (keys.containsKey(key)) {
             throw new IllegalArgumentException("key '" + key + "' is already defined");
         }

@@ -18,8 +18,15 @@ public final class ConfigKey {
     private final Validator validator;
     private final ConfigDef sections;
 
-    ConfigKey(String name, ConfigType type, Object defaultValue, boolean required, String doc,
-            List<String> allowedValues, Validator validator, ConfigDef sections) {
+    ConfigKey(
+            String name,
+            ConfigType type,
+            Object defaultValue,
+            boolean required,
+            String doc,
+            List<String> allowedValues,
+            Validator validator,
+            ConfigDef sections) {
         this.name = Objects.requireNonNull(name, "name");
         this.type = Objects.requireNonNull(type, "type");
         this.defaultValue = defaultValue;

@@ -1,7 +1,6 @@
 package dev.sluice.plugin.config;
 
 import dev.sluice.plugin.ErrorPolicy;
-import java.util.List;
 
 /**
  * Keys with a meaning shared across stage types. The engine itself reads {@link #ON_ERROR},
@@ -29,21 +28,35 @@ public final class StandardKeys {
 
     /** Adds {@code batch_size} and {@code batch_flush_interval} to {@code def}. */
     public static ConfigDef batching(ConfigDef def) {
-        return def
-                .define(BATCH_SIZE, ConfigType.INT, 8192, false,
+        return def.define(
+                        BATCH_SIZE,
+                        ConfigType.INT,
+                        8192,
+                        false,
                         "Most rows in one batch. Larger batches amortise the per-batch cost; smaller ones cut latency.",
                         Validator.positive())
-                .define(BATCH_FLUSH_INTERVAL, ConfigType.DURATION, "50ms", false,
+                .define(
+                        BATCH_FLUSH_INTERVAL,
+                        ConfigType.DURATION,
+                        "50ms",
+                        false,
                         "Longest a partly filled batch waits for more rows before it is sent on.");
     }
 
     /** Adds {@code on_error} and {@code dead_letter} to {@code def}. */
     public static ConfigDef errorHandling(ConfigDef def) {
-        return def
-                .defineEnum(ON_ERROR, ErrorPolicy.CONFIG_NAMES, "dead_letter", false,
+        return def.defineEnum(
+                        ON_ERROR,
+                        ErrorPolicy.CONFIG_NAMES,
+                        "dead_letter",
+                        false,
                         "What to do with a record that cannot be decoded: write it with the error to the dead letter, "
                                 + "skip it (counted), or fail the run.")
-                .define(DEAD_LETTER, ConfigType.PATH, null, false,
+                .define(
+                        DEAD_LETTER,
+                        ConfigType.PATH,
+                        null,
+                        false,
                         "The dead-letter file (JSON lines). Default: <node>.dead-letter.jsonl next to the first file "
                                 + "sink's output, else next to the pipeline file.");
     }

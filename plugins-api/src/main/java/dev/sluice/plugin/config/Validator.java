@@ -41,7 +41,8 @@ public record Validator(String requirement, Predicate<Object> test) {
 
     /** Numbers from {@code min} to {@code max}, both included. */
     public static Validator between(long min, long max) {
-        return new Validator("must be between " + min + " and " + max,
+        return new Validator(
+                "must be between " + min + " and " + max,
                 v -> v instanceof Number n && n.doubleValue() >= min && n.doubleValue() <= max);
     }
 
@@ -63,7 +64,8 @@ public record Validator(String requirement, Predicate<Object> test) {
 
     /** A validator that requires both this one and {@code other}. */
     public Validator and(Validator other) {
-        return new Validator(requirement + " and " + other.requirement.replaceFirst("^must ", ""),
+        return new Validator(
+                requirement + " and " + other.requirement.replaceFirst("^must ", ""),
                 v -> accepts(v) && other.accepts(v));
     }
 
