@@ -18,7 +18,7 @@ if ! cargo clippy --version >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 
 fi
 
 echo "== Java: format (Spotless, palantir-java-format; mvn spotless:apply fixes it)"
-mvn -B -ntp -q spotless:check
+mvn -B -ntp -q -Dstyle.color=never spotless:check
 
 echo "== Rust: format (rust/rustfmt.toml) and clippy, warnings are errors"
 cargo fmt --manifest-path rust/Cargo.toml --all -- --check
