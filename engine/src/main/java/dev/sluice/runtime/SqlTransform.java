@@ -4,12 +4,12 @@ import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeException;
 import dev.sluice.bridge.NativePlanException;
 import dev.sluice.bridge.NativeTransform;
+import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.Emitter;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.Transform;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
@@ -27,7 +27,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
 public final class SqlTransform implements Transform {
 
     /** The {@code sql} transform's stage type, registered like every other (META-INF/services). */
-    public static final class Type implements StageType {
+    public static final class Type extends AbstractStageType {
 
         /** The query (STRING). */
         public static final String SQL = "sql";
@@ -46,32 +46,20 @@ public final class SqlTransform implements Transform {
                                 + "joins with side tables.")
                 .defineSections(TABLES, SideTables.SECTION, SideTables.DOC);
 
+        public Type() {
+            super(
+                    NodeKind.TRANSFORM,
+                    "sql",
+                    "Runs a SQL query over every batch of its inputs. The query is planned once, when the pipeline "
+                            + "starts; aggregations, joins between streams, windows, ORDER BY and LIMIT are rejected "
+                            + "because they would need state across batches. Besides DataFusion's functions, the built-in "
+                            + "count_char(string, character) counts the occurrences of a character (Nexmark q14's UDF).",
+                    CONFIG);
+        }
+
         @Override
         public int spiVersion() {
             return SPI_VERSION;
-        }
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.TRANSFORM;
-        }
-
-        @Override
-        public String name() {
-            return "sql";
-        }
-
-        @Override
-        public String doc() {
-            return "Runs a SQL query over every batch of its inputs. The query is planned once, when the pipeline "
-                    + "starts; aggregations, joins between streams, windows, ORDER BY and LIMIT are rejected "
-                    + "because they would need state across batches. Besides DataFusion's functions, the built-in "
-                    + "count_char(string, character) counts the occurrences of a character (Nexmark q14's UDF).";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return CONFIG;
         }
 
         @Override

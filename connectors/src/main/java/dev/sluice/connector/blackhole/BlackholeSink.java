@@ -1,11 +1,11 @@
 package dev.sluice.connector.blackhole;
 
+import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.Settings;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -14,33 +14,17 @@ import org.apache.arrow.vector.types.pojo.Schema;
 public final class BlackholeSink implements Sink {
 
     /** The {@code blackhole} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
-    public static final class Type implements StageType {
+    public static final class Type extends AbstractStageType {
 
         private static final ConfigDef CONFIG = new ConfigDef();
+
+        public Type() {
+            super(NodeKind.SINK, "blackhole", "Discards every row; the run's summary shows how many arrived.", CONFIG);
+        }
 
         @Override
         public int spiVersion() {
             return SPI_VERSION;
-        }
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SINK;
-        }
-
-        @Override
-        public String name() {
-            return "blackhole";
-        }
-
-        @Override
-        public String doc() {
-            return "Discards every row; the run's summary shows how many arrived.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return CONFIG;
         }
 
         @Override

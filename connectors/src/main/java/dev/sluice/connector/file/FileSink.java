@@ -4,13 +4,13 @@ import dev.sluice.bridge.FileFormats;
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeException;
 import dev.sluice.bridge.NativeFileWriter;
+import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
@@ -35,7 +35,7 @@ public final class FileSink implements Sink {
     public static final String HEADER = "header";
 
     /** The {@code file} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
-    public static final class Type implements StageType {
+    public static final class Type extends AbstractStageType {
 
         private static final ConfigDef CONFIG = new ConfigDef()
                 .define(
@@ -52,29 +52,13 @@ public final class FileSink implements Sink {
                         "json (lines), csv or parquet. Default: from the file extension.")
                 .define(HEADER, ConfigType.BOOLEAN, true, false, "CSV: write a header line.");
 
+        public Type() {
+            super(NodeKind.SINK, "file", "Writes every row to one file.", CONFIG);
+        }
+
         @Override
         public int spiVersion() {
             return SPI_VERSION;
-        }
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SINK;
-        }
-
-        @Override
-        public String name() {
-            return "file";
-        }
-
-        @Override
-        public String doc() {
-            return "Writes every row to one file.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return CONFIG;
         }
 
         @Override

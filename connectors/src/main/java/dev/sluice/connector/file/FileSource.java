@@ -4,13 +4,13 @@ import dev.sluice.bridge.FileFormats;
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeException;
 import dev.sluice.bridge.NativeFileReader;
+import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.ColumnTypes;
 import dev.sluice.plugin.Emitter;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Source;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
@@ -46,7 +46,7 @@ public final class FileSource implements Source {
     public static final String INFER_ROWS = "infer_rows";
 
     /** The {@code file} source's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
-    public static final class Type implements StageType {
+    public static final class Type extends AbstractStageType {
 
         private static final ConfigDef CONFIG = StandardKeys.errorHandling(StandardKeys.batching(new ConfigDef()
                 .define(PATH, ConfigType.PATH, null, true, "The file to read, relative to the pipeline file.")
@@ -73,29 +73,13 @@ public final class FileSource implements Source {
                         false,
                         "Lines read to infer a schema when none is declared.")));
 
+        public Type() {
+            super(NodeKind.SOURCE, "file", "Reads a file once, start to end (a bounded source).", CONFIG);
+        }
+
         @Override
         public int spiVersion() {
             return SPI_VERSION;
-        }
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SOURCE;
-        }
-
-        @Override
-        public String name() {
-            return "file";
-        }
-
-        @Override
-        public String doc() {
-            return "Reads a file once, start to end (a bounded source).";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return CONFIG;
         }
 
         @Override

@@ -2,11 +2,11 @@ package dev.sluice.connector.generator;
 
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeGenerator;
+import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Emitter;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Source;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
@@ -35,7 +35,7 @@ public final class GeneratorSource implements Source {
     public static final String RATE = "rate";
 
     /** The {@code generator} source's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
-    public static final class Type implements StageType {
+    public static final class Type extends AbstractStageType {
 
         private static final ConfigDef CONFIG = StandardKeys.batching(new ConfigDef()
                 .defineEnum(
@@ -61,30 +61,18 @@ public final class GeneratorSource implements Source {
                         "Events per second (of the whole sequence) to emit at most. Absent: as fast as possible.",
                         Validator.positive()));
 
+        public Type() {
+            super(
+                    NodeKind.SOURCE,
+                    "generator",
+                    "The Nexmark benchmark's event generator, deterministic from a seed. Event times start at "
+                            + "2023-11-14T22:13:20Z and advance 100 µs per event.",
+                    CONFIG);
+        }
+
         @Override
         public int spiVersion() {
             return SPI_VERSION;
-        }
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SOURCE;
-        }
-
-        @Override
-        public String name() {
-            return "generator";
-        }
-
-        @Override
-        public String doc() {
-            return "The Nexmark benchmark's event generator, deterministic from a seed. Event times start at "
-                    + "2023-11-14T22:13:20Z and advance 100 µs per event.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return CONFIG;
         }
 
         @Override

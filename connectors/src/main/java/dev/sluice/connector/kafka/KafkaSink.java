@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeEncoder;
+import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.CheckpointTimeoutException;
@@ -13,7 +14,6 @@ import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
@@ -59,7 +59,7 @@ public final class KafkaSink implements Sink {
     public static final String COMPRESSION = "compression";
 
     /** The {@code kafka} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
-    public static final class Type implements StageType {
+    public static final class Type extends AbstractStageType {
 
         private static final ConfigDef CONFIG = AvroSettings.define(
                 KafkaSettings.client(new ConfigDef()
@@ -104,30 +104,18 @@ public final class KafkaSink implements Sink {
                                         + "output, else next to the pipeline file.")),
                 false);
 
+        public Type() {
+            super(
+                    NodeKind.SINK,
+                    "kafka",
+                    "Writes one message per row to a topic. Rows with an `_op` column (a change stream, e.g. from a "
+                            + "debezium source) carry it as the `op` header (i, u, d) instead of in the value.",
+                    CONFIG);
+        }
+
         @Override
         public int spiVersion() {
             return SPI_VERSION;
-        }
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SINK;
-        }
-
-        @Override
-        public String name() {
-            return "kafka";
-        }
-
-        @Override
-        public String doc() {
-            return "Writes one message per row to a topic. Rows with an `_op` column (a change stream, e.g. from a "
-                    + "debezium source) carry it as the `op` header (i, u, d) instead of in the value.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return CONFIG;
         }
 
         @Override

@@ -2,6 +2,7 @@ package dev.sluice.connector.kafka;
 
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeDecoder;
+import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.ColumnTypes;
 import dev.sluice.plugin.Emitter;
@@ -10,7 +11,6 @@ import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.Source;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
@@ -77,7 +77,7 @@ public final class KafkaSource implements Source {
     public static final String DEAD_LETTER_TOPIC = "dead_letter_topic";
 
     /** The {@code kafka} source's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
-    public static final class Type implements StageType {
+    public static final class Type extends AbstractStageType {
 
         private static final ConfigDef CONFIG = StandardKeys.errorHandling(StandardKeys.batching(AvroSettings.define(
                 KafkaSettings.client(new ConfigDef()
@@ -168,30 +168,18 @@ public final class KafkaSource implements Source {
                                         + "is dead_letter. Default: the dead_letter file.")),
                 true)));
 
+        public Type() {
+            super(
+                    NodeKind.SOURCE,
+                    "kafka",
+                    "Reads one or more Kafka topics in a consumer group; run more instances with the same group to "
+                            + "share the partitions. Offsets are committed only when a checkpoint is durable in every sink.",
+                    CONFIG);
+        }
+
         @Override
         public int spiVersion() {
             return SPI_VERSION;
-        }
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SOURCE;
-        }
-
-        @Override
-        public String name() {
-            return "kafka";
-        }
-
-        @Override
-        public String doc() {
-            return "Reads one or more Kafka topics in a consumer group; run more instances with the same group to "
-                    + "share the partitions. Offsets are committed only when a checkpoint is durable in every sink.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return CONFIG;
         }
 
         @Override

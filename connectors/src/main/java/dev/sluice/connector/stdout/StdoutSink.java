@@ -2,12 +2,12 @@ package dev.sluice.connector.stdout;
 
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeEncoder;
+import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
-import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.Settings;
 import java.io.FileDescriptor;
@@ -30,7 +30,7 @@ public final class StdoutSink implements Sink {
     public static final String FORMAT = "format";
 
     /** The {@code stdout} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
-    public static final class Type implements StageType {
+    public static final class Type extends AbstractStageType {
 
         private static final ConfigDef CONFIG = new ConfigDef()
                 .defineEnum(
@@ -40,29 +40,17 @@ public final class StdoutSink implements Sink {
                         false,
                         "json (one object per line) or csv (no header).");
 
+        public Type() {
+            super(
+                    NodeKind.SINK,
+                    "stdout",
+                    "Prints every row on standard output; progress goes to standard error.",
+                    CONFIG);
+        }
+
         @Override
         public int spiVersion() {
             return SPI_VERSION;
-        }
-
-        @Override
-        public NodeKind kind() {
-            return NodeKind.SINK;
-        }
-
-        @Override
-        public String name() {
-            return "stdout";
-        }
-
-        @Override
-        public String doc() {
-            return "Prints every row on standard output; progress goes to standard error.";
-        }
-
-        @Override
-        public ConfigDef config() {
-            return CONFIG;
         }
 
         @Override
