@@ -127,9 +127,8 @@ pub struct SluicePreprocessor {
 
 #[repr(C)]
 pub struct SluiceSideOutput {
-    pub open: Option<
-        unsafe extern "C" fn(*const c_char, *const SluiceInstanceInfo, *const c_char, *const ArrowSchema, *mut *mut c_void, ErrorOut) -> i32,
-    >,
+    pub open:
+        Option<unsafe extern "C" fn(*const c_char, *const SluiceInstanceInfo, *const c_char, *const ArrowSchema, *mut *mut c_void, ErrorOut) -> i32>,
     pub observe: Option<unsafe extern "C" fn(*mut c_void, *const ArrowArray, ErrorOut) -> i32>,
     pub barrier: Option<unsafe extern "C" fn(*mut c_void, i64, ErrorOut) -> i32>,
     pub close: Option<unsafe extern "C" fn(*mut c_void)>,
