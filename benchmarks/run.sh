@@ -4,6 +4,8 @@
 #   benchmarks/run.sh jmh [JMH args...]   JMH suites (default: all; e.g. TransformPushBenchmark -p rows=1024)
 #   benchmarks/run.sh kafka [EVENTS [QUERIES]]  Kafka JSON -> SQL (q0,q1,q2,q22) -> Kafka vs a plain
 #                                         consume->produce loop (default 1 000 000 events, all queries)
+#   benchmarks/run.sh plugins [ROWS [REPEATS]]  native plugin source and transform vs the generator and
+#                                         SQL, whole pipelines (default 20 000 000 rows, 3 rounds)
 #   benchmarks/run.sh restart [REPEATS]  restart to first new output record after kill -9 and SIGTERM
 #                                         (default 5 restarts per mode; see restart_bench.py)
 #   benchmarks/run.sh nexmark [EVENTS [QUERIES]] [--partitions P] [--parallelism N] [--series kafka,memory]
@@ -70,6 +72,13 @@ case "$mode" in
       echo
       python3 benchmarks/kafka_bench.py "$@"
     }
+    ;;
+  plugins)
+    # The engine JAR and its test build, which writes the example plugins to engine/target/plugins.
+    mvn -q -B -ntp -Dstyle.color=never -DskipTests install -pl engine -am >&2
+    bash rust/plugins/build.sh engine/target/plugins >&2
+    export JAVA_HOME SLUICE_JVM_FLAGS
+    python3 benchmarks/plugins_bench.py "$@"
     ;;
   restart)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am

@@ -111,6 +111,11 @@ typedef struct SluiceFileReader SluiceFileReader;
 typedef struct SluiceFileWriter SluiceFileWriter;
 
 /*
+ Extra SQL functions (plugin UDFs) a pipeline's transforms may call.
+ */
+typedef struct SluiceFunctions SluiceFunctions;
+
+/*
  The Nexmark event generator.
  */
 typedef struct SluiceGenerator SluiceGenerator;
@@ -261,19 +266,58 @@ int32_t sluice_batch_buffer_address(const struct SluiceBatch *batch,
 int32_t sluice_batch_free(struct SluiceBatch *batch);
 
 /*
+ Creates an empty set of plugin functions, for `sluice_transform_create`.
+
+ # Safety
+ `out_functions` is NULL or writable for one pointer; the caller owns the new set and frees
+ it once with `sluice_functions_free`. Any thread.
+ */
+int32_t sluice_functions_create(struct SluiceFunctions **out_functions);
+
+/*
+ Adds a scalar SQL function named `name` to `functions`: `udf` points to a
+ `struct SluiceScalarUdf` of the plugin ABI (`sluice_plugin.h`) and `free_string` is the
+ function that releases the error messages its `invoke` allocates (a plugin's
+ `SluicePlugin.free_string`), or NULL to leak them. SQL calls it inside the plan, on the
+ thread that pushes the batch.
+
+ # Safety
+ `functions` is NULL or a live set no other thread uses; `name` NULL or NUL-terminated,
+ borrowed. `udf` is NULL or points to a `SluiceScalarUdf` that, with every string and the
+ state it points to, stays valid, and whose `invoke` stays callable from any thread, until
+ every transform created with this set and the set itself are freed. `free_string` is NULL or
+ a `void (*)(char*)` that frees what `invoke` puts in `*out_error`.
+ */
+int32_t sluice_functions_add_scalar(struct SluiceFunctions *functions,
+                                    const char *name,
+                                    const void *udf,
+                                    const void *free_string);
+
+/*
+ Frees a set of functions. Transforms created with it keep their own references.
+
+ # Safety
+ `functions` is NULL or a live set that no other thread is using; it is invalid afterwards.
+ */
+int32_t sluice_functions_free(struct SluiceFunctions *functions);
+
+/*
  Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`;
- `input_schemas` points to `n_inputs` consecutive schemas (moved into the core).
+ `input_schemas` points to `n_inputs` consecutive schemas (moved into the core); `functions`
+ (NULL for none) adds plugin functions the SQL may call.
 
  # Safety
  `options_json` is NULL or a NUL-terminated string, borrowed for the call. `input_schemas` is
  NULL or points to `n_inputs` consecutive valid, unreleased `ArrowSchema`s, all moved into
- the core (the caller must not release them again, also when the call fails). `out_transform`
+ the core (the caller must not release them again, also when the call fails). `functions` is
+ NULL or a live set, borrowed for the call. `out_transform`
  is NULL or writable for one pointer; the caller owns the new transform and frees it once
  with `sluice_transform_free`. Any thread.
  */
 int32_t sluice_transform_create(const char *options_json,
                                 struct ArrowSchema *input_schemas,
                                 size_t n_inputs,
+                                const struct SluiceFunctions *functions,
                                 struct SluiceTransform **out_transform);
 
 /*

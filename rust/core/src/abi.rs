@@ -17,7 +17,7 @@
 //! guarantee; inside, each unsafe operation relies on exactly that, as its `SAFETY` comment says.
 
 use std::cell::RefCell;
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Once;
@@ -33,6 +33,7 @@ use crate::encode::{encode_records, parse_options, Encoded};
 use crate::error::{CoreError, ErrorKind, Result};
 use crate::file_io::{FileReader, FileWriter, ReaderOptions, WriterOptions};
 use crate::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
+use crate::plugin_udf::{free_string_of, Functions};
 use crate::side_tables::SideTable;
 use crate::transform::{plan_count, run_bounded_query_with, table_references, SqlTransform};
 
@@ -66,6 +67,11 @@ pub struct SluiceBatch {
 /// offsets and keys.
 pub struct SluiceBuffer {
     encoded: Encoded,
+}
+
+/// Extra SQL functions (plugin UDFs) a pipeline's transforms may call.
+pub struct SluiceFunctions {
+    functions: Functions,
 }
 
 /// A SQL transform, planned once.
@@ -483,13 +489,72 @@ struct TransformOptions {
     tables: Vec<SideTable>,
 }
 
+/// Creates an empty set of plugin functions, for `sluice_transform_create`.
+///
+/// # Safety
+/// `out_functions` is NULL or writable for one pointer; the caller owns the new set and frees
+/// it once with `sluice_functions_free`. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_functions_create(out_functions: *mut *mut SluiceFunctions) -> i32 {
+    guard(|| {
+        // SAFETY: out_functions is NULL or writable (this function's contract).
+        unsafe { write_out(out_functions, new_handle(SluiceFunctions { functions: Functions::default() })) }
+    })
+}
+
+/// Adds a scalar SQL function named `name` to `functions`: `udf` points to a
+/// `struct SluiceScalarUdf` of the plugin ABI (`sluice_plugin.h`) and `free_string` is the
+/// function that releases the error messages its `invoke` allocates (a plugin's
+/// `SluicePlugin.free_string`), or NULL to leak them. SQL calls it inside the plan, on the
+/// thread that pushes the batch.
+///
+/// # Safety
+/// `functions` is NULL or a live set no other thread uses; `name` NULL or NUL-terminated,
+/// borrowed. `udf` is NULL or points to a `SluiceScalarUdf` that, with every string and the
+/// state it points to, stays valid, and whose `invoke` stays callable from any thread, until
+/// every transform created with this set and the set itself are freed. `free_string` is NULL or
+/// a `void (*)(char*)` that frees what `invoke` puts in `*out_error`.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_functions_add_scalar(
+    functions: *mut SluiceFunctions,
+    name: *const c_char,
+    udf: *const c_void,
+    free_string: *const c_void,
+) -> i32 {
+    guard(|| {
+        // SAFETY: functions is NULL or live and unshared (this function's contract).
+        let set = unsafe { borrow_mut(functions, "functions") }?;
+        // SAFETY: name is NULL or NUL-terminated (this function's contract).
+        let name = unsafe { c_str(name, "function name") }?;
+        // SAFETY: free_string is NULL or a function of this signature (this function's contract).
+        let free_string = unsafe { free_string_of(free_string) };
+        // SAFETY: udf stays valid while transforms may call it (this function's contract).
+        unsafe { set.functions.add(name, udf.cast(), free_string) }
+    })
+}
+
+/// Frees a set of functions. Transforms created with it keep their own references.
+///
+/// # Safety
+/// `functions` is NULL or a live set that no other thread is using; it is invalid afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_functions_free(functions: *mut SluiceFunctions) -> i32 {
+    guard(|| {
+        // SAFETY: NULL or a live handle freed only here (this function's contract).
+        unsafe { free_handle(functions) };
+        Ok(())
+    })
+}
+
 /// Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`;
-/// `input_schemas` points to `n_inputs` consecutive schemas (moved into the core).
+/// `input_schemas` points to `n_inputs` consecutive schemas (moved into the core); `functions`
+/// (NULL for none) adds plugin functions the SQL may call.
 ///
 /// # Safety
 /// `options_json` is NULL or a NUL-terminated string, borrowed for the call. `input_schemas` is
 /// NULL or points to `n_inputs` consecutive valid, unreleased `ArrowSchema`s, all moved into
-/// the core (the caller must not release them again, also when the call fails). `out_transform`
+/// the core (the caller must not release them again, also when the call fails). `functions` is
+/// NULL or a live set, borrowed for the call. `out_transform`
 /// is NULL or writable for one pointer; the caller owns the new transform and frees it once
 /// with `sluice_transform_free`. Any thread.
 #[no_mangle]
@@ -497,6 +562,7 @@ pub unsafe extern "C" fn sluice_transform_create(
     options_json: *const c_char,
     input_schemas: *mut FFI_ArrowSchema,
     n_inputs: usize,
+    functions: *const SluiceFunctions,
     out_transform: *mut *mut SluiceTransform,
 ) -> i32 {
     guard(|| {
@@ -513,7 +579,14 @@ pub unsafe extern "C" fn sluice_transform_create(
             return Err(CoreError::invalid(format!("{} input names but {n_inputs} schemas", options.inputs.len())));
         }
         let inputs = options.inputs.into_iter().zip(schemas).map(|(name, schema)| Ok((name, schema?))).collect::<Result<Vec<_>>>()?;
-        let transform = SqlTransform::with_side_tables(&options.sql, inputs, &options.tables)?;
+        let none = Functions::default();
+        let functions = if functions.is_null() {
+            &none
+        } else {
+            // SAFETY: functions is live (this function's contract).
+            unsafe { &borrow(functions, "functions")?.functions }
+        };
+        let transform = SqlTransform::with_functions(&options.sql, inputs, &options.tables, functions)?;
         // SAFETY: out_transform is NULL or writable (this function's contract).
         unsafe { write_out(out_transform, new_handle(SluiceTransform { transform })) }
     })

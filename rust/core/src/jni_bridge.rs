@@ -315,13 +315,86 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceBatchFr
     })
 }
 
+/// The JNI twin of [`sluice_functions_create`](crate::abi::sluice_functions_create):
+/// `JniCoreBridge.sluiceFunctionsCreate`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// `out` is a `long[]` of at least 1 element or null.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceFunctionsCreate(
+    env: Env,
+    _: jclass,
+    out: jlongArray,
+) -> jint {
+    glue(|| {
+        let mut out_functions = null_mut();
+        // SAFETY: the out-pointers point to the locals above.
+        let status = unsafe { c::sluice_functions_create(&mut out_functions) };
+        // SAFETY: `env` and `out` are as this function's `# Safety` requires.
+        unsafe { outputs(env, out, status, &[out_functions as i64]) }
+    })
+}
+
+/// The JNI twin of [`sluice_functions_add_scalar`](crate::abi::sluice_functions_add_scalar):
+/// `JniCoreBridge.sluiceFunctionsAddScalar`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// `name` is a `byte[]` reference or null; the addresses (`functions`, `udf`, `free_string`) meet
+/// the `# Safety` requirements of `sluice_functions_add_scalar`, as for a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceFunctionsAddScalar(
+    env: Env,
+    _: jclass,
+    functions: jlong,
+    name: jbyteArray,
+    udf: jlong,
+    free_string: jlong,
+) -> jint {
+    glue(|| {
+        // SAFETY: `env` and `name` are as this function's `# Safety` requires.
+        let name = unsafe { CText::from_java(env, name) };
+        // SAFETY: the addresses meet `sluice_functions_add_scalar`'s requirements (this function's
+        // safety contract); `name`: NULL or a NUL-terminated copy that outlives the call.
+        unsafe {
+            c::sluice_functions_add_scalar(
+                ptr(functions),
+                name.as_ptr(),
+                ptr(udf),
+                ptr(free_string),
+            )
+        }
+    })
+}
+
+/// The JNI twin of [`sluice_functions_free`](crate::abi::sluice_functions_free):
+/// `JniCoreBridge.sluiceFunctionsFree`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// the addresses (`functions`) meet the `# Safety` requirements of `sluice_functions_free`, as for
+/// a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceFunctionsFree(
+    _env: Env,
+    _: jclass,
+    functions: jlong,
+) -> jint {
+    glue(|| {
+        // SAFETY: the addresses meet `sluice_functions_free`'s requirements (this function's safety
+        // contract).
+        unsafe { c::sluice_functions_free(ptr(functions)) }
+    })
+}
+
 /// The JNI twin of [`sluice_transform_create`](crate::abi::sluice_transform_create):
 /// `JniCoreBridge.sluiceTransformCreate`.
 ///
 /// # Safety
 /// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
 /// `options_json` is a `byte[]` reference or null; `out` is a `long[]` of at least 1 element or
-/// null; the addresses (`input_schemas`) meet the `# Safety` requirements of
+/// null; the addresses (`input_schemas`, `functions`) meet the `# Safety` requirements of
 /// `sluice_transform_create`, as for a call over FFM.
 #[no_mangle]
 pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceTransformCreate(
@@ -330,6 +403,7 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceTransfo
     options_json: jbyteArray,
     input_schemas: jlong,
     n_inputs: jlong,
+    functions: jlong,
     out: jlongArray,
 ) -> jint {
     glue(|| {
@@ -344,6 +418,7 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceTransfo
                 options_json.as_ptr(),
                 ptr(input_schemas),
                 n_inputs as usize,
+                ptr(functions),
                 &mut out_transform,
             )
         };

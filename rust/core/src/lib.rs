@@ -23,5 +23,6 @@ pub mod functions;
 pub mod jni_bridge;
 mod jni_glue;
 pub mod nexmark;
+pub mod plugin_udf;
 pub mod side_tables;
 pub mod transform;

@@ -38,6 +38,7 @@ use futures::Stream;
 use crate::cdata::conform;
 use crate::error::{CoreError, ErrorKind, Result};
 use crate::functions::register_builtins;
+use crate::plugin_udf::Functions;
 use crate::side_tables::{isolate_lookup_joins, SideTable};
 
 /// How many SQL plans this process has built; tests use it to prove "planned once".
@@ -67,7 +68,13 @@ impl SqlTransform {
     /// Plans `sql` over the streaming `inputs` and the static `side_tables`, which are read
     /// from their files now, once.
     pub fn with_side_tables(sql: &str, inputs: Vec<(String, SchemaRef)>, side_tables: &[SideTable]) -> Result<SqlTransform> {
+        Self::with_functions(sql, inputs, side_tables, &Functions::default())
+    }
+
+    /// As [`SqlTransform::with_side_tables`], with the pipeline's plugin functions callable by name.
+    pub fn with_functions(sql: &str, inputs: Vec<(String, SchemaRef)>, side_tables: &[SideTable], functions: &Functions) -> Result<SqlTransform> {
         let ctx = streaming_context()?;
+        functions.register(&ctx);
         let mut hubs = Vec::with_capacity(inputs.len());
         for (name, schema) in inputs {
             let hub = InputHub::new(name, schema);

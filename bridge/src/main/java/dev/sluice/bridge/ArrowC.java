@@ -41,12 +41,12 @@ public final class ArrowC {
     }
 
     /** Exports one schema into C memory owned by {@code arena}; the core takes it. */
-    static MemorySegment exportSchema(Arena arena, BufferAllocator allocator, Schema schema) {
+    public static MemorySegment exportSchema(Arena arena, BufferAllocator allocator, Schema schema) {
         return exportSchemas(arena, allocator, List.of(schema));
     }
 
     /** Reads a schema the core wrote with {@code writer} into a C struct. */
-    static Schema importSchema(BufferAllocator allocator, java.util.function.LongConsumer writer) {
+    public static Schema importSchema(BufferAllocator allocator, java.util.function.LongConsumer writer) {
         try (ArrowSchema struct = ArrowSchema.allocateNew(allocator)) {
             writer.accept(struct.memoryAddress());
             return Data.importSchema(allocator, struct, null);

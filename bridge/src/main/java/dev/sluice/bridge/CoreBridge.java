@@ -116,12 +116,38 @@ public interface CoreBridge {
     void batchFree(long batch);
 
     /**
+     * Creates an empty set of plugin functions, for `sluice_transform_create`.
+     * <p>
+     * C function: {@code sluice_functions_create}.
+     */
+    long functionsCreate();
+
+    /**
+     * Adds a scalar SQL function named `name` to `functions`: `udf` points to a
+     * `struct SluiceScalarUdf` of the plugin ABI (`sluice_plugin.h`) and `free_string` is the
+     * function that releases the error messages its `invoke` allocates (a plugin's
+     * `SluicePlugin.free_string`), or NULL to leak them. SQL calls it inside the plan, on the
+     * thread that pushes the batch.
+     * <p>
+     * C function: {@code sluice_functions_add_scalar}.
+     */
+    void functionsAddScalar(long functions, String name, long udf, long freeString);
+
+    /**
+     * Frees a set of functions. Transforms created with it keep their own references.
+     * <p>
+     * C function: {@code sluice_functions_free}.
+     */
+    void functionsFree(long functions);
+
+    /**
      * Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`;
-     * `input_schemas` points to `n_inputs` consecutive schemas (moved into the core).
+     * `input_schemas` points to `n_inputs` consecutive schemas (moved into the core); `functions`
+     * (NULL for none) adds plugin functions the SQL may call.
      * <p>
      * C function: {@code sluice_transform_create}.
      */
-    long transformCreate(String optionsJson, long inputSchemas, long nInputs);
+    long transformCreate(String optionsJson, long inputSchemas, long nInputs, long functions);
 
     /**
      * Writes the schema of the transform's output batches to `out_schema`.

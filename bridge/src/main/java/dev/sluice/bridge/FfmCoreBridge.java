@@ -140,10 +140,29 @@ public final class FfmCoreBridge implements CoreBridge {
     }
 
     @Override
-    public long transformCreate(String optionsJson, long inputSchemas, long nInputs) {
+    public long functionsCreate() {
+        MemorySegment out = SCRATCH.get();
+        check(sluice_h.sluice_functions_create(out));
+        return out.get(JAVA_LONG, 0);
+    }
+
+    @Override
+    public void functionsAddScalar(long functions, String name, long udf, long freeString) {
+        try (Arena arena = Arena.ofConfined()) {
+            check(sluice_h.sluice_functions_add_scalar(at(functions), cString(arena, name), at(udf), at(freeString)));
+        }
+    }
+
+    @Override
+    public void functionsFree(long functions) {
+        check(sluice_h.sluice_functions_free(at(functions)));
+    }
+
+    @Override
+    public long transformCreate(String optionsJson, long inputSchemas, long nInputs, long functions) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_h.sluice_transform_create(cString(arena, optionsJson), at(inputSchemas), nInputs, out));
+            check(sluice_h.sluice_transform_create(cString(arena, optionsJson), at(inputSchemas), nInputs, at(functions), out));
             return out.get(JAVA_LONG, 0);
         }
     }

@@ -41,7 +41,10 @@ public final class JniCoreBridge implements CoreBridge {
     private static native int sluiceBatchNumRows(long batch, long[] out);
     private static native int sluiceBatchBufferAddress(long batch, long column, long buffer, long[] out);
     private static native int sluiceBatchFree(long batch);
-    private static native int sluiceTransformCreate(byte[] optionsJson, long inputSchemas, long nInputs, long[] out);
+    private static native int sluiceFunctionsCreate(long[] out);
+    private static native int sluiceFunctionsAddScalar(long functions, byte[] name, long udf, long freeString);
+    private static native int sluiceFunctionsFree(long functions);
+    private static native int sluiceTransformCreate(byte[] optionsJson, long inputSchemas, long nInputs, long functions, long[] out);
     private static native int sluiceTransformOutputSchema(long transform, long outSchema);
     private static native int sluiceTransformPush(long transform, long input, long array);
     private static native int sluiceTransformPushBatch(long transform, long input, long batch);
@@ -173,9 +176,26 @@ public final class JniCoreBridge implements CoreBridge {
     }
 
     @Override
-    public long transformCreate(String optionsJson, long inputSchemas, long nInputs) {
+    public long functionsCreate() {
         long[] out = OUT.get();
-        check(sluiceTransformCreate(utf8(optionsJson), inputSchemas, nInputs, out));
+        check(sluiceFunctionsCreate(out));
+        return out[0];
+    }
+
+    @Override
+    public void functionsAddScalar(long functions, String name, long udf, long freeString) {
+        check(sluiceFunctionsAddScalar(functions, utf8(name), udf, freeString));
+    }
+
+    @Override
+    public void functionsFree(long functions) {
+        check(sluiceFunctionsFree(functions));
+    }
+
+    @Override
+    public long transformCreate(String optionsJson, long inputSchemas, long nInputs, long functions) {
+        long[] out = OUT.get();
+        check(sluiceTransformCreate(utf8(optionsJson), inputSchemas, nInputs, functions, out));
         return out[0];
     }
 

@@ -33,6 +33,31 @@ public final class NativeBatch extends NativeHandle implements Batch {
     }
 
     /**
+     * Takes a batch that foreign code (a native plugin) wrote into the C struct at
+     * {@code arrayAddress} as a struct array of {@code schema}'s columns: the core moves the
+     * struct's content out, zero-copy, and calls its {@code release} when the batch is freed.
+     * The struct is left released, also when the call fails.
+     */
+    public static NativeBatch adopt(
+            BufferAllocator allocator, long arrayAddress, org.apache.arrow.vector.types.pojo.Schema schema) {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            long schemaAddress = ArrowC.exportSchema(arena, allocator, schema).address();
+            return new NativeBatch(core().batchImport(arrayAddress, schemaAddress));
+        }
+    }
+
+    /**
+     * Writes the batch's columns as a struct array into the C struct at {@code outArray}, for
+     * foreign code that takes it over (and releases it): zero-copy, the batch stays valid.
+     */
+    public void exportArray(BufferAllocator allocator, long outArray) {
+        try (ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
+            core().batchExport(address(), outArray, schema.memoryAddress());
+            schema.release();
+        }
+    }
+
+    /**
      * Calls {@code action} with {@code batch} as a native batch: the batch itself when it is one (no
      * copy), else its columns moved into the core for the call and released after it. For stages
      * that hand any {@link Batch} they are given to a native call (a file writer, an encoder).

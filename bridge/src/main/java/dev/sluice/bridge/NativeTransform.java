@@ -53,6 +53,20 @@ public final class NativeTransform extends NativeHandle {
             List<String> inputNames,
             List<Schema> inputSchemas,
             List<Map<String, Object>> sideTables) {
+        return plan(allocator, sql, inputNames, inputSchemas, sideTables, null);
+    }
+
+    /**
+     * As {@link #plan(BufferAllocator, String, List, List, List)}, with the pipeline's plugin
+     * functions (null for none) callable by name in {@code sql}.
+     */
+    public static NativeTransform plan(
+            BufferAllocator allocator,
+            String sql,
+            List<String> inputNames,
+            List<Schema> inputSchemas,
+            List<Map<String, Object>> sideTables,
+            NativeFunctions functions) {
         if (inputNames.size() != inputSchemas.size()) {
             throw new IllegalArgumentException(
                     inputNames.size() + " input names but " + inputSchemas.size() + " schemas");
@@ -66,7 +80,11 @@ public final class NativeTransform extends NativeHandle {
         String options = Json.object(fields);
         try (Arena arena = Arena.ofConfined()) {
             var schemas = ArrowC.exportSchemas(arena, allocator, inputSchemas);
-            long handle = core().transformCreate(options, schemas.address(), inputSchemas.size());
+            long handle = core().transformCreate(
+                            options,
+                            schemas.address(),
+                            inputSchemas.size(),
+                            functions == null ? 0 : functions.handle());
             return new NativeTransform(handle, allocator);
         }
     }

@@ -2,9 +2,9 @@ package dev.sluice.cli;
 
 import dev.sluice.bridge.NativeCore;
 import dev.sluice.config.ConfigException;
-import dev.sluice.config.PipelineLoader;
 import dev.sluice.config.PipelineSpec;
 import dev.sluice.config.StageTypes;
+import dev.sluice.pluginhost.Preprocessors;
 import dev.sluice.runtime.BackgroundPositionStore;
 import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.PositionStore;
@@ -63,7 +63,8 @@ final class CommonOptions {
         }
         PositionStore positions = PositionStore.NONE;
         try {
-            PipelineSpec spec = PipelineLoader.load(file);
+            // Preprocessors (plugins.preprocessors) rewrite the text first; without them this is PipelineLoader.load.
+            PipelineSpec spec = Preprocessors.load(file);
             if (withState) {
                 // Opens while the pipeline is validated and planned; Pipeline waits for it before opening stages.
                 Path directory = StateDirectories.forPipeline(spec.name(), stateDir);

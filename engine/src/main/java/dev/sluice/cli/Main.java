@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
             ValidateCommand.class,
             StateCommand.class,
             ConfigDocsCommand.class,
+            PluginCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class Main implements java.util.concurrent.Callable<Integer> {

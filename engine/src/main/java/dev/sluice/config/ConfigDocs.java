@@ -37,6 +37,10 @@ public final class ConfigDocs {
             | `checkpoint.interval` | duration | `10s` | Time between checkpoints (a barrier through every node, then the sources' positions are saved and committed). |
             | `checkpoint.timeout` | duration | `60s` | Longest the sinks may take to make an epoch durable; an epoch that misses it is given up, counted, and the run goes on. |
             | `paths.allowed_dirs` | list | the pipeline file's directory and the working directory | The directories every file the pipeline names must be inside: file sources and sinks, dead letters, side tables, schema files — every setting of type path. Relative entries are relative to the pipeline file; listing directories replaces the defaults. Paths are compared after `..` and symbolic links are resolved; one outside is refused by `validate` and `run` with its file:line:column, node and reason. |
+            | `plugins.allowed_dirs` | list | the pipeline file's directory (and below) | The directories plugin libraries and JARs may be loaded from (`type: plugin` nodes, `plugins.udfs`, `plugins.jars`, `plugins.preprocessors`); checked like `paths.allowed_dirs`. |
+            | `plugins.udfs` | list of maps | none | Libraries whose scalar functions every `sql` transform may call by name: `{path: LIB.so}` for a native plugin (called by the core without entering the JVM), `{jar: LIB.jar}` for Java `ScalarFunction`s; `functions: [names]` picks some (default: all it offers). |
+            | `plugins.jars` | list | none | JARs of Java stage types (`StageType` in `META-INF/services`), usable as node types in this pipeline. |
+            | `plugins.preprocessors` | list of maps | none | `{path: LIB.so, component: NAME, options: {...}}`: native preprocessors that rewrite the pipeline file's text, in order, before it is checked. |
             """;
 
     /**

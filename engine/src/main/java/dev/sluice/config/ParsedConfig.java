@@ -179,6 +179,11 @@ public final class ParsedConfig implements Settings {
         return (Path) typed(key, ConfigType.PATH);
     }
 
+    @Override
+    public Object getJson(String key) {
+        return typed(key, ConfigType.JSON);
+    }
+
     /**
      * An ENUM (or STRING) value as a constant of {@code type}, matched by name ignoring case, with
      * '-' read as '_' (so {@code at-least-once} gives {@code AT_LEAST_ONCE}); null if none.

@@ -27,8 +27,15 @@ public final class PathPolicy {
 
     private final List<Path> allowed;
     private final List<Path> canonical;
+    /** The setting that lists the directories, named in refusals. */
+    private final String setting;
 
     private PathPolicy(List<Path> allowed) {
+        this(allowed, KEY + "." + ALLOWED_DIRS);
+    }
+
+    private PathPolicy(List<Path> allowed, String setting) {
+        this.setting = setting;
         this.allowed = List.copyOf(allowed);
         List<Path> resolved = new ArrayList<>();
         for (Path dir : allowed) {
@@ -78,11 +85,29 @@ public final class PathPolicy {
         return dirs == null || dirs.isEmpty() ? defaults(pipelineFile) : new PathPolicy(dirs);
     }
 
+    /**
+     * A policy of {@code dirs}, or of {@code defaults} when {@code value} is absent, read from
+     * {@code value} (a directory or a list of them, relative to the pipeline file) as the
+     * setting {@code setting} (e.g. {@code plugins.allowed_dirs}), which refusals name.
+     */
+    public static PathPolicy readSetting(
+            ConfigValue value, Path pipelineFile, String setting, List<Path> defaults, ConfigProblems problems) {
+        if (value == null) {
+            return new PathPolicy(defaults, setting);
+        }
+        List<Path> dirs = readDirs(value, pipelineFile, problems, setting);
+        return new PathPolicy(dirs.isEmpty() ? defaults : dirs, setting);
+    }
+
     private static List<Path> readDirs(ConfigValue value, Path pipelineFile, ConfigProblems problems) {
+        return readDirs(value, pipelineFile, problems, KEY + "." + ALLOWED_DIRS);
+    }
+
+    private static List<Path> readDirs(ConfigValue value, Path pipelineFile, ConfigProblems problems, String setting) {
         List<ConfigValue> entries = value.isList() ? value.asList() : List.of(value);
         List<Path> dirs = new ArrayList<>();
         if (entries.isEmpty() || value.isNull()) {
-            problems.add(value.location(), null, KEY + "." + ALLOWED_DIRS + " must list at least one directory");
+            problems.add(value.location(), null, setting + " must list at least one directory");
             return dirs;
         }
         Path base = pipelineFile.toAbsolutePath().getParent();
@@ -90,16 +115,13 @@ public final class PathPolicy {
             if (!entry.isScalar()
                     || entry.isNull()
                     || String.valueOf(entry.value()).isBlank()) {
-                problems.add(
-                        entry.location(),
-                        null,
-                        KEY + "." + ALLOWED_DIRS + " entries must be directories, got " + entry.describe());
+                problems.add(entry.location(), null, setting + " entries must be directories, got " + entry.describe());
                 continue;
             }
             try {
                 dirs.add(ValueConverter.resolvePath(String.valueOf(entry.value()), entry, base));
             } catch (ValueConverter.Failure e) {
-                problems.add(e.location(), null, KEY + "." + ALLOWED_DIRS + ": " + e.getMessage());
+                problems.add(e.location(), null, setting + ": " + e.getMessage());
             }
         }
         return dirs;
@@ -129,7 +151,7 @@ public final class PathPolicy {
         String resolved = real.equals(path) ? "" : " (resolves to " + real + ")";
         return path + resolved + " is outside the directories this pipeline may use ("
                 + String.join(", ", allowed.stream().map(Path::toString).toList()) + "); add a directory holding it to "
-                + KEY + "." + ALLOWED_DIRS + " at the top of the pipeline file to allow it";
+                + setting + " at the top of the pipeline file to allow it";
     }
 
     /**

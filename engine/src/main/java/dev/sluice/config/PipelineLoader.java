@@ -24,13 +24,16 @@ import java.util.Map;
  */
 public final class PipelineLoader {
 
+    /** The top-level {@code plugins:} block (read by {@code pluginhost.PluginSettings}). */
+    public static final String PLUGINS = "plugins";
+
     /**
      * The top-level keys a pipeline file may have, in the order messages list them. Pipeline-wide
      * settings are added here as the engine grows (e.g. {@code checkpoint}); any other key is an error,
      * so that a misspelt block is not silently ignored.
      */
     public static final List<String> TOP_LEVEL_KEYS =
-            List.of("name", "checkpoint", PathPolicy.KEY, "sources", "transforms", "sinks");
+            List.of("name", "checkpoint", PathPolicy.KEY, PLUGINS, "sources", "transforms", "sinks");
 
     static final String TYPE = "type";
     static final String FROM = "from";
@@ -44,6 +47,15 @@ public final class PipelineLoader {
      * @throws ConfigException if the file cannot be read or has structural problems
      */
     public static PipelineSpec load(Path file) {
+        return parse(read(file), file);
+    }
+
+    /**
+     * The text of the pipeline file at {@code file} (UTF-8).
+     *
+     * @throws ConfigException if it cannot be read
+     */
+    public static String read(Path file) {
         String yaml;
         try {
             yaml = Files.readString(file, StandardCharsets.UTF_8);
@@ -57,7 +69,24 @@ public final class PipelineLoader {
             String detail = Files.isDirectory(file) ? "it is a directory" : String.valueOf(e.getMessage());
             throw new ConfigException(Location.of(file), "cannot read pipeline file: " + detail);
         }
-        return parse(yaml, file);
+        return yaml;
+    }
+
+    /**
+     * The top-level entry {@code key} of pipeline YAML, read without any other check (for blocks
+     * needed before the file is checked, such as the preprocessors that rewrite it); null when
+     * it is absent or the text is no YAML map (parsing it reports that).
+     */
+    public static ConfigValue rawTopLevel(String yaml, Path file, String key) {
+        ConfigProblems ignored = new ConfigProblems();
+        String text = yaml.startsWith("\uFEFF") ? yaml.substring(1) : yaml;
+        ConfigValue root;
+        try {
+            root = YamlTreeReader.read(text, file, new ReaderProblems(ignored));
+        } catch (ConfigException e) {
+            return null;
+        }
+        return root != null && root.isMap() ? root.asMap().get(key) : null;
     }
 
     /**

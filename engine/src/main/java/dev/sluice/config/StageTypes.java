@@ -71,6 +71,22 @@ public final class StageTypes {
         return this;
     }
 
+    /**
+     * A registry of these types plus {@code extra} (a pipeline's Java plugins); this one is unchanged.
+     *
+     * @throws IllegalStateException if one was built against another SPI version
+     * @throws IllegalArgumentException if one has the kind and name of another
+     */
+    public StageTypes with(List<StageType> extra) {
+        if (extra.isEmpty()) {
+            return this;
+        }
+        StageTypes copy = new StageTypes();
+        types.forEach((kind, ofKind) -> copy.types.get(kind).putAll(ofKind));
+        extra.forEach(copy::register);
+        return copy;
+    }
+
     /** The registered types of {@code kind}, sorted by name. */
     public List<StageType> types(NodeKind kind) {
         return List.copyOf(types.get(kind).values());

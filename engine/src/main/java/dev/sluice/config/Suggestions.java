@@ -5,7 +5,7 @@ import java.util.Locale;
 import java.util.Optional;
 
 /** "Did you mean" suggestions for misspelt keys, stage types and enum values. */
-final class Suggestions {
+public final class Suggestions {
 
     private Suggestions() {}
 
@@ -51,7 +51,7 @@ final class Suggestions {
      * @param known the known names, in the order to list them
      * @param knownWhat what the known names are, e.g. {@code keys}
      */
-    static String unknown(String message, String input, Collection<String> known, String knownWhat) {
+    public static String unknown(String message, String input, Collection<String> known, String knownWhat) {
         String listed = known.isEmpty() ? "none" : String.join(", ", known);
         return closest(input, known)
                 .map(s -> message + "; did you mean '" + s + "'? Known " + knownWhat + ": " + listed)

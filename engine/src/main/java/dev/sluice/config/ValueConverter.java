@@ -66,6 +66,7 @@ final class ValueConverter {
             case LIST -> toList(value);
             case MAP -> toMap(value);
             case ENUM -> toEnum(value, allowed);
+            case JSON -> value.toPlain();
             case PATH ->
                 baseDir == null
                         ? text(value, type, allowed)

@@ -5,6 +5,8 @@ import dev.sluice.observe.NodeStats;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.StageContext;
+import dev.sluice.pluginhost.PipelinePlugins;
+import dev.sluice.pluginhost.PluginContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -17,7 +19,7 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
 /** The {@link StageContext} of one node: its names, its allocator and its error policy. */
-final class NodeContext implements StageContext {
+final class NodeContext implements StageContext, PluginContext {
 
     private final String node;
     private final String pipeline;
@@ -27,6 +29,8 @@ final class NodeContext implements StageContext {
     private final ErrorPolicy policy;
     private final DeadLetterFile deadLetter;
     private final Map<String, String> restored;
+    private final PipelinePlugins plugins;
+    private final List<String> inputs;
     private Runnable checkpointRequester = () -> {};
     private final List<CompletableFuture<Void>> checks = new ArrayList<>();
 
@@ -38,7 +42,9 @@ final class NodeContext implements StageContext {
             NodeStats stats,
             ErrorPolicy policy,
             DeadLetterFile deadLetter,
-            Map<String, String> restored) {
+            Map<String, String> restored,
+            PipelinePlugins plugins,
+            List<String> inputs) {
         this.node = node;
         this.pipeline = pipeline;
         this.directory = directory;
@@ -47,6 +53,18 @@ final class NodeContext implements StageContext {
         this.policy = policy;
         this.deadLetter = deadLetter;
         this.restored = Map.copyOf(restored);
+        this.plugins = plugins;
+        this.inputs = List.copyOf(inputs);
+    }
+
+    @Override
+    public List<String> inputNames() {
+        return inputs;
+    }
+
+    @Override
+    public PipelinePlugins plugins() {
+        return plugins;
     }
 
     @Override

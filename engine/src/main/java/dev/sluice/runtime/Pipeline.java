@@ -16,6 +16,7 @@ import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.Transform;
 import dev.sluice.plugin.config.StandardKeys;
+import dev.sluice.pluginhost.PipelinePlugins;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -41,6 +42,9 @@ public final class Pipeline implements AutoCloseable {
     private final List<DeadLetterFile> deadLetters;
     private final CheckpointSettings checkpoint;
     private final PositionStore positions;
+    /** The {@code plugins:} block: where libraries may come from, the pipeline's UDFs. */
+    private final PipelinePlugins plugins;
+
     private boolean started;
 
     private Pipeline(
@@ -50,7 +54,8 @@ public final class Pipeline implements AutoCloseable {
             BufferAllocator allocator,
             List<DeadLetterFile> deadLetters,
             CheckpointSettings checkpoint,
-            PositionStore positions) {
+            PositionStore positions,
+            PipelinePlugins plugins) {
         this.spec = spec;
         this.order = order;
         this.stats = stats;
@@ -58,6 +63,7 @@ public final class Pipeline implements AutoCloseable {
         this.deadLetters = deadLetters;
         this.checkpoint = checkpoint;
         this.positions = positions;
+        this.plugins = plugins;
     }
 
     /**
@@ -88,17 +94,34 @@ public final class Pipeline implements AutoCloseable {
         List<ConfigException> problems = new ArrayList<>();
         CheckpointSettings checkpoint = null;
         Map<String, PipelineNode> nodes = null;
+        PipelinePlugins plugins = null;
         try {
             checkpoint = CheckpointSettings.of(spec);
         } catch (ConfigException e) {
             problems.add(e);
         }
         try {
-            nodes = PipelineGraph.configure(spec, types);
+            plugins = PipelinePlugins.read(spec);
         } catch (ConfigException e) {
             problems.add(e);
         }
+        try {
+            // A pipeline's Java plugins (plugins.jars) add stage types for this pipeline only.
+            StageTypes withPlugins = plugins == null ? types : types.with(plugins.stageTypes());
+            nodes = PipelineGraph.configure(spec, withPlugins);
+        } catch (ConfigException e) {
+            problems.add(e);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            problems.add(new ConfigException(
+                    spec.topLevel()
+                            .get(dev.sluice.config.PipelineLoader.PLUGINS)
+                            .location(),
+                    "plugins.jars: " + e.getMessage()));
+        }
         if (!problems.isEmpty()) {
+            if (plugins != null) {
+                plugins.close();
+            }
             throw ConfigException.of(problems);
         }
         List<PipelineNode> order = PipelineGraph.link(nodes);
@@ -109,7 +132,7 @@ public final class Pipeline implements AutoCloseable {
         BufferAllocator allocator =
                 ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
         List<DeadLetterFile> deadLetters = new ArrayList<>();
-        Pipeline pipeline = new Pipeline(spec, order, stats, allocator, deadLetters, checkpoint, positions);
+        Pipeline pipeline = new Pipeline(spec, order, stats, allocator, deadLetters, checkpoint, positions, plugins);
         try {
             positions.awaitOpen();
             pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
@@ -252,7 +275,9 @@ public final class Pipeline implements AutoCloseable {
                 node.stats,
                 policy,
                 deadLetter,
-                node.kind() == NodeKind.SOURCE ? positions.load(node.name()) : Map.of());
+                node.kind() == NodeKind.SOURCE ? positions.load(node.name()) : Map.of(),
+                plugins,
+                node.inputs);
         try {
             node.stage = node.type.create(config);
             node.schema = switch (node.kind()) {
@@ -398,6 +423,7 @@ public final class Pipeline implements AutoCloseable {
                 node.stage = null;
             }
         }
+        plugins.close();
         for (DeadLetterFile deadLetter : deadLetters) {
             try {
                 deadLetter.close();

@@ -150,9 +150,13 @@ public final class PipelineRunner {
         }
         pipeline.positions().save(epoch, positions);
         for (PipelineNode node : pipeline.nodes()) {
-            if (node.kind() == NodeKind.SOURCE) {
+            if (node.kind() == NodeKind.SOURCE || node.kind() == NodeKind.SINK) {
                 try {
-                    node.source().onCheckpointComplete(epoch);
+                    if (node.kind() == NodeKind.SOURCE) {
+                        node.source().onCheckpointComplete(epoch);
+                    } else {
+                        node.sink().onCheckpointComplete(epoch);
+                    }
                 } catch (Exception e) {
                     throw new StageFailure(node.name(), e);
                 }

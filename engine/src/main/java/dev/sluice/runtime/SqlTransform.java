@@ -14,6 +14,7 @@ import dev.sluice.plugin.Transform;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
+import dev.sluice.pluginhost.PluginContext;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
@@ -108,7 +109,13 @@ public final class SqlTransform implements Transform {
     public Schema open(StageContext context, List<String> inputNames, List<Schema> inputSchemas) {
         allocator = context.allocator();
         try {
-            plan = NativeTransform.plan(allocator, sql, inputNames, inputSchemas, sideTables);
+            plan = NativeTransform.plan(
+                    allocator,
+                    sql,
+                    inputNames,
+                    inputSchemas,
+                    sideTables,
+                    PluginContext.of(context).functions());
         } catch (NativeException e) {
             // The core names the side table and its file when reading one failed.
             if (e.getMessage() != null && e.getMessage().startsWith("side table '")) {

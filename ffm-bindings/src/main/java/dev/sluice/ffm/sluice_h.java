@@ -1023,11 +1023,201 @@ public class sluice_h {
         }
     }
 
+    private static final FunctionDescriptor sluice_functions_create$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_functions_create {
+        public static final FunctionDescriptor DESC = sluice_functions_create$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_functions_create");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_create(struct SluiceFunctions **out_functions)
+     * }
+     */
+    public static FunctionDescriptor sluice_functions_create$descriptor() {
+        return sluice_functions_create$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_create(struct SluiceFunctions **out_functions)
+     * }
+     */
+    public static MethodHandle sluice_functions_create$handle() {
+        return sluice_functions_create.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_create(struct SluiceFunctions **out_functions)
+     * }
+     */
+    public static MemorySegment sluice_functions_create$address() {
+        return sluice_functions_create.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_functions_create(struct SluiceFunctions **out_functions)
+     * }
+     */
+    public static int sluice_functions_create(MemorySegment out_functions) {
+        var mh$ = sluice_functions_create.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_functions_create", out_functions);
+            }
+            return (int)mh$.invokeExact(out_functions);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_functions_add_scalar$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_functions_add_scalar {
+        public static final FunctionDescriptor DESC = sluice_functions_add_scalar$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_functions_add_scalar");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_add_scalar(struct SluiceFunctions *functions, const char *name, const void *udf, const void *free_string)
+     * }
+     */
+    public static FunctionDescriptor sluice_functions_add_scalar$descriptor() {
+        return sluice_functions_add_scalar$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_add_scalar(struct SluiceFunctions *functions, const char *name, const void *udf, const void *free_string)
+     * }
+     */
+    public static MethodHandle sluice_functions_add_scalar$handle() {
+        return sluice_functions_add_scalar.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_add_scalar(struct SluiceFunctions *functions, const char *name, const void *udf, const void *free_string)
+     * }
+     */
+    public static MemorySegment sluice_functions_add_scalar$address() {
+        return sluice_functions_add_scalar.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_functions_add_scalar(struct SluiceFunctions *functions, const char *name, const void *udf, const void *free_string)
+     * }
+     */
+    public static int sluice_functions_add_scalar(MemorySegment functions, MemorySegment name, MemorySegment udf, MemorySegment free_string) {
+        var mh$ = sluice_functions_add_scalar.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_functions_add_scalar", functions, name, udf, free_string);
+            }
+            return (int)mh$.invokeExact(functions, name, udf, free_string);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_functions_free$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_functions_free {
+        public static final FunctionDescriptor DESC = sluice_functions_free$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_functions_free");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_free(struct SluiceFunctions *functions)
+     * }
+     */
+    public static FunctionDescriptor sluice_functions_free$descriptor() {
+        return sluice_functions_free$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_free(struct SluiceFunctions *functions)
+     * }
+     */
+    public static MethodHandle sluice_functions_free$handle() {
+        return sluice_functions_free.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_free(struct SluiceFunctions *functions)
+     * }
+     */
+    public static MemorySegment sluice_functions_free$address() {
+        return sluice_functions_free.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_functions_free(struct SluiceFunctions *functions)
+     * }
+     */
+    public static int sluice_functions_free(MemorySegment functions) {
+        var mh$ = sluice_functions_free.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_functions_free", functions);
+            }
+            return (int)mh$.invokeExact(functions);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static final FunctionDescriptor sluice_transform_create$DESC = FunctionDescriptor.of(
         sluice_h.C_INT,
         sluice_h.C_POINTER,
         sluice_h.C_POINTER,
         sluice_h.C_LONG,
+        sluice_h.C_POINTER,
         sluice_h.C_POINTER
     );
 
@@ -1042,7 +1232,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, struct SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, const struct SluiceFunctions *functions, struct SluiceTransform **out_transform)
      * }
      */
     public static FunctionDescriptor sluice_transform_create$descriptor() {
@@ -1052,7 +1242,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, struct SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, const struct SluiceFunctions *functions, struct SluiceTransform **out_transform)
      * }
      */
     public static MethodHandle sluice_transform_create$handle() {
@@ -1062,7 +1252,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, struct SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, const struct SluiceFunctions *functions, struct SluiceTransform **out_transform)
      * }
      */
     public static MemorySegment sluice_transform_create$address() {
@@ -1071,16 +1261,16 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, struct SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, const struct SluiceFunctions *functions, struct SluiceTransform **out_transform)
      * }
      */
-    public static int sluice_transform_create(MemorySegment options_json, MemorySegment input_schemas, long n_inputs, MemorySegment out_transform) {
+    public static int sluice_transform_create(MemorySegment options_json, MemorySegment input_schemas, long n_inputs, MemorySegment functions, MemorySegment out_transform) {
         var mh$ = sluice_transform_create.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("sluice_transform_create", options_json, input_schemas, n_inputs, out_transform);
+                traceDowncall("sluice_transform_create", options_json, input_schemas, n_inputs, functions, out_transform);
             }
-            return (int)mh$.invokeExact(options_json, input_schemas, n_inputs, out_transform);
+            return (int)mh$.invokeExact(options_json, input_schemas, n_inputs, functions, out_transform);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

@@ -12,10 +12,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * What sluice.h declares, read by a small parser of its restricted C. It is written independently of
- * generate.py (regular expressions here, a tokenizer there) so that a bug in one does not hide in both.
- * Anything outside the subset throws, so a header change the parser does not understand fails the test
- * instead of being skipped.
+ * What a Sluice C header (sluice.h, sluice_plugin.h) declares, read by a small parser of its restricted C.
+ * It is written independently of generate.py (regular expressions here, a tokenizer there) so that a bug in
+ * one does not hide in both. Anything outside the subset throws, so a header change the parser does not
+ * understand fails the test instead of being skipped.
  */
 record SluiceHeader(
         Map<String, Integer> constants,
@@ -54,7 +54,11 @@ record SluiceHeader(
 
     record Function(String name, CType ret, List<CType> params) {}
 
-    record Field(String name, CType type, long offset) {}
+    /**
+     * A struct field; a function-pointer field has type {@code void *} and its {@code signature} (named after
+     * the field), other fields a null one.
+     */
+    record Field(String name, CType type, long offset, Function signature) {}
 
     record Struct(String name, List<Field> fields, long byteSize) {}
 
@@ -62,7 +66,8 @@ record SluiceHeader(
     private static final Pattern STRUCT = Pattern.compile("struct\\s+(\\w+)\\s*\\{([^{}]*)}\\s*;");
     private static final Pattern OPAQUE = Pattern.compile("typedef\\s+struct\\s+(\\w+)\\s+(\\w+)");
     private static final Pattern FUNCTION = Pattern.compile("(.+?)\\b(\\w+)\\s*\\((.*)\\)");
-    private static final Pattern FUNCTION_POINTER = Pattern.compile("(.+?)\\(\\s*\\*\\s*(\\w+)\\s*\\)\\s*\\((.*)\\)");
+    private static final Pattern FUNCTION_POINTER =
+            Pattern.compile("([^()]+?)\\(\\s*\\*\\s*(\\w+)\\s*\\)\\s*\\(([^()]*)\\)");
 
     static SluiceHeader parse(String source) {
         String text = source.replaceAll("(?s)/\\*.*?\\*/", " ").replaceAll("//[^\n]*", "");
@@ -86,16 +91,18 @@ record SluiceHeader(
             }
         }
 
-        Map<String, List<String[]>> rawStructs = new LinkedHashMap<>(); // name -> (type, field name)
+        Map<String, List<String>> rawStructs = new LinkedHashMap<>(); // name -> field declarations
         Matcher struct = STRUCT.matcher(code);
         while (struct.find()) {
-            List<String[]> fields = new ArrayList<>();
+            List<String> fields = new ArrayList<>();
             for (String field : struct.group(2).split(";")) {
                 if (!field.isBlank()) {
-                    fields.add(splitDeclaration(field));
+                    fields.add(field.strip().replaceAll("\\s+", " "));
                 }
             }
-            rawStructs.put(struct.group(1), fields);
+            if (rawStructs.put(struct.group(1), fields) != null) {
+                throw new IllegalArgumentException("struct " + struct.group(1) + " is declared twice");
+            }
         }
         String rest = STRUCT.matcher(code).replaceAll(" ");
 
@@ -113,14 +120,8 @@ record SluiceHeader(
             if (opaque.matches() && opaque.group(1).equals(opaque.group(2))) {
                 opaques.add(opaque.group(1));
             } else if (function.matches()) {
-                List<CType> params = new ArrayList<>();
-                for (String param : function.group(3).split(",")) {
-                    if (!param.isBlank() && !param.strip().equals("void")) {
-                        params.add(type(splitDeclaration(param)[0]));
-                    }
-                }
                 String name = function.group(2);
-                functions.put(name, new Function(name, type(function.group(1)), List.copyOf(params)));
+                functions.put(name, new Function(name, type(function.group(1)), params(function.group(3))));
             } else {
                 throw new IllegalArgumentException("unsupported declaration: " + decl);
             }
@@ -133,17 +134,27 @@ record SluiceHeader(
         return header;
     }
 
-    /** Splits "const char *format" into {"const char *", "format"}; a function pointer is just an address. */
-    private static String[] splitDeclaration(String declaration) {
-        String decl = declaration.strip();
-        Matcher fp = FUNCTION_POINTER.matcher(decl);
-        if (fp.matches()) {
-            return new String[] {"void *", fp.group(2)};
+    /** The parameter types of "const char *a, int64_t b" (or "void", or ""). */
+    private static List<CType> params(String list) {
+        List<CType> params = new ArrayList<>();
+        for (String param : list.split(",")) {
+            if (!param.isBlank() && !param.strip().equals("void")) {
+                if (param.contains("(")) {
+                    throw new IllegalArgumentException("unsupported parameter: " + param.strip());
+                }
+                params.add(type(splitDeclaration(param)[0]));
+            }
         }
+        return List.copyOf(params);
+    }
+
+    /** Splits "const char *format" into {"const char *", "format"}. */
+    private static String[] splitDeclaration(String declaration) {
+        String decl = declaration.strip().replaceAll("\\s+", " ");
         Matcher named = Pattern.compile("(.*?[\\s*])(\\w+)").matcher(decl);
         if (named.matches()
                 && !named.group(1).isBlank()
-                && !named.group(1).strip().matches("const|struct")) {
+                && !named.group(1).strip().matches("(const\\s+)?(struct)?|const")) {
             return new String[] {named.group(1), named.group(2)};
         }
         return new String[] {decl, ""}; // an unnamed parameter
@@ -160,15 +171,32 @@ record SluiceHeader(
     }
 
     /** C's rule: each field at the next multiple of its alignment (= size here); the struct padded to its largest. */
-    private static Struct layOut(String name, List<String[]> raw) {
+    private static Struct layOut(String name, List<String> declarations) {
         List<Field> fields = new ArrayList<>();
         long offset = 0;
         long alignment = 1;
-        for (String[] field : raw) {
-            CType type = type(field[0]);
+        for (String declaration : declarations) {
+            String fieldName;
+            CType type;
+            Function signature = null;
+            Matcher fp = FUNCTION_POINTER.matcher(declaration);
+            if (fp.matches()) { // a function pointer is an address; its signature is checked on its own
+                fieldName = fp.group(2);
+                type = new CType("void", 1);
+                signature = new Function(fieldName, type(fp.group(1)), params(fp.group(3)));
+            } else if (declaration.contains("(") || declaration.contains("[") || declaration.contains(":")) {
+                throw new IllegalArgumentException("unsupported field in struct " + name + ": " + declaration);
+            } else {
+                String[] split = splitDeclaration(declaration);
+                if (split[1].isEmpty()) {
+                    throw new IllegalArgumentException("field without a name in struct " + name + ": " + declaration);
+                }
+                fieldName = split[1];
+                type = type(split[0]);
+            }
             long size = type.byteSize();
             offset = (offset + size - 1) / size * size;
-            fields.add(new Field(field[1], type, offset));
+            fields.add(new Field(fieldName, type, offset, signature));
             offset += size;
             alignment = Math.max(alignment, size);
         }
@@ -181,7 +209,14 @@ record SluiceHeader(
             types.add(f.ret());
             types.addAll(f.params());
         });
-        structs.values().forEach(s -> s.fields().forEach(f -> types.add(f.type())));
+        structs.values()
+                .forEach(s -> s.fields().forEach(f -> {
+                    types.add(f.type());
+                    if (f.signature() != null) {
+                        types.add(f.signature().ret());
+                        types.addAll(f.signature().params());
+                    }
+                }));
         for (CType type : types) {
             boolean known = type.pointers() > 0
                     ? type.base().equals("void")

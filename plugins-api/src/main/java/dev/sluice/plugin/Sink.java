@@ -29,6 +29,12 @@ public interface Sink extends AutoCloseable {
      */
     void onBarrier(Barrier barrier) throws Exception;
 
+    /**
+     * Epoch {@code epoch} is finalized: every sink made it durable and the runtime recorded the
+     * sources' positions (a transactional sink may commit here). Default: nothing to do.
+     */
+    default void onCheckpointComplete(long epoch) throws Exception {}
+
     @Override
     void close() throws Exception;
 }

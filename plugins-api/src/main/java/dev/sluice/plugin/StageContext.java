@@ -10,6 +10,11 @@ public interface StageContext {
     /** The stage's node name in the pipeline file. */
     String nodeName();
 
+    /** The upstream nodes this node reads, in order (empty for a source). */
+    default java.util.List<String> inputNames() {
+        return java.util.List.of();
+    }
+
     /** The pipeline's name. */
     String pipelineName();
 

@@ -26,6 +26,11 @@ public enum ConfigType {
     /** A file system path, resolved against the pipeline file's directory: {@link Settings#getPath}. */
     PATH("path"),
     /**
+     * Any YAML value (map, list, scalar), kept with its structure and types for code that takes
+     * JSON (a native plugin's {@code options}): {@link Settings#getJson}.
+     */
+    JSON("any value (passed on as JSON)"),
+    /**
      * A map of named sections, each a map of settings checked against a nested {@link ConfigDef}
      * (declared with {@link ConfigDef#defineSections}): {@link Settings#getSections}.
      */

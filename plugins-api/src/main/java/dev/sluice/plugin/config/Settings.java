@@ -73,6 +73,12 @@ public interface Settings {
     Path getPath(String key);
 
     /**
+     * A JSON value as plain Java values: {@code Map<String, Object>} (in the order written),
+     * {@code List<Object>}, {@code String}, {@code Long}/{@code Double}, {@code Boolean} or null.
+     */
+    Object getJson(String key);
+
+    /**
      * An ENUM (or STRING) value as a constant of {@code type}, matched by name ignoring case, with
      * '-' read as '_' (so {@code at-least-once} gives {@code AT_LEAST_ONCE}); null if none.
      *

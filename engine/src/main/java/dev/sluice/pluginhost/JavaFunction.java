@@ -1,0 +1,150 @@
+package dev.sluice.pluginhost;
+
+import dev.sluice.ffm.plugin.SluiceScalarUdf;
+import dev.sluice.ffm.plugin.sluice_plugin_h;
+import dev.sluice.plugin.ScalarFunction;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.c.ArrowArray;
+import org.apache.arrow.c.ArrowSchema;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+
+/**
+ * A Java {@link ScalarFunction} dressed as a native plugin UDF: a {@code struct SluiceScalarUdf}
+ * whose {@code invoke} is an FFM upcall stub, so the core calls it exactly as it calls a native
+ * plugin's function. The struct, its strings and the stub live in {@code arena}, which the owner
+ * closes only after every transform that may call it is closed.
+ */
+public final class JavaFunction {
+
+    /** Upcalls made into Java functions, all pipelines together: tests prove native UDFs make none. */
+    private static final AtomicLong UPCALLS = new AtomicLong();
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final MethodHandle MALLOC = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("malloc").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    /** libc's free releases the messages this class mallocs: the descriptor's free_string. */
+    public static final MemorySegment FREE = LINKER.defaultLookup().find("free").orElseThrow();
+
+    private final ScalarFunction function;
+    private final BufferAllocator allocator;
+    private final List<Field> argumentFields;
+    private final MemorySegment descriptor;
+
+    /**
+     * Builds the struct and its upcall stub in {@code arena} (shared: the core may call from any
+     * lane thread); results are allocated from {@code allocator}.
+     */
+    public JavaFunction(ScalarFunction function, BufferAllocator allocator, Arena arena) {
+        this.function = function;
+        this.allocator = allocator;
+        List<ArrowType> types = function.argumentTypes();
+        this.argumentFields = new ArrayList<>();
+        MemorySegment formats = arena.allocate(ValueLayout.ADDRESS, Math.max(1, types.size()));
+        for (int i = 0; i < types.size(); i++) {
+            Field field = Field.nullable("arg" + i, types.get(i));
+            argumentFields.add(field);
+            formats.setAtIndex(ValueLayout.ADDRESS, i, arena.allocateFrom(format(field)));
+        }
+        descriptor = SluiceScalarUdf.allocate(arena);
+        SluiceScalarUdf.n_args(descriptor, types.size());
+        SluiceScalarUdf.arg_types(descriptor, formats);
+        SluiceScalarUdf.return_type(
+                descriptor, arena.allocateFrom(format(Field.nullable("result", function.returnType()))));
+        SluiceScalarUdf.volatility(
+                descriptor,
+                function.deterministic()
+                        ? sluice_plugin_h.SLUICE_VOLATILITY_IMMUTABLE()
+                        : sluice_plugin_h.SLUICE_VOLATILITY_VOLATILE());
+        SluiceScalarUdf.state(descriptor, MemorySegment.NULL);
+        SluiceScalarUdf.invoke(descriptor, SluiceScalarUdf.invoke.allocate(this::invoke, arena));
+    }
+
+    /** The {@code struct SluiceScalarUdf} for {@code sluice_functions_add_scalar}. */
+    public MemorySegment descriptor() {
+        return descriptor;
+    }
+
+    public String name() {
+        return function.name();
+    }
+
+    /** Upcalls made into Java functions so far. */
+    static long upcalls() {
+        return UPCALLS.get();
+    }
+
+    /** The C Data Interface format string of a field's type ("l", "u", "tsu:UTC", ...). */
+    private String format(Field field) {
+        try (ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
+            Data.exportField(allocator, field, null, schema);
+            String format = PluginStrings.read(MemorySegment.ofAddress(schema.snapshot().format), "");
+            schema.release();
+            return format;
+        }
+    }
+
+    /** The upcall: never throws into native code; a failure is a status and a malloc'ed message. */
+    private int invoke(MemorySegment state, MemorySegment args, long rows, MemorySegment out, MemorySegment error) {
+        UPCALLS.incrementAndGet();
+        List<FieldVector> vectors = new ArrayList<>();
+        try {
+            MemorySegment pointers = args.reinterpret(ValueLayout.ADDRESS.byteSize() * argumentFields.size());
+            for (int i = 0; i < argumentFields.size(); i++) {
+                long array = pointers.getAtIndex(ValueLayout.ADDRESS, i).address();
+                try (ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
+                    Data.exportField(allocator, argumentFields.get(i), null, schema);
+                    // Arrow Java moves the struct out (its release is called when the vector closes);
+                    // the core drops its copy afterwards only if still unreleased, so this is safe.
+                    vectors.add(Data.importVector(allocator, ArrowArray.wrap(array), schema, null));
+                }
+            }
+            try (FieldVector result = function.invoke(vectors, Math.toIntExact(rows), allocator);
+                    ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
+                if (result.getValueCount() != rows) {
+                    throw new IllegalStateException(
+                            "returned " + result.getValueCount() + " values for " + rows + " rows");
+                }
+                Data.exportVector(allocator, result, null, ArrowArray.wrap(out.address()), schema);
+                schema.release();
+            }
+            return sluice_plugin_h.SLUICE_PLUGIN_OK();
+        } catch (Throwable e) {
+            String message =
+                    function.getClass().getName() + ": " + (e.getMessage() == null ? e.toString() : e.getMessage());
+            error.reinterpret(ValueLayout.ADDRESS.byteSize()).set(ValueLayout.ADDRESS, 0, malloced(message));
+            return sluice_plugin_h.SLUICE_PLUGIN_ERROR();
+        } finally {
+            vectors.forEach(FieldVector::close);
+        }
+    }
+
+    private static MemorySegment malloced(String text) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        try {
+            MemorySegment memory =
+                    ((MemorySegment) MALLOC.invokeExact((long) bytes.length + 1)).reinterpret(bytes.length + 1);
+            if (memory.address() == 0) {
+                return MemorySegment.NULL;
+            }
+            memory.copyFrom(MemorySegment.ofArray(bytes));
+            memory.set(ValueLayout.JAVA_BYTE, bytes.length, (byte) 0);
+            return memory;
+        } catch (Throwable e) {
+            return MemorySegment.NULL;
+        }
+    }
+}

@@ -1,0 +1,393 @@
+package dev.sluice.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.pluginhost.PluginCounters;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import org.bouncycastle.jcajce.provider.digest.Keccak;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The example plugins (rust/plugins: a Rust library and one in plain C, built into
+ * target/plugins by the Maven build) loaded by path in whole pipelines through the CLI: a plugin
+ * source, two plugin transforms, SQL calling native UDFs, a plugin sink; every load error at
+ * validate; error statuses and panics at run time.
+ */
+class PluginPipelineTest {
+
+    static final Path BUILT = Path.of("target", "plugins").toAbsolutePath();
+    static final String RUST = "libsluice_examples.so";
+    static final String C = "libsluice_c_example.so";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void copyPlugins() throws IOException {
+        Path plugins = Files.createDirectories(dir.resolve("plugins"));
+        for (String lib : List.of(RUST, C)) {
+            Files.copy(BUILT.resolve(lib), plugins.resolve(lib), StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    record Result(int code, String stderr) {}
+
+    static Result sluice(String... args) {
+        PrintStream original = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            return new Result(Main.execute(args), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setErr(original);
+        }
+    }
+
+    private Path write(String yaml) throws IOException {
+        Path file = dir.resolve("p.yaml");
+        Files.writeString(file, yaml);
+        return file;
+    }
+
+    private Result run(Path file) {
+        return sluice(
+                "run", file.toString(), "--state-dir", dir.resolve("state").toString());
+    }
+
+    private static List<JsonNode> rows(Path file) throws IOException {
+        List<JsonNode> rows = new ArrayList<>();
+        for (String line : Files.readAllLines(file)) {
+            if (!line.isBlank()) {
+                rows.add(JSON.readTree(line));
+            }
+        }
+        return rows;
+    }
+
+    @Test
+    void pluginSourceTransformsUdfsAndSinkRunEndToEnd() throws IOException {
+        Path file = write("""
+                plugins:
+                  udfs:
+                    - path: plugins/libsluice_examples.so
+                    - path: plugins/libsluice_c_example.so
+                      functions: [c_clamp]
+                sources:
+                  seq:
+                    type: plugin
+                    path: plugins/libsluice_examples.so
+                    component: sequence
+                    options: {count: 5000, rows_per_poll: 700}
+                transforms:
+                  upper:
+                    type: plugin
+                    from: seq
+                    path: plugins/libsluice_examples.so
+                    component: uppercase
+                    options: {columns: [label]}
+                  scaled:
+                    type: plugin
+                    from: upper
+                    path: plugins/libsluice_c_example.so
+                    component: c_scale
+                    options: {column: id, factor: 3}
+                  enriched:
+                    type: sql
+                    sql: |
+                      SELECT id, label,
+                             keccak256(CAST(label AS BYTEA)) AS k,
+                             hex_encode(CAST(label AS BYTEA)) AS h,
+                             base58_encode(CAST(label AS BYTEA)) AS b58,
+                             geohash(CAST(id % 170 AS DOUBLE) - 85.0, CAST(id % 350 AS DOUBLE) - 175.0, 7) AS gh,
+                             c_clamp(CAST(id AS DOUBLE), 100.0, 9000.0) AS clamped,
+                             json_path(concat('{"n": {"v": [0, ', CAST(id AS VARCHAR), ']}}'), '$.n.v[1]') AS jp
+                      FROM scaled
+                sinks:
+                  out:
+                    type: plugin
+                    from: enriched
+                    path: plugins/libsluice_examples.so
+                    component: jsonl
+                    options: {path: out.jsonl}
+                """);
+        assertEquals(0, sluice("validate", file.toString()).code());
+        assertTrue(Files.notExists(dir.resolve("out.jsonl")), "validate must not create the plugin sink's file");
+        long upcalls = PluginCounters.javaUdfUpcalls();
+        Result result = run(file);
+        assertEquals(0, result.code(), result.stderr());
+        assertEquals(upcalls, PluginCounters.javaUdfUpcalls(), "native UDFs are called without entering the JVM");
+        List<JsonNode> rows = rows(dir.resolve("out.jsonl"));
+        assertEquals(5000, rows.size());
+        Set<Long> ids = new HashSet<>();
+        for (JsonNode row : rows) {
+            long id = row.get("id").asLong();
+            assertEquals(0, id % 3, "c_scale multiplied by 3");
+            long original = id / 3;
+            ids.add(original);
+            String label = row.get("label").asText();
+            assertEquals("SEQ-" + original, label);
+            byte[] bytes = label.getBytes(StandardCharsets.UTF_8);
+            assertEquals(
+                    "0x" + HexFormat.of().formatHex(new Keccak.Digest256().digest(bytes)),
+                    row.get("k").asText());
+            assertEquals(HexFormat.of().formatHex(bytes), row.get("h").asText());
+            assertEquals(Oracles.base58(bytes), row.get("b58").asText());
+            assertEquals(
+                    Oracles.geohash(id % 170 - 85.0, id % 350 - 175.0, 7),
+                    row.get("gh").asText());
+            assertEquals(Math.min(Math.max(id, 100), 9000), row.get("clamped").asDouble(), 0.0);
+            assertEquals(String.valueOf(id), row.get("jp").asText());
+        }
+        assertEquals(5000, ids.size());
+        assertTrue(ids.contains(0L) && ids.contains(4999L));
+    }
+
+    private String source(String path, String component, String options) {
+        return """
+                sources:
+                  seq:
+                    type: plugin
+                    path: %s
+                    component: %s
+                    options: %s
+                sinks:
+                  out: {type: blackhole, from: seq}
+                """.formatted(path, component, options);
+    }
+
+    private void assertValidateFails(String yaml, int line, String... fragments) throws IOException {
+        Path file = write(yaml);
+        Result result = sluice("validate", file.toString());
+        assertEquals(Main.EXIT_CONFIG, result.code(), result.stderr());
+        assertTrue(
+                result.stderr().contains(file + ":" + line + ":"), "names the line " + line + ": " + result.stderr());
+        for (String fragment : fragments) {
+            assertTrue(result.stderr().contains(fragment), "'" + fragment + "' in: " + result.stderr());
+        }
+    }
+
+    @Test
+    void loadErrorsAreReportedByValidateAtTheirLine() throws IOException {
+        assertValidateFails(source("plugins/missing.so", "sequence", "{}"), 4, "node 'seq'", "does not exist");
+        Files.writeString(dir.resolve("plugins/text.so"), "not a library\n");
+        assertValidateFails(source("plugins/text.so", "sequence", "{}"), 4, "node 'seq'", "not a shared library");
+        Path libm = Oracles.systemSharedLibrary();
+        Files.copy(libm, dir.resolve("plugins/libplain.so"));
+        assertValidateFails(source("plugins/libplain.so", "sequence", "{}"), 4, "exports no sluice_plugin_entry");
+        Oracles.compileC(dir.resolve("plugins/libabi99.so"), Oracles.ABI_99_PLUGIN);
+        assertValidateFails(source("plugins/libabi99.so", "sequence", "{}"), 4, "plugin ABI 99.0", "rebuild it");
+        assertValidateFails(source("plugins/" + RUST, "nope", "{}"), 5, "offers no source named 'nope'", "sequence");
+        Path elsewhere = Files.createDirectories(dir.getParent().resolve(dir.getFileName() + "-elsewhere"));
+        Files.copy(BUILT.resolve(RUST), elsewhere.resolve(RUST), StandardCopyOption.REPLACE_EXISTING);
+        assertValidateFails(
+                source("../" + elsewhere.getFileName() + "/" + RUST, "sequence", "{}"),
+                4,
+                "outside the directories",
+                "plugins.allowed_dirs");
+        assertValidateFails(source("plugins/" + RUST, "sequence", "{bogus: 1}"), 6, "bogus");
+        assertValidateFails("""
+                plugins:
+                  udfs:
+                    - path: plugins/%s
+                      functions: [no_such_function]
+                sources:
+                  seq: {type: plugin, path: plugins/%s, component: sequence, options: {count: 1}}
+                sinks:
+                  out: {type: blackhole, from: seq}
+                """.formatted(RUST, RUST), 3, "offers no scalar UDF named 'no_such_function'");
+    }
+
+    @Test
+    void allowedDirsAdmitALibraryElsewhere() throws IOException {
+        Path elsewhere = Files.createDirectories(dir.getParent().resolve(dir.getFileName() + "-libs"));
+        Files.copy(BUILT.resolve(RUST), elsewhere.resolve(RUST), StandardCopyOption.REPLACE_EXISTING);
+        Path file = write("plugins:\n  allowed_dirs: [" + elsewhere + "]\n"
+                + source(elsewhere.resolve(RUST).toString(), "sequence", "{count: 10}"));
+        Result result = sluice("validate", file.toString());
+        assertEquals(0, result.code(), result.stderr());
+    }
+
+    @Test
+    void aPluginErrorStatusFailsTheRunWithItsMessage() throws IOException {
+        Result result =
+                run(write(source("plugins/" + RUST, "sequence", "{count: 5000, rows_per_poll: 100, fail_at: 300}")));
+        assertTrue(result.code() != 0, result.stderr());
+        assertTrue(result.stderr().contains("failure requested at 300"), result.stderr());
+    }
+
+    @Test
+    void aPanicInAPluginFailsTheRunAndTheJvmLives() throws IOException {
+        Path file = write("""
+                sources:
+                  seq: {type: plugin, path: plugins/%s, component: sequence, options: {count: 100}}
+                transforms:
+                  upper:
+                    type: plugin
+                    from: seq
+                    path: plugins/%s
+                    component: uppercase
+                    options: {columns: [label], panic_on: seq-42}
+                sinks:
+                  out: {type: blackhole, from: upper}
+                """.formatted(RUST, RUST));
+        for (int i = 0; i < 3; i++) {
+            Result result = run(file);
+            assertTrue(result.code() != 0, result.stderr());
+            assertTrue(result.stderr().contains("seq-42"), result.stderr());
+        }
+    }
+
+    @Test
+    void badDataFromAPluginGoesToTheDeadLetter() throws IOException {
+        Path file = write("""
+                sources:
+                  seq: {type: plugin, path: plugins/%s, component: sequence, options: {count: 100, rows_per_poll: 10}}
+                transforms:
+                  upper:
+                    type: plugin
+                    from: seq
+                    path: plugins/%s
+                    component: uppercase
+                    options: {columns: [label], bad_data_on: seq-42}
+                    on_error: dead_letter
+                    dead_letter: rejected.jsonl
+                sinks:
+                  out: {type: file, from: upper, path: out.jsonl}
+                """.formatted(RUST, RUST));
+        Result result = run(file);
+        assertEquals(0, result.code(), result.stderr());
+        assertEquals(90, rows(dir.resolve("out.jsonl")).size(), "the batch holding the bad row is rejected");
+        String rejected = Files.readString(dir.resolve("rejected.jsonl"));
+        assertTrue(rejected.contains("seq-42"), rejected);
+    }
+
+    @Test
+    void inspectListsComponentsAndTheirOptions() throws IOException {
+        PrintStream original = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        int code;
+        try {
+            code = Main.execute("plugin", "inspect", dir.resolve("plugins/" + C).toString());
+        } finally {
+            System.setOut(original);
+        }
+        String text = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, text);
+        assertTrue(text.contains("ABI:  1.0"), text);
+        assertTrue(text.contains("scalar UDF c_clamp"), text);
+        assertTrue(text.contains("transform c_scale"), text);
+        Result missing =
+                sluice("plugin", "inspect", dir.resolve("plugins/none.so").toString());
+        assertEquals(2, missing.code());
+        assertTrue(missing.stderr().contains("does not exist"), missing.stderr());
+    }
+
+    /** Independent implementations of what the example UDFs compute. */
+    static final class Oracles {
+
+        private static final String BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+        private static final String BASE32 = "0123456789bcdefghjkmnpqrstuvwxyz";
+
+        static String base58(byte[] bytes) {
+            StringBuilder out = new StringBuilder();
+            BigInteger n = new BigInteger(1, bytes);
+            BigInteger base = BigInteger.valueOf(58);
+            while (n.signum() > 0) {
+                BigInteger[] qr = n.divideAndRemainder(base);
+                out.append(BASE58.charAt(qr[1].intValue()));
+                n = qr[0];
+            }
+            for (int i = 0; i < bytes.length && bytes[i] == 0; i++) {
+                out.append('1');
+            }
+            return out.reverse().toString();
+        }
+
+        static String geohash(double lat, double lon, int precision) {
+            double[] latRange = {-90, 90};
+            double[] lonRange = {-180, 180};
+            StringBuilder out = new StringBuilder();
+            boolean even = true;
+            int bit = 0;
+            int ch = 0;
+            while (out.length() < precision) {
+                double[] range = even ? lonRange : latRange;
+                double value = even ? lon : lat;
+                double mid = (range[0] + range[1]) / 2;
+                ch <<= 1;
+                if (value >= mid) {
+                    ch |= 1;
+                    range[0] = mid;
+                } else {
+                    range[1] = mid;
+                }
+                even = !even;
+                if (++bit == 5) {
+                    out.append(BASE32.charAt(ch));
+                    bit = 0;
+                    ch = 0;
+                }
+            }
+            return out.toString();
+        }
+
+        /** A shared library of the system that is no plugin. */
+        static Path systemSharedLibrary() {
+            for (String candidate : List.of(
+                    "/lib/x86_64-linux-gnu/libm.so.6",
+                    "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                    "/lib/aarch64-linux-gnu/libm.so.6",
+                    "/usr/lib64/libm.so.6")) {
+                if (Files.exists(Path.of(candidate))) {
+                    return Path.of(candidate);
+                }
+            }
+            throw new IllegalStateException("no libm.so.6 found");
+        }
+
+        /** A plugin that says it speaks ABI 99. */
+        static final String ABI_99_PLUGIN = """
+                #include <stddef.h>
+                #include <stdint.h>
+                struct SluicePlugin { int32_t abi_major, abi_minor; const char *name, *version;
+                    int64_t n_components; const void *components; void (*free_string)(char *);
+                    void (*free_bytes)(uint8_t *, size_t); };
+                static const struct SluicePlugin D = {99, 0, "future", "9.9", 0, NULL, NULL, NULL};
+                const struct SluicePlugin *sluice_plugin_entry(void) { return &D; }
+                """;
+
+        static void compileC(Path output, String source) throws IOException {
+            Path c = output.resolveSibling(output.getFileName() + ".c");
+            Files.writeString(c, source);
+            Process cc = new ProcessBuilder("cc", "-shared", "-fPIC", "-o", output.toString(), c.toString())
+                    .redirectErrorStream(true)
+                    .start();
+            try {
+                String log = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertEquals(0, cc.waitFor(), log);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! Scalar SQL functions implemented outside the core: a `struct SluiceScalarUdf` of the plugin
+//! ABI (`plugins-api/include/sluice_plugin.h`), from a native plugin or made by the JVM around
+//! a Java function (an FFM upcall stub). DataFusion calls them inside the plan, once per batch,
+//! through the function pointer: a native plugin's UDF never enters the JVM.
+//!
+//! A [`Functions`] set is built once per pipeline (`sluice_functions_*`) and handed to every
+//! transform it plans; each transform registers the functions in its own session.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use arrow::array::{make_array, Array, ArrayRef};
+use arrow::datatypes::DataType;
+use arrow::ffi::{from_ffi_and_data_type, FFI_ArrowArray, FFI_ArrowSchema};
+use datafusion::common::{exec_err, Result as DfResult};
+use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility};
+use datafusion::prelude::SessionContext;
+use sluice_plugin_sys::{
+    ArrowArray, SluiceScalarUdf, SLUICE_PLUGIN_OK, SLUICE_VOLATILITY_IMMUTABLE, SLUICE_VOLATILITY_STABLE, SLUICE_VOLATILITY_VOLATILE,
+};
+
+use crate::error::{CoreError, Result};
+
+/// Releases a string the function's owner allocated (the plugin descriptor's `free_string`).
+pub type FreeString = unsafe extern "C" fn(*mut c_char);
+
+/// The extra functions of a pipeline, shared by all its transforms.
+#[derive(Default, Clone)]
+pub struct Functions {
+    udfs: Vec<Arc<ScalarUDF>>,
+}
+
+impl Functions {
+    /// Adds a function under `name`; a second function of the same name is a config error.
+    ///
+    /// # Safety
+    /// `udf` points to a `SluiceScalarUdf` whose strings, arrays and `state` stay valid and whose
+    /// `invoke` may be called from any thread for as long as any transform using this set lives
+    /// (the host keeps the library loaded, or the upcall stub alive). `free_string` releases the
+    /// error messages `invoke` allocates.
+    pub unsafe fn add(&mut self, name: &str, udf: *const SluiceScalarUdf, free_string: Option<FreeString>) -> Result<()> {
+        if self.udfs.iter().any(|f| f.name() == name) {
+            return Err(CoreError::config(format!("two plugin functions are named '{name}'")));
+        }
+        // SAFETY: valid for the set's lifetime (this function's contract).
+        let plugin = unsafe { PluginFunction::new(name, udf, free_string) }?;
+        self.udfs.push(Arc::new(ScalarUDF::new_from_impl(plugin)));
+        Ok(())
+    }
+
+    /// Registers every function in `ctx`; a plugin function may shadow a built-in one.
+    pub fn register(&self, ctx: &SessionContext) {
+        for udf in &self.udfs {
+            ctx.register_udf(udf.as_ref().clone());
+        }
+    }
+}
+
+/// One plugin function as DataFusion sees it.
+#[derive(Debug)]
+struct PluginFunction {
+    name: String,
+    arg_types: Vec<DataType>,
+    return_type: DataType,
+    signature: Signature,
+    vtable: VTable,
+}
+
+/// The plugin's descriptor and its `free_string`. The header allows `invoke` on several threads
+/// at once, so sharing the pointers between threads is the plugin's promise, not ours to check.
+#[derive(Debug, Clone, Copy)]
+struct VTable {
+    udf: *const SluiceScalarUdf,
+    free_string: Option<FreeString>,
+}
+
+// SAFETY: the ABI makes `invoke` callable concurrently from any thread with the same state.
+unsafe impl Send for VTable {}
+// SAFETY: as for Send; the descriptor is immutable while loaded.
+unsafe impl Sync for VTable {}
+
+impl PartialEq for PluginFunction {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && std::ptr::eq(self.vtable.udf, other.vtable.udf)
+    }
+}
+
+impl Eq for PluginFunction {}
+
+impl Hash for PluginFunction {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+        (self.vtable.udf as usize).hash(state);
+    }
+}
+
+impl PluginFunction {
+    /// # Safety
+    /// As [`Functions::add`].
+    unsafe fn new(name: &str, udf: *const SluiceScalarUdf, free_string: Option<FreeString>) -> Result<PluginFunction> {
+        // SAFETY: NULL or a valid descriptor (the caller's contract).
+        let desc = unsafe { udf.as_ref() }.ok_or_else(|| CoreError::invalid(format!("function '{name}': descriptor is NULL")))?;
+        if desc.invoke.is_none() {
+            return Err(CoreError::config(format!("function '{name}': the plugin gives no invoke function")));
+        }
+        if desc.n_args < 0 || (desc.n_args > 0 && desc.arg_types.is_null()) {
+            return Err(CoreError::config(format!("function '{name}': argument types are missing")));
+        }
+        let mut arg_types = Vec::with_capacity(desc.n_args as usize);
+        for i in 0..desc.n_args as usize {
+            // SAFETY: arg_types holds n_args strings (checked non-NULL above; the ABI's contract).
+            let format = unsafe { *desc.arg_types.add(i) };
+            // SAFETY: a NUL-terminated string or NULL (the ABI's contract).
+            arg_types.push(unsafe { data_type(format) }.map_err(|e| CoreError::config(format!("function '{name}': argument {}: {e}", i + 1)))?);
+        }
+        // SAFETY: as above.
+        let return_type = unsafe { data_type(desc.return_type) }.map_err(|e| CoreError::config(format!("function '{name}': return type: {e}")))?;
+        let volatility = match desc.volatility {
+            SLUICE_VOLATILITY_IMMUTABLE => Volatility::Immutable,
+            SLUICE_VOLATILITY_STABLE => Volatility::Stable,
+            SLUICE_VOLATILITY_VOLATILE => Volatility::Volatile,
+            other => return Err(CoreError::config(format!("function '{name}': unknown volatility {other}"))),
+        };
+        let signature = Signature::exact(arg_types.clone(), volatility);
+        Ok(PluginFunction { name: name.to_string(), arg_types, return_type, signature, vtable: VTable { udf, free_string } })
+    }
+}
+
+/// The Arrow type of a C Data Interface format string ("l", "u", "tsu:UTC", ...).
+///
+/// # Safety
+/// `format` is NULL or a NUL-terminated string.
+unsafe fn data_type(format: *const c_char) -> std::result::Result<DataType, String> {
+    if format.is_null() {
+        return Err("format string is NULL".into());
+    }
+    // SAFETY: non-NULL and NUL-terminated (the caller's contract).
+    let text = unsafe { CStr::from_ptr(format) }.to_str().map_err(|_| "format string is not UTF-8".to_string())?;
+    // A childless schema of that format: enough for every leaf type a function takes.
+    let probe = FFI_ArrowSchema::try_new(text, vec![], None).map_err(|e| format!("'{text}': {e}"))?;
+    DataType::try_from(&probe).map_err(|e| format!("'{text}' is not an Arrow type this engine reads: {e}"))
+}
+
+impl ScalarUDFImpl for PluginFunction {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
+        Ok(self.return_type.clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let rows = args.number_rows;
+        // DataFusion has coerced the arguments to the signature's exact types; a constant arrives
+        // repeated, as the ABI says.
+        let arrays = args.args.iter().map(|a| a.to_array(rows)).collect::<DfResult<Vec<ArrayRef>>>()?;
+        for (i, (array, wanted)) in arrays.iter().zip(&self.arg_types).enumerate() {
+            if array.data_type() != wanted {
+                return exec_err!("{}: argument {} is {} but the function takes {}", self.name, i + 1, array.data_type(), wanted);
+            }
+        }
+        // Borrowed by the plugin for the call; dropping them afterwards releases them.
+        let mut exported: Vec<FFI_ArrowArray> = arrays.iter().map(|a| FFI_ArrowArray::new(&a.to_data())).collect();
+        let mut pointers: Vec<*mut ArrowArray> = exported.iter_mut().map(|a| (a as *mut FFI_ArrowArray).cast::<ArrowArray>()).collect();
+        let mut out = FFI_ArrowArray::empty();
+        let mut error: *mut c_char = std::ptr::null_mut();
+        // SAFETY: the descriptor is valid while any transform using it lives (Functions::add's
+        // contract); `invoke` was checked non-NULL in `new`.
+        let desc = unsafe { &*self.vtable.udf };
+        let invoke = desc.invoke.expect("checked in PluginFunction::new");
+        // SAFETY: `pointers` holds n_args borrowed arrays of the declared types and `rows` rows;
+        // `out` is an empty struct the plugin fills (moved out to us); FFI_ArrowArray has the
+        // layout of the C Data Interface struct that plugin-sys declares.
+        let status =
+            unsafe { invoke(desc.state, pointers.as_mut_ptr(), rows as i64, (&mut out as *mut FFI_ArrowArray).cast::<ArrowArray>(), &mut error) };
+        drop(pointers);
+        drop(exported);
+        if status != SLUICE_PLUGIN_OK {
+            // SAFETY: NULL or a message the plugin allocated for us, freed with its free_string.
+            let message = unsafe { take_message(error, self.vtable.free_string) };
+            return exec_err!("{}: {}", self.name, message.unwrap_or_else(|| format!("failed with status {status} and no message")));
+        }
+        // SAFETY: as above; a message on success is the plugin's mistake, but still ours to free.
+        drop(unsafe { take_message(error, self.vtable.free_string) });
+        if out.is_released() {
+            return exec_err!("{}: returned no result array", self.name);
+        }
+        // SAFETY: `out` was filled by the plugin as an array of the declared return type.
+        let data = unsafe { from_ffi_and_data_type(out, self.return_type.clone()) }
+            .map_err(|e| datafusion::error::DataFusionError::Execution(format!("{}: {e}", self.name)))?;
+        // Plugin output is untrusted: check buffers and offsets before DataFusion reads them.
+        data.validate_full().map_err(|e| datafusion::error::DataFusionError::Execution(format!("{}: invalid result array: {e}", self.name)))?;
+        let result = make_array(data);
+        if result.len() != rows {
+            return exec_err!("{}: returned {} values for {rows} rows", self.name, result.len());
+        }
+        Ok(ColumnarValue::Array(result))
+    }
+}
+
+/// Takes a plugin-allocated error message and frees it with the plugin's `free_string`.
+///
+/// # Safety
+/// `message` is NULL or a NUL-terminated string that `free_string` may free, not used after.
+unsafe fn take_message(message: *mut c_char, free_string: Option<FreeString>) -> Option<String> {
+    if message.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL and NUL-terminated (the caller's contract).
+    let text = unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned();
+    if let Some(free) = free_string {
+        // SAFETY: allocated by the plugin for us; freed once, here.
+        unsafe { free(message) };
+    }
+    Some(text)
+}
+
+/// The `free_string` argument of `sluice_functions_add_scalar` as a function pointer.
+///
+/// # Safety
+/// `address` is NULL or the address of an `extern "C" fn(char*)`.
+pub unsafe fn free_string_of(address: *const c_void) -> Option<FreeString> {
+    // SAFETY: NULL maps to None; otherwise a function of this signature (the caller's contract).
+    unsafe { std::mem::transmute::<*const c_void, Option<FreeString>>(address) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::CString;
+
+    use arrow::array::{AsArray, Int64Array, RecordBatch};
+    use arrow::datatypes::{Field, Int64Type, Schema};
+    use arrow::ffi::from_ffi;
+
+    use super::*;
+    use crate::transform::SqlTransform;
+
+    /// `twice(x)`: 2x, failing on 13 with a message allocated as a plugin would.
+    unsafe extern "C" fn twice(_state: *mut c_void, args: *mut *mut ArrowArray, n_rows: i64, out: *mut ArrowArray, error: *mut *mut c_char) -> i32 {
+        // SAFETY: one borrowed Int64 argument, as declared; FFI_ArrowArray has its layout.
+        let input = unsafe { FFI_ArrowArray::from_raw((*args).cast::<FFI_ArrowArray>()) };
+        let schema = FFI_ArrowSchema::try_from(&DataType::Int64).unwrap();
+        // SAFETY: `input` is an Int64 array (the signature); borrowed, so it is read only.
+        let data = unsafe { from_ffi(input, &schema) }.unwrap();
+        let values = make_array(data);
+        let values = values.as_primitive::<Int64Type>();
+        assert_eq!(values.len() as i64, n_rows);
+        if values.iter().flatten().any(|v| v == 13) {
+            // SAFETY: the host frees it with free_message below.
+            unsafe { *error = CString::new("13 is unlucky").unwrap().into_raw() };
+            return 1;
+        }
+        let doubled: Int64Array = values.iter().map(|v| v.map(|v| v * 2)).collect();
+        // SAFETY: out is writable (the ABI); the host owns the moved-out array.
+        unsafe { std::ptr::write(out.cast::<FFI_ArrowArray>(), FFI_ArrowArray::new(&doubled.to_data())) };
+        0
+    }
+
+    unsafe extern "C" fn free_message(message: *mut c_char) {
+        // SAFETY: made by CString::into_raw in `twice`.
+        drop(unsafe { CString::from_raw(message) });
+    }
+
+    struct Descriptor {
+        _formats: Vec<CString>,
+        _pointers: Box<[*const c_char; 1]>,
+        udf: Box<SluiceScalarUdf>,
+        _ret: CString,
+    }
+
+    fn descriptor() -> Descriptor {
+        let formats = vec![CString::new("l").unwrap()];
+        let pointers = Box::new([formats[0].as_ptr()]);
+        let ret = CString::new("l").unwrap();
+        let udf = Box::new(SluiceScalarUdf {
+            n_args: 1,
+            arg_types: pointers.as_ptr(),
+            return_type: ret.as_ptr(),
+            volatility: SLUICE_VOLATILITY_IMMUTABLE,
+            state: std::ptr::null_mut(),
+            invoke: Some(twice),
+        });
+        Descriptor { _formats: formats, _pointers: pointers, udf, _ret: ret }
+    }
+
+    #[test]
+    fn sql_calls_a_plugin_function_by_name_and_surfaces_its_error() {
+        let d = descriptor();
+        let mut functions = Functions::default();
+        // SAFETY: the descriptor outlives the transform below.
+        unsafe { functions.add("twice", &*d.udf, Some(free_message)) }.unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]));
+        let mut t =
+            SqlTransform::with_functions("SELECT twice(x) AS y FROM s WHERE x > 0", vec![("s".into(), schema.clone())], &[], &functions).unwrap();
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![Some(1), None, Some(5), Some(-1)]))]).unwrap();
+        // Arrays with an offset reach the plugin as such.
+        t.push(0, batch.slice(0, 3)).unwrap();
+        let out = t.next_output().unwrap();
+        assert_eq!(out.column(0).as_primitive::<Int64Type>().iter().collect::<Vec<_>>(), vec![Some(2), Some(10)]);
+        let bad = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![13]))]).unwrap();
+        let error = t.push(0, bad).unwrap_err();
+        assert!(error.message.contains("twice: 13 is unlucky"), "{}", error.message);
+    }
+
+    #[test]
+    fn wrong_argument_types_fail_at_planning() {
+        let d = descriptor();
+        let mut functions = Functions::default();
+        // SAFETY: the descriptor outlives the transform below.
+        unsafe { functions.add("twice", &*d.udf, Some(free_message)) }.unwrap();
+        // SAFETY: as above.
+        assert!(unsafe { functions.add("twice", &*d.udf, Some(free_message)) }.is_err(), "duplicate names are refused");
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+        let result = SqlTransform::with_functions("SELECT twice(s, s) FROM t", vec![("t".into(), schema)], &[], &functions);
+        assert!(result.is_err());
+    }
+}
