@@ -14,7 +14,7 @@ use arrow::datatypes::{DataType, SchemaRef};
 use sluice_plugin_sys as sys;
 
 use crate::arrow_ffi::{self, Borrowed};
-use crate::component::{Poll, Preprocessor, ScalarUdf, Sink, Source, Transform};
+use crate::component::{Poll, Preprocessor, ScalarUdf, SideOutput, Sink, Source, Transform};
 use crate::error::{Error, Result};
 use crate::options::{InstanceInfo, Options};
 
@@ -516,4 +516,56 @@ unsafe extern "C" fn preprocessor_rewrite<P: Preprocessor>(
             Ok(())
         })
     }
+}
+
+// ---- side outputs ----------------------------------------------------------------------------
+
+struct SideOutputState<O> {
+    inner: O,
+    schema: SchemaRef,
+}
+
+pub(crate) fn side_output_vtable<O: SideOutput>() -> sys::SluiceSideOutput {
+    sys::SluiceSideOutput {
+        open: Some(side_output_open::<O>),
+        observe: Some(side_output_observe::<O>),
+        barrier: Some(side_output_barrier::<O>),
+        close: Some(drop_state::<SideOutputState<O>>),
+    }
+}
+
+unsafe extern "C" fn side_output_open<O: SideOutput>(
+    options: *const c_char,
+    instance: *const sys::SluiceInstanceInfo,
+    observed_node: *const c_char,
+    schema: *const sys::ArrowSchema,
+    out_state: *mut *mut c_void,
+    out_error: *mut *mut c_char,
+) -> i32 {
+    unsafe {
+        guard(O::NAME, "open", out_error, || {
+            clear_out_state(out_state)?;
+            let options = options_arg(options, O::OPTIONS)?;
+            let observed = str_arg(observed_node, "observed node name")?;
+            let schema = arrow_ffi::import_schema(schema)?;
+            let inner = O::open(&options, &instance_arg(instance), observed, schema.clone())?;
+            *out_state = Box::into_raw(Box::new(SideOutputState { inner, schema })).cast();
+            Ok(())
+        })
+    }
+}
+
+unsafe extern "C" fn side_output_observe<O: SideOutput>(state: *mut c_void, batch: *const sys::ArrowArray, out_error: *mut *mut c_char) -> i32 {
+    unsafe {
+        guard(O::NAME, "observe", out_error, || {
+            let st = state_mut::<SideOutputState<O>>(state)?;
+            // The batch is borrowed: copied, never released nor kept (see SideOutput::observe).
+            let batch = arrow_ffi::copy_borrowed_batch(batch, &st.schema)?;
+            st.inner.observe(&batch)
+        })
+    }
+}
+
+unsafe extern "C" fn side_output_barrier<O: SideOutput>(state: *mut c_void, epoch: i64, out_error: *mut *mut c_char) -> i32 {
+    unsafe { guard(O::NAME, "barrier", out_error, || state_mut::<SideOutputState<O>>(state)?.inner.barrier(epoch)) }
 }

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arrow::array::{layout, make_array, Array, ArrayData, ArrayRef, MutableArrayData, RecordBatch, RecordBatchOptions, StructArray};
+use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow::datatypes::{DataType, Schema, SchemaRef};
 use arrow::ffi::{from_ffi_and_data_type, FFI_ArrowArray, FFI_ArrowSchema};
 use sluice_plugin_sys as sys;
@@ -222,22 +223,80 @@ impl Borrowed {
         if array.is_null() {
             return Err(Error::new("the host passed a NULL argument array"));
         }
+        let data = unsafe { self.borrow(array, data_type, "an argument")? };
+        data.validate_full().map_err(|e| Error::new(format!("invalid argument from the host: {e}")))?;
+        Ok(make_array(data))
+    }
+
+    /// The structure of `array` checked, imported without copying and NOT validated: the
+    /// caller validates it (or a copy of it) in full before any other use.
+    ///
+    /// # Safety
+    /// `array` must point to a valid `ArrowArray` that stays valid until every buffer of the
+    /// result is dropped.
+    unsafe fn borrow(&self, array: *const sys::ArrowArray, data_type: &DataType, what: &str) -> Result<ArrayData> {
         unsafe { check_array(array, data_type, 0)? };
+        // A bitwise copy of the host's struct, with a release of our own: the host's struct is
+        // only read, and the buffers imported from it never release anything of the host's.
         let mut copy = unsafe { ptr::read(array) };
         copy.release = Some(release_borrowed);
         self.live.fetch_add(1, Ordering::AcqRel);
         copy.private_data = Arc::into_raw(self.live.clone()) as *mut c_void;
         // Same layout; the FFI_ArrowArray now owns the copy and calls release_borrowed on drop.
         let ffi = unsafe { ptr::read((&copy as *const sys::ArrowArray).cast::<FFI_ArrowArray>()) };
-        let data = unsafe { from_ffi_and_data_type(ffi, data_type.clone()) }.map_err(|e| Error::new(format!("cannot import an argument: {e}")))?;
-        data.validate_full().map_err(|e| Error::new(format!("invalid argument from the host: {e}")))?;
-        Ok(make_array(data))
+        unsafe { from_ffi_and_data_type(ffi, data_type.clone()) }.map_err(|e| Error::new(format!("cannot import {what}: {e}")))
     }
 
     /// Whether any buffer imported by [`import`](Self::import) is still referenced.
     pub(crate) fn in_use(&self) -> bool {
         self.live.load(Ordering::Acquire) != 0
     }
+}
+
+/// Copies a batch the host lent for the call (a side output's `observe`): the host's struct
+/// is neither released nor modified, and the returned batch shares no memory with it, so it
+/// may outlive the call. The batch must be a struct array of `schema`'s fields; the copy is
+/// validated in full.
+///
+/// # Safety
+/// `batch` must be NULL or point to an `ArrowArray` valid for the call, whose buffers are as
+/// long as the C Data Interface says for its declared lengths.
+pub unsafe fn copy_borrowed_batch(batch: *const sys::ArrowArray, schema: &SchemaRef) -> Result<RecordBatch> {
+    let Some(host) = (unsafe { batch.as_ref() }) else {
+        return Err(Error::new("the host passed a NULL batch"));
+    };
+    if host.release.is_none() {
+        return Err(Error::new("the host passed a released batch"));
+    }
+    let borrowed = Borrowed::new();
+    let data_type = DataType::Struct(schema.fields().clone());
+    let copy = copy_data(&unsafe { borrowed.borrow(batch, &data_type, "the batch")? });
+    // Every buffer imported from the host's struct is dropped now; the copy owns its memory.
+    if borrowed.in_use() {
+        return Err(Error::new("the copy of a borrowed batch still refers to the host's memory"));
+    }
+    batch_from_struct_data(copy, schema)
+}
+
+/// A byte-for-byte copy of `data`, down to its children and dictionary (every buffer copied,
+/// the offsets kept), that shares no memory with it. Unlike [`deep_copy`] it copies also the
+/// dictionary values and the data buffers of view arrays, which `MutableArrayData` shares.
+/// Not validated: the result is as valid as `data`.
+fn copy_data(data: &ArrayData) -> ArrayData {
+    let copy_buffer = |buffer: &Buffer| Buffer::from_slice_ref(buffer.as_slice());
+    let nulls = data.nulls().map(|nulls| {
+        let bits = nulls.inner();
+        NullBuffer::new(BooleanBuffer::new(copy_buffer(bits.inner()), bits.offset(), bits.len()))
+    });
+    let builder = ArrayData::builder(data.data_type().clone())
+        .len(data.len())
+        .offset(data.offset())
+        .buffers(data.buffers().iter().map(copy_buffer).collect())
+        .child_data(data.child_data().iter().map(copy_data).collect())
+        .nulls(nulls);
+    // SAFETY: the same type, lengths, offsets and bytes as `data`; the caller validates the
+    // copy (copy_borrowed_batch does, in full) before it is used.
+    unsafe { builder.build_unchecked() }
 }
 
 /// A copy of `array` that shares no buffer with it.

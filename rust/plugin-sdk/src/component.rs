@@ -155,3 +155,29 @@ pub trait Preprocessor: 'static {
     /// Returns the rewritten text of the pipeline file at `pipeline_path`.
     fn rewrite(options: &Options, pipeline_path: &str, yaml: &str) -> Result<String>;
 }
+
+/// Sees every batch one node emits, read-only (mirroring, auditing): it cannot change or drop
+/// them, and its errors fail the run. The SDK calls `open`, then `observe` and `barrier` in
+/// any order; the state is dropped at `close`. Successive calls may come from different
+/// threads (hence `Send`), never two at once.
+pub trait SideOutput: Sized + Send + 'static {
+    const NAME: &'static str;
+    const DESCRIPTION: &'static str = "";
+    const OPTIONS: &'static [OptionSpec] = &[];
+
+    /// Prepares the side output for the batches of `observed_node`, of `schema`. Must have no
+    /// effect outside the process (`sluice validate` stops here): create files on the first
+    /// `observe` or `barrier`.
+    fn open(options: &Options, instance: &InstanceInfo, observed_node: &str, schema: SchemaRef) -> Result<Self>;
+
+    /// Observes one batch of the schema from `open`, validated. The host only lends its batch
+    /// for the call; the SDK hands over a deep copy in memory of its own (the host's struct is
+    /// neither released nor referenced after the call), so cloning `batch` to keep it is safe.
+    fn observe(&mut self, batch: &RecordBatch) -> Result<()>;
+
+    /// Returns only when everything observed before the barrier of checkpoint `epoch` is
+    /// durable; returning Ok acknowledges the epoch.
+    fn barrier(&mut self, _epoch: i64) -> Result<()> {
+        Ok(())
+    }
+}

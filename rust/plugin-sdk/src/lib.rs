@@ -3,7 +3,7 @@
 //! exports them with [`export_plugin!`]:
 //!
 //! ```ignore
-//! use sluice_plugin_sdk::{export_plugin, Source, Transform, ScalarUdf, /* ... */};
+//! use sluice_plugin_sdk::{export_plugin, Source, Transform, ScalarUdf, SideOutput, /* ... */};
 //!
 //! struct Ticks { /* ... */ }
 //! impl Source for Ticks { const NAME: &'static str = "ticks"; /* open, poll, ... */ }
@@ -16,6 +16,7 @@
 //!     sinks: [],
 //!     udfs: [],
 //!     preprocessors: [],
+//!     side_outputs: [],
 //! }
 //! ```
 //!
@@ -32,7 +33,38 @@
 //! - imports batches and UDF arguments from the host over the C Data Interface and validates
 //!   them in full (they are untrusted), exports batches as struct arrays ("+s"), and checks
 //!   that every batch a component emits has exactly the schema it declared in `open`;
+//! - takes a moved-in batch (transform, sink) without copying, and deep-copies a borrowed one
+//!   (a side output's `observe`) without releasing it, so plugin code never holds the host's
+//!   memory beyond the call;
 //! - hands snapshots to the host as `Box<[u8]>` (freed by `free_bytes`).
+//!
+//! A whole plugin with one UDF (the README's example):
+//!
+//! ```
+//! use std::sync::Arc;
+//! use sluice_plugin_sdk::arrow::array::{ArrayRef, AsArray, Int64Array};
+//! use sluice_plugin_sdk::arrow::datatypes::{DataType, Int64Type};
+//! use sluice_plugin_sdk::{export_plugin, Result, ScalarUdf};
+//!
+//! #[derive(Default)]
+//! struct Double;
+//!
+//! impl ScalarUdf for Double {
+//!     const NAME: &'static str = "double_it";
+//!     fn arg_types() -> Vec<DataType> { vec![DataType::Int64] }
+//!     fn return_type() -> DataType { DataType::Int64 }
+//!     fn invoke(&self, args: &[ArrayRef], _rows: usize) -> Result<ArrayRef> {
+//!         let x = args[0].as_primitive::<Int64Type>();
+//!         Ok(Arc::new(x.iter().map(|v| v.map(|v| v * 2)).collect::<Int64Array>()))
+//!     }
+//! }
+//!
+//! export_plugin! { name: "my-plugin", version: "0.1.0", udfs: [Double] }
+//!
+//! // The host's view: one component, the UDF, under its SQL name.
+//! let plugin = unsafe { &*sluice_plugin_entry() };
+//! assert_eq!(plugin.n_components, 1);
+//! ```
 
 mod abi;
 pub mod arrow_ffi;
@@ -46,7 +78,7 @@ pub use serde_json;
 pub use sluice_plugin_sys as sys;
 
 pub use abi::{free_bytes, free_string, panic_message};
-pub use component::{Poll, Preprocessor, ScalarUdf, Sink, Source, Transform, Volatility};
+pub use component::{Poll, Preprocessor, ScalarUdf, SideOutput, Sink, Source, Transform, Volatility};
 pub use error::{Error, ErrorKind, Result};
 pub use options::{InstanceInfo, OptionSpec, OptionType, Options};
 pub use plugin::PluginBuilder;
@@ -54,7 +86,7 @@ pub use plugin::PluginBuilder;
 /// Exports `sluice_plugin_entry`, returning a descriptor built once (with
 /// [`PluginBuilder`]) from the listed component types. `udfs` are types implementing
 /// [`ScalarUdf`] (one `Default` value of each serves every call); the others are types
-/// implementing [`Source`], [`Transform`], [`Sink`] and [`Preprocessor`].
+/// implementing [`Source`], [`Transform`], [`Sink`], [`Preprocessor`] and [`SideOutput`].
 #[macro_export]
 macro_rules! export_plugin {
     (
@@ -65,6 +97,7 @@ macro_rules! export_plugin {
         $(, sinks: [$($sink:ty),* $(,)?])?
         $(, udfs: [$($udf:ty),* $(,)?])?
         $(, preprocessors: [$($preprocessor:ty),* $(,)?])?
+        $(, side_outputs: [$($side_output:ty),* $(,)?])?
         $(,)?
     ) => {
         /// The plugin's descriptor: the one symbol of Sluice's native plugin ABI.
@@ -78,6 +111,7 @@ macro_rules! export_plugin {
                     $($(.sink::<$sink>())*)?
                     $($(.udf::<$udf>())*)?
                     $($(.preprocessor::<$preprocessor>())*)?
+                    $($(.side_output::<$side_output>())*)?
                     .build()
             });
             plugin

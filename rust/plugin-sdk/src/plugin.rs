@@ -7,7 +7,7 @@ use arrow::ffi::FFI_ArrowSchema;
 use sluice_plugin_sys as sys;
 
 use crate::abi::{self, UdfState};
-use crate::component::{Preprocessor, ScalarUdf, Sink, Source, Transform};
+use crate::component::{Preprocessor, ScalarUdf, SideOutput, Sink, Source, Transform};
 use crate::options::{options_schema_json, OptionSpec};
 
 struct ComponentEntry {
@@ -81,6 +81,10 @@ impl PluginBuilder {
 
     pub fn preprocessor<P: Preprocessor>(self) -> Self {
         self.push(sys::SLUICE_COMPONENT_PREPROCESSOR, P::NAME, P::DESCRIPTION, P::OPTIONS, leak(abi::preprocessor_vtable::<P>()))
+    }
+
+    pub fn side_output<O: SideOutput>(self) -> Self {
+        self.push(sys::SLUICE_COMPONENT_SIDE_OUTPUT, O::NAME, O::DESCRIPTION, O::OPTIONS, leak(abi::side_output_vtable::<O>()))
     }
 
     /// Problems that make the descriptor invalid: a component name that is not lowercase

@@ -3,12 +3,13 @@
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::mem::MaybeUninit;
 use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use arrow::array::{make_array, Array, ArrayData, ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
+use arrow::array::{make_array, Array, ArrayData, ArrayRef, AsArray, DictionaryArray, Int64Array, RecordBatch, StringArray, StringViewArray};
 use arrow::buffer::Buffer;
-use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Int32Type, Int64Type, Schema, SchemaRef};
 use arrow::ffi::{from_ffi_and_data_type, FFI_ArrowArray, FFI_ArrowSchema};
 use serde_json::json;
 
@@ -209,6 +210,65 @@ impl Preprocessor for Upper {
     }
 }
 
+/// What the side output `spy` saw, by observed node (each test observes a node of its own).
+#[derive(Debug, Clone)]
+enum Seen {
+    /// The instance's node and the number of fields of the schema.
+    Open(String, usize),
+    Batch(RecordBatch),
+    Barrier(i64),
+}
+
+static SPIED: Mutex<Vec<(String, Seen)>> = Mutex::new(Vec::new());
+
+fn spied(observed: &str) -> Vec<Seen> {
+    SPIED.lock().unwrap().iter().filter(|(node, _)| node == observed).map(|(_, seen)| seen.clone()).collect()
+}
+
+/// Keeps (clones of) the batches it observes: allowed, since the SDK hands it a copy.
+struct Spy {
+    observed: String,
+    panic_on_rows: Option<usize>,
+    fail_barrier: bool,
+}
+
+impl SideOutput for Spy {
+    const NAME: &'static str = "spy";
+    const DESCRIPTION: &'static str = "Keeps what it observes.";
+    const OPTIONS: &'static [OptionSpec] = &[
+        OptionSpec::new("panic_on_rows", OptionType::Integer, "Panic on a batch of that many rows"),
+        OptionSpec::new("fail_barrier", OptionType::Boolean, "Fail every barrier"),
+    ];
+
+    fn open(options: &Options, instance: &InstanceInfo, observed_node: &str, schema: SchemaRef) -> Result<Self> {
+        if observed_node.is_empty() {
+            return Err(Error::invalid_options("spy: no observed node"));
+        }
+        SPIED.lock().unwrap().push((observed_node.to_owned(), Seen::Open(instance.node.clone(), schema.fields().len())));
+        Ok(Spy {
+            observed: observed_node.to_owned(),
+            panic_on_rows: options.get_as("panic_on_rows")?,
+            fail_barrier: options.get_as("fail_barrier")?.unwrap_or(false),
+        })
+    }
+
+    fn observe(&mut self, batch: &RecordBatch) -> Result<()> {
+        if Some(batch.num_rows()) == self.panic_on_rows {
+            panic!("spy: panic requested on {} rows", batch.num_rows());
+        }
+        SPIED.lock().unwrap().push((self.observed.clone(), Seen::Batch(batch.clone())));
+        Ok(())
+    }
+
+    fn barrier(&mut self, epoch: i64) -> Result<()> {
+        if self.fail_barrier {
+            return Err(Error::new(format!("spy: barrier {epoch} failed")));
+        }
+        SPIED.lock().unwrap().push((self.observed.clone(), Seen::Barrier(epoch)));
+        Ok(())
+    }
+}
+
 crate::export_plugin! {
     name: "sdk-test",
     version: "1.2.3",
@@ -217,6 +277,7 @@ crate::export_plugin! {
     sinks: [Collect],
     udfs: [AddOne, Identity, Keeper],
     preprocessors: [Upper],
+    side_outputs: [Spy],
 }
 
 // ---- a minimal host --------------------------------------------------------------------------
@@ -309,6 +370,12 @@ fn release_schema(mut schema: sys::ArrowSchema) {
     }
 }
 
+fn release_array(mut array: sys::ArrowArray) {
+    if let Some(release) = array.release {
+        unsafe { release(&mut array) };
+    }
+}
+
 fn int_column(batch: &RecordBatch, i: usize) -> Vec<i64> {
     batch.column(i).as_primitive::<Int64Type>().values().to_vec()
 }
@@ -368,6 +435,7 @@ fn descriptor_lists_components_with_schemas() {
             (sys::SLUICE_COMPONENT_SCALAR_UDF, "identity".into()),
             (sys::SLUICE_COMPONENT_SCALAR_UDF, "keeper".into()),
             (sys::SLUICE_COMPONENT_PREPROCESSOR, "upper".into()),
+            (sys::SLUICE_COMPONENT_SIDE_OUTPUT, "spy".into()),
         ]
     );
     let counter = component(sys::SLUICE_COMPONENT_SOURCE, "counter");
@@ -680,4 +748,197 @@ fn error_messages_with_nul_bytes_survive() {
     assert_eq!((status, message.as_deref()), (sys::SLUICE_PLUGIN_BAD_DATA, Some("a\u{fffd}b")));
     let (status, message) = call(|e| unsafe { abi::guard("x", "y", e, || std::panic::panic_any(42)) });
     assert_eq!((status, message.as_deref()), (sys::SLUICE_PLUGIN_PANIC, Some("x: panicked in y: (a panic payload that is not a string)")));
+}
+
+/// A host batch whose release callback counts its calls before releasing as arrow-rs does.
+struct CountedRelease {
+    release: unsafe extern "C" fn(*mut sys::ArrowArray),
+    private_data: *mut c_void,
+    count: Arc<AtomicUsize>,
+}
+
+unsafe extern "C" fn counted_release(array: *mut sys::ArrowArray) {
+    let array = unsafe { &mut *array };
+    let counted = unsafe { Box::from_raw(array.private_data.cast::<CountedRelease>()) };
+    counted.count.fetch_add(1, Ordering::SeqCst);
+    array.private_data = counted.private_data;
+    array.release = Some(counted.release);
+    unsafe { (counted.release)(array) };
+}
+
+/// `batch` exported as the host lends it, and the count of its releases.
+fn counted_host_batch(batch: &RecordBatch) -> (sys::ArrowArray, Arc<AtomicUsize>) {
+    let mut array = host_batch(batch);
+    let count = Arc::new(AtomicUsize::new(0));
+    let counted = CountedRelease { release: array.release.unwrap(), private_data: array.private_data, count: count.clone() };
+    array.private_data = Box::into_raw(Box::new(counted)).cast();
+    array.release = Some(counted_release);
+    (array, count)
+}
+
+/// The address ranges of every buffer of `data`, its children and dictionary.
+fn buffer_ranges(data: &ArrayData, out: &mut Vec<std::ops::Range<usize>>) {
+    let mut add = |b: &Buffer| {
+        if !b.is_empty() {
+            out.push(b.as_ptr() as usize..b.as_ptr() as usize + b.len());
+        }
+    };
+    data.buffers().iter().for_each(&mut add);
+    if let Some(nulls) = data.nulls() {
+        add(nulls.buffer());
+    }
+    data.child_data().iter().for_each(|child| buffer_ranges(child, out));
+}
+
+fn spy_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("n", DataType::Int64, false),
+        Field::new("s", DataType::Utf8, true),
+        Field::new("d", DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)), true),
+        Field::new("v", DataType::Utf8View, true),
+    ]))
+}
+
+fn spy_batch() -> RecordBatch {
+    let dictionary: DictionaryArray<Int32Type> = vec![Some("red"), Some("green"), None, Some("red"), Some("blue")].into_iter().collect();
+    let views =
+        StringViewArray::from(vec![Some("short"), None, Some("a string longer than twelve bytes"), Some("x"), Some("another long string here")]);
+    RecordBatch::try_new(
+        spy_schema(),
+        vec![
+            Arc::new(Int64Array::from(vec![1, 2, 3, 4, 5])),
+            Arc::new(StringArray::from(vec![Some("a"), None, Some("c"), Some("d"), Some("e")])),
+            Arc::new(dictionary),
+            Arc::new(views),
+        ],
+    )
+    .unwrap()
+}
+
+fn open_spy(options: &str, observed: Option<&str>, schema: &Schema) -> (i32, Option<String>, *mut c_void) {
+    let vt = vtable::<sys::SluiceSideOutput>(sys::SLUICE_COMPONENT_SIDE_OUTPUT, "spy");
+    let options = CString::new(options).unwrap();
+    let observed = observed.map(|o| CString::new(o).unwrap());
+    let inst = instance();
+    let schema = host_schema(schema);
+    let mut state = ptr::null_mut();
+    let observed_ptr = observed.as_ref().map_or(ptr::null(), |o| o.as_ptr());
+    let (status, message) = call(|e| unsafe { (vt.open.unwrap())(options.as_ptr(), &inst.info, observed_ptr, &schema, &mut state, e) });
+    release_schema(schema);
+    if status != sys::SLUICE_PLUGIN_OK {
+        assert!(state.is_null());
+    }
+    (status, message, state)
+}
+
+#[test]
+fn side_output_observes_a_copy_of_the_borrowed_batch() {
+    let vt = vtable::<sys::SluiceSideOutput>(sys::SLUICE_COMPONENT_SIDE_OUTPUT, "spy");
+    let (status, _, state) = open_spy("{}", Some("orders"), &spy_schema());
+    assert_eq!(status, sys::SLUICE_PLUGIN_OK);
+    assert!(matches!(spied("orders").as_slice(), [Seen::Open(node, 4)] if node == "n"));
+
+    // A slice: the C arrays carry offsets.
+    let original = spy_batch().slice(1, 4);
+    let (mut host, releases) = counted_host_batch(&original);
+    let (host_release, host_private) = (host.release, host.private_data);
+    ok(|e| unsafe { (vt.observe.unwrap())(state, &host, e) });
+    // Borrowed: neither released nor changed by the plugin, and still valid for the host.
+    assert_eq!(releases.load(Ordering::SeqCst), 0, "the plugin released the borrowed batch");
+    assert_eq!((host.release.map(|f| f as usize), host.private_data), (host_release.map(|f| f as usize), host_private));
+    let read_back = take_batch(std::mem::replace(&mut host, empty_array()), &spy_schema());
+    assert_eq!(read_back, original);
+    drop(read_back);
+    assert_eq!(releases.load(Ordering::SeqCst), 1, "released exactly once, by the host");
+
+    ok(|e| unsafe { (vt.barrier.unwrap())(state, 3, e) });
+    let seen = spied("orders");
+    let [Seen::Open(..), Seen::Batch(kept), Seen::Barrier(3)] = seen.as_slice() else { panic!("{seen:?}") };
+    // The batch the plugin kept shares no memory with the host's (dictionary and views too)...
+    let (mut host_ranges, mut kept_ranges) = (Vec::new(), Vec::new());
+    buffer_ranges(&arrow::array::StructArray::from(original.clone()).into_data(), &mut host_ranges);
+    buffer_ranges(&arrow::array::StructArray::from(kept.clone()).into_data(), &mut kept_ranges);
+    for k in &kept_ranges {
+        assert!(host_ranges.iter().all(|h| k.end <= h.start || h.end <= k.start), "kept buffer {k:?} overlaps the host's");
+    }
+    // ...and stays valid, equal to it, once the host's memory is gone.
+    let expected = format!("{original:?}");
+    drop(original);
+    arrow::array::StructArray::from(kept.clone()).into_data().validate_full().unwrap();
+    assert_eq!(format!("{kept:?}"), expected);
+    assert_eq!(int_column(kept, 0), vec![2, 3, 4, 5]);
+    assert_eq!(kept.column(3).as_string_view().value(1), "a string longer than twelve bytes");
+    unsafe { (vt.close.unwrap())(state) };
+}
+
+#[test]
+fn side_output_panics_errors_and_invalid_batches() {
+    let vt = vtable::<sys::SluiceSideOutput>(sys::SLUICE_COMPONENT_SIDE_OUTPUT, "spy");
+    let (status, message, _) = open_spy(r#"{"panic": 1}"#, Some("x"), &spy_schema());
+    assert_eq!(
+        (status, message.as_deref()),
+        (sys::SLUICE_PLUGIN_INVALID_OPTIONS, Some("unknown option 'panic' (options: panic_on_rows, fail_barrier)"))
+    );
+    let (status, message, _) = open_spy("{}", Some(""), &spy_schema());
+    assert_eq!((status, message.as_deref()), (sys::SLUICE_PLUGIN_INVALID_OPTIONS, Some("spy: no observed node")));
+    let (status, message, _) = open_spy("{}", None, &spy_schema());
+    assert_eq!((status, message.as_deref()), (sys::SLUICE_PLUGIN_ERROR, Some("the host passed a NULL observed node name")));
+
+    // A panic in observe: SLUICE_PLUGIN_PANIC, and the borrowed batch is still the host's.
+    let (status, _, state) = open_spy(r#"{"panic_on_rows": 2, "fail_barrier": true}"#, Some("panicky"), &spy_schema());
+    assert_eq!(status, sys::SLUICE_PLUGIN_OK);
+    let original = spy_batch().slice(0, 2);
+    let (host, releases) = counted_host_batch(&original);
+    let (status, message) = call(|e| unsafe { (vt.observe.unwrap())(state, &host, e) });
+    assert_eq!((status, message.as_deref()), (sys::SLUICE_PLUGIN_PANIC, Some("spy: panicked in observe: spy: panic requested on 2 rows")));
+    assert_eq!(releases.load(Ordering::SeqCst), 0);
+    assert_eq!(take_batch(host, &spy_schema()), original);
+    assert_eq!(releases.load(Ordering::SeqCst), 1);
+    // After a panic the host calls nothing but close.
+    unsafe { (vt.close.unwrap())(state) };
+    assert!(spied("panicky").iter().all(|seen| matches!(seen, Seen::Open(..))));
+
+    let (_, _, state) = open_spy(r#"{"fail_barrier": true}"#, Some("strict"), &spy_schema());
+    let (status, message) = call(|e| unsafe { (vt.barrier.unwrap())(state, 5, e) });
+    assert_eq!((status, message.as_deref()), (sys::SLUICE_PLUGIN_ERROR, Some("spy: barrier 5 failed")));
+
+    // Invalid batches are errors and stay the host's.
+    let one = RecordBatch::try_new(Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)])), vec![Arc::new(Int64Array::from(vec![1]))])
+        .unwrap();
+    let (host, releases) = counted_host_batch(&one);
+    let (status, message) = call(|e| unsafe { (vt.observe.unwrap())(state, &host, e) });
+    assert_eq!(status, sys::SLUICE_PLUGIN_ERROR);
+    assert!(message.as_deref().unwrap().contains("1 children, expected 4"), "{message:?}");
+    assert_eq!(releases.load(Ordering::SeqCst), 0);
+    release_array(host);
+    assert_eq!(releases.load(Ordering::SeqCst), 1);
+
+    let schema = counter_schema();
+    let (_, _, utf8_state) =
+        open_spy("{}", Some("utf8"), &Schema::new(vec![Field::new("s", DataType::Utf8, true), Field::new("x", DataType::Int64, false)]));
+    let offsets = Buffer::from_slice_ref([0i32, 2]);
+    let values = Buffer::from(&b"\xff\xfe"[..]);
+    let data = unsafe { ArrayData::builder(DataType::Utf8).len(1).add_buffer(offsets).add_buffer(values).build_unchecked() };
+    let bad_schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true), Field::new("x", DataType::Int64, false)]));
+    let bad = RecordBatch::try_new(bad_schema, vec![make_array(data), Arc::new(Int64Array::from(vec![1]))]).unwrap();
+    let (host, releases) = counted_host_batch(&bad);
+    let (status, message) = call(|e| unsafe { (vt.observe.unwrap())(utf8_state, &host, e) });
+    assert_eq!(status, sys::SLUICE_PLUGIN_ERROR);
+    assert!(message.as_deref().unwrap().starts_with("invalid batch from the host:"), "{message:?}");
+    assert_eq!(releases.load(Ordering::SeqCst), 0);
+    release_array(host);
+    assert!(spied("utf8").iter().all(|seen| !matches!(seen, Seen::Batch(_))));
+    unsafe { (vt.close.unwrap())(utf8_state) };
+
+    let (status, message) = call(|e| unsafe { (vt.observe.unwrap())(state, ptr::null(), e) });
+    assert_eq!((status, message.as_deref()), (sys::SLUICE_PLUGIN_ERROR, Some("the host passed a NULL batch")));
+    let released = empty_array();
+    let (status, message) = call(|e| unsafe { (vt.observe.unwrap())(state, &released, e) });
+    assert_eq!((status, message.as_deref()), (sys::SLUICE_PLUGIN_ERROR, Some("the host passed a released batch")));
+    let (host, _) = counted_host_batch(&RecordBatch::new_empty(schema));
+    let (status, message) = call(|e| unsafe { (vt.observe.unwrap())(ptr::null_mut(), &host, e) });
+    assert_eq!((status, message.as_deref()), (sys::SLUICE_PLUGIN_ERROR, Some("the host passed a NULL state")));
+    release_array(host);
+    unsafe { (vt.close.unwrap())(state) };
+    assert!(spied("strict").iter().all(|seen| matches!(seen, Seen::Open(..))));
 }

@@ -6,8 +6,10 @@
 //! - sink `jsonl`: one JSON object per row, fsynced at every checkpoint;
 //! - UDFs `keccak256`, `hex_encode`, `hex_decode`, `base58_encode`, `base58_decode`,
 //!   `json_path`, `geohash`;
-//! - preprocessor `template`: replaces `{{NAME}}` in the pipeline file.
+//! - preprocessor `template`: replaces `{{NAME}}` in the pipeline file;
+//! - side output `audit`: one JSON line of row counts per checkpoint, fsynced.
 
+pub mod audit;
 pub mod jsonl;
 pub mod sequence;
 pub mod template;
@@ -22,14 +24,16 @@ sluice_plugin_sdk::export_plugin! {
     sinks: [jsonl::Jsonl],
     udfs: [udfs::Keccak256, udfs::HexEncode, udfs::HexDecode, udfs::Base58Encode, udfs::Base58Decode, udfs::JsonPath, udfs::Geohash],
     preprocessors: [template::Template],
+    side_outputs: [audit::Audit],
 }
 
 #[cfg(test)]
 mod tests {
     use std::ffi::{c_char, CStr, CString};
     use std::ptr;
+    use std::sync::Arc;
 
-    use arrow::array::{AsArray, StructArray};
+    use arrow::array::{Array, AsArray, Int64Array, RecordBatch, StringArray, StructArray};
     use arrow::datatypes::{DataType, Int64Type, Schema};
     use arrow::ffi::{from_ffi_and_data_type, FFI_ArrowArray, FFI_ArrowSchema};
     use sluice_plugin_sdk::sys;
@@ -94,6 +98,51 @@ mod tests {
         assert!(take_error(error).unwrap().starts_with("unknown option 'rows' (options: start, count, rows_per_poll,"));
     }
 
+    /// The audit side output through its raw vtable: open creates nothing, the batch stays the
+    /// host's, each barrier appends a line.
+    #[test]
+    fn audit_through_the_abi() {
+        let vt = unsafe { &*(component(sys::SLUICE_COMPONENT_SIDE_OUTPUT, "audit").vtable as *const sys::SluiceSideOutput) };
+        let dir = tempfile::tempdir().unwrap();
+        let schema = super::sequence::schema();
+        let ffi_schema = FFI_ArrowSchema::try_from(schema.as_ref()).unwrap();
+        let strings: Vec<CString> = ["p", "sink", dir.path().to_str().unwrap()].iter().map(|s| CString::new(*s).unwrap()).collect();
+        let info = sys::SluiceInstanceInfo {
+            pipeline: strings[0].as_ptr(),
+            node: strings[1].as_ptr(),
+            pipeline_dir: strings[2].as_ptr(),
+            lane: 0,
+            lanes: 1,
+        };
+        let (options, observed) = (CString::new(r#"{"path": "audit.jsonl"}"#).unwrap(), CString::new("numbers").unwrap());
+        let (mut state, mut error) = (ptr::null_mut(), ptr::null_mut());
+        let status = unsafe {
+            (vt.open.unwrap())(options.as_ptr(), &info, observed.as_ptr(), (&ffi_schema as *const FFI_ArrowSchema).cast(), &mut state, &mut error)
+        };
+        assert_eq!((status, take_error(error)), (sys::SLUICE_PLUGIN_OK, None));
+        let path = dir.path().join("audit.jsonl");
+        assert!(!path.exists(), "open must not create the file");
+
+        let ids = Int64Array::from(vec![1, 2, 3]);
+        let labels = StringArray::from(vec!["a", "b", "c"]);
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(labels)]).unwrap();
+        let host = FFI_ArrowArray::new(&StructArray::from(batch).into_data());
+        let status = unsafe { (vt.observe.unwrap())(state, (&host as *const FFI_ArrowArray).cast(), &mut error) };
+        assert_eq!((status, take_error(error)), (sys::SLUICE_PLUGIN_OK, None));
+        assert!(!host.is_released(), "the batch is borrowed");
+        drop(host);
+        let status = unsafe { (vt.barrier.unwrap())(state, 1, &mut error) };
+        assert_eq!((status, take_error(error)), (sys::SLUICE_PLUGIN_OK, None));
+        unsafe { (vt.close.unwrap())(state) };
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"node\": \"numbers\", \"epoch\": 1, \"rows\": 3, \"total\": 3}\n");
+
+        let options = CString::new("{}").unwrap();
+        let status = unsafe {
+            (vt.open.unwrap())(options.as_ptr(), &info, observed.as_ptr(), (&ffi_schema as *const FFI_ArrowSchema).cast(), &mut state, &mut error)
+        };
+        assert_eq!((status, take_error(error).as_deref()), (sys::SLUICE_PLUGIN_INVALID_OPTIONS, Some("option 'path' is required")));
+    }
+
     #[test]
     fn descriptor() {
         let plugin = unsafe { &*super::sluice_plugin_entry() };
@@ -114,6 +163,7 @@ mod tests {
                 (sys::SLUICE_COMPONENT_SCALAR_UDF, "json_path"),
                 (sys::SLUICE_COMPONENT_SCALAR_UDF, "geohash"),
                 (sys::SLUICE_COMPONENT_PREPROCESSOR, "template"),
+                (sys::SLUICE_COMPONENT_SIDE_OUTPUT, "audit"),
             ]
         );
         for c in components {

@@ -105,21 +105,20 @@ public final class JavaFunction {
             MemorySegment pointers = args.reinterpret(ValueLayout.ADDRESS.byteSize() * argumentFields.size());
             for (int i = 0; i < argumentFields.size(); i++) {
                 long array = pointers.getAtIndex(ValueLayout.ADDRESS, i).address();
-                try (ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
-                    Data.exportField(allocator, argumentFields.get(i), null, schema);
-                    // Arrow Java moves the struct out (its release is called when the vector closes);
-                    // the core drops its copy afterwards only if still unreleased, so this is safe.
-                    vectors.add(Data.importVector(allocator, ArrowArray.wrap(array), schema, null));
-                }
+                // The argument's type is known: import into a vector of it, with no schema to cross.
+                // Arrow Java moves the struct out (its release is called when the vector closes);
+                // the core drops its copy afterwards only if still unreleased, so this is safe.
+                FieldVector vector = argumentFields.get(i).createVector(allocator);
+                vectors.add(vector);
+                Data.importIntoVector(allocator, ArrowArray.wrap(array), vector, null);
             }
-            try (FieldVector result = function.invoke(vectors, Math.toIntExact(rows), allocator);
-                    ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
+            try (FieldVector result = function.invoke(vectors, Math.toIntExact(rows), allocator)) {
                 if (result.getValueCount() != rows) {
                     throw new IllegalStateException(
                             "returned " + result.getValueCount() + " values for " + rows + " rows");
                 }
-                Data.exportVector(allocator, result, null, ArrowArray.wrap(out.address()), schema);
-                schema.release();
+                // The core knows the return type: the array alone goes back.
+                Data.exportVector(allocator, result, null, ArrowArray.wrap(out.address()));
             }
             return sluice_plugin_h.SLUICE_PLUGIN_OK();
         } catch (Throwable e) {

@@ -280,6 +280,34 @@ class PluginPipelineTest {
     }
 
     @Test
+    void aSideOutputObservesEveryBatchOfItsNode() throws IOException {
+        Path file = write("""
+                checkpoint: {interval: 100ms}
+                sources:
+                  seq: {type: plugin, path: plugins/libsluice_examples.so, component: sequence, options: {count: 3000, rows_per_poll: 10, delay_ms: 5}}
+                transforms:
+                  even: {type: sql, sql: "SELECT id, label FROM seq WHERE id % 2 = 0"}
+                sinks:
+                  out: {type: file, from: even, path: out.jsonl}
+                  audit: {type: plugin, from: even, path: plugins/libsluice_examples.so, component: audit, options: {path: audit.jsonl}}
+                """);
+        assertEquals(0, sluice("validate", file.toString()).code());
+        assertTrue(Files.notExists(dir.resolve("audit.jsonl")), "validate must not create the side output's file");
+        Result result = run(file);
+        assertEquals(0, result.code(), result.stderr());
+        List<JsonNode> audit = rows(dir.resolve("audit.jsonl"));
+        assertTrue(audit.size() >= 2, "one line per barrier: " + audit);
+        long sum = 0;
+        for (JsonNode line : audit) {
+            assertEquals("even", line.get("node").asText());
+            sum += line.get("rows").asLong();
+        }
+        assertEquals(1500, sum);
+        assertEquals(1500, audit.get(audit.size() - 1).get("total").asLong());
+        assertEquals(1500, rows(dir.resolve("out.jsonl")).size());
+    }
+
+    @Test
     void aPreprocessorRewritesThePipelineBeforeItIsChecked() throws IOException {
         Path file = write("""
                 plugins:
