@@ -37,6 +37,10 @@ impl Audit {
 
     fn file(&mut self) -> Result<&mut File> {
         if self.file.is_none() {
+            if let Some(dir) = self.path.parent() {
+                // As the built-in file sink does: the output's directory is made when the run starts.
+                std::fs::create_dir_all(dir).map_err(|e| Error::new(format!("audit: cannot create {}: {e}", dir.display())))?;
+            }
             let file = File::create(&self.path).map_err(|e| Error::new(format!("audit: cannot create {}: {e}", self.path.display())))?;
             self.file = Some(file);
             self.sync_dir = true;

@@ -47,6 +47,10 @@ impl Sink for Jsonl {
     }
 
     fn start(&mut self) -> Result<()> {
+        if let Some(dir) = self.path.parent() {
+            // As the built-in file sink does: the output's directory is made when the run starts.
+            std::fs::create_dir_all(dir).map_err(|e| Error::new(format!("jsonl: cannot create {}: {e}", dir.display())))?;
+        }
         let file = File::create(&self.path).map_err(|e| Error::new(format!("jsonl: cannot create {}: {e}", self.path.display())))?;
         self.writer = Some(WriterBuilder::new().with_explicit_nulls(true).build(BufWriter::with_capacity(64 * 1024, file)));
         self.sync_dir = true;
