@@ -40,7 +40,9 @@ public final class PluginSink extends PluginStage implements Sink {
                     NodeKind.SINK,
                     "plugin",
                     "A sink from a native plugin loaded by path (`plugins-api/include/sluice_plugin.h`); it must "
-                            + "write idempotently, since batches after the last checkpoint are replayed on restart.",
+                            + "write idempotently, since batches after the last checkpoint are replayed on restart. The "
+                            + "component may also be a side output, which observes every batch of the `from:` node "
+                            + "read-only.",
                     CONFIG);
         }
 
