@@ -159,9 +159,14 @@ mod tests {
         assert_eq!((error.kind(), error.message()), (ErrorKind::InvalidOptions, "option 'path' is required"));
         let error = open(json!({"path": ""}), dir.path(), "n").err().unwrap();
         assert_eq!(error.kind(), ErrorKind::InvalidOptions);
-        // open does not touch the file system: a missing directory fails only when it runs.
+        // open does not touch the file system: a missing directory is made only when it runs,
+        // and a file in the way of one fails then.
         let mut audit = open(json!({"path": "missing/dir/a.jsonl"}), dir.path(), "n").unwrap();
         assert!(!dir.path().join("missing").exists());
+        audit.observe(&batch(1)).unwrap();
+        assert!(dir.path().join("missing/dir/a.jsonl").exists());
+        std::fs::write(dir.path().join("blocker"), "").unwrap();
+        let mut audit = open(json!({"path": "blocker/a.jsonl"}), dir.path(), "n").unwrap();
         assert!(audit.observe(&batch(1)).unwrap_err().message().starts_with("audit: cannot create"));
     }
 }

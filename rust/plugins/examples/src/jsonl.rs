@@ -134,7 +134,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let error = open(json!({}), dir.path()).err().unwrap();
         assert_eq!((error.kind(), error.message()), (ErrorKind::InvalidOptions, "option 'path' is required"));
-        let mut sink = open(json!({"path": "missing/dir/x.jsonl"}), dir.path()).unwrap();
+        // A missing directory is made at start; a file in the way of one is an I/O error.
+        let mut sink = open(json!({"path": "new/dir/x.jsonl"}), dir.path()).unwrap();
+        sink.start().unwrap();
+        assert!(dir.path().join("new/dir/x.jsonl").exists());
+        std::fs::write(dir.path().join("blocker"), "").unwrap();
+        let mut sink = open(json!({"path": "blocker/x.jsonl"}), dir.path()).unwrap();
         assert!(sink.start().unwrap_err().message().starts_with("jsonl: cannot create"));
     }
 }
