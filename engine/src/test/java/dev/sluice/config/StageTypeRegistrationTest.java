@@ -18,9 +18,10 @@ class StageTypeRegistrationTest {
     @Test
     void everyBuiltInTypeIsFoundThroughTheServiceLoader() {
         StageTypes types = StageTypes.installed();
-        assertEquals(List.of("file", "generator", "kafka"), names(types, NodeKind.SOURCE));
-        assertEquals(List.of("sql"), names(types, NodeKind.TRANSFORM));
-        assertEquals(List.of("blackhole", "file", "kafka", "stdout"), names(types, NodeKind.SINK));
+        // "plugin" of each kind adapts a native plugin's component (dev.sluice.pluginhost).
+        assertEquals(List.of("file", "generator", "kafka", "plugin"), names(types, NodeKind.SOURCE));
+        assertEquals(List.of("plugin", "sql"), names(types, NodeKind.TRANSFORM));
+        assertEquals(List.of("blackhole", "file", "kafka", "plugin", "stdout"), names(types, NodeKind.SINK));
     }
 
     @Test
