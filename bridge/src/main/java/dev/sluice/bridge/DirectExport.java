@@ -126,6 +126,47 @@ public final class DirectExport {
         }
     }
 
+    /**
+     * Exports one flat vector (no struct around it, no schema) into the C {@code ArrowArray} at
+     * {@code array}, the way {@link #export} writes a root's columns, for a consumer that knows
+     * the type (a UDF's result). Nested, dictionary and other types go through Arrow Java's
+     * {@code Data.exportVector}. The consumer calls {@code release} once.
+     */
+    public static void exportVector(BufferAllocator allocator, FieldVector vector, MemorySegment array) {
+        byte layout = layoutOf(vector);
+        if (layout < 0) {
+            Data.exportVector(allocator, vector, null, org.apache.arrow.c.ArrowArray.wrap(array.address()));
+            return;
+        }
+        MemorySegment top = array.reinterpret(ARRAY_SIZE);
+        Owner owner = REGISTRY.acquire();
+        try {
+            MemorySegment block = owner.block(8L * 3);
+            int nulls = nullCount(vector);
+            int buffers = writeBuffers(owner, layout, vector, nulls, block, 0);
+            writeArrayStruct(top, 0, vector.getValueCount(), nulls, buffers, 0, block.address(), 0, owner.token);
+            owner.published = true;
+        } catch (RuntimeException | Error e) {
+            REGISTRY.abandon(owner);
+            throw e;
+        }
+    }
+
+    /** FIXED, VARIABLE or LARGE_VARIABLE for a vector written directly, else -1. */
+    private static byte layoutOf(FieldVector vector) {
+        Field field = vector.getField();
+        if (format(field.getType()) == null
+                || field.getDictionary() != null
+                || !field.getChildren().isEmpty()) {
+            return -1;
+        }
+        return switch (field.getType().getTypeID()) {
+            case Utf8, Binary -> vector instanceof BaseVariableWidthVector ? VARIABLE : -1;
+            case LargeUtf8, LargeBinary -> vector instanceof BaseLargeVariableWidthVector ? LARGE_VARIABLE : -1;
+            default -> vector instanceof BaseFixedWidthVector ? FIXED : -1;
+        };
+    }
+
     /** A call that takes exported structs (addresses of an ArrowArray and an ArrowSchema), e.g. into the core. */
     @FunctionalInterface
     public interface StructConsumer<T> {

@@ -1,5 +1,6 @@
 package dev.sluice.pluginhost;
 
+import dev.sluice.bridge.DirectExport;
 import dev.sluice.ffm.plugin.SluiceScalarUdf;
 import dev.sluice.ffm.plugin.sluice_plugin_h;
 import dev.sluice.plugin.ScalarFunction;
@@ -117,8 +118,9 @@ public final class JavaFunction {
                     throw new IllegalStateException(
                             "returned " + result.getValueCount() + " values for " + rows + " rows");
                 }
-                // The core knows the return type: the array alone goes back.
-                Data.exportVector(allocator, result, null, ArrowArray.wrap(out.address()));
+                // The core knows the return type: the array alone goes back, its C struct written
+                // directly (Arrow Java's exporter costs several µs a call).
+                DirectExport.exportVector(allocator, result, out);
             }
             return sluice_plugin_h.SLUICE_PLUGIN_OK();
         } catch (Throwable e) {

@@ -193,10 +193,13 @@ class JavaPluginTest {
                   out: {type: file, from: t, path: out.jsonl}
                 """);
         long before = PluginCounters.javaUdfUpcalls();
+        long exports = dev.sluice.bridge.DirectExport.liveExports();
         PluginPipelineTest.Result result = PluginPipelineTest.sluice(
                 "run", file.toString(), "--state-dir", dir.resolve("state").toString());
         assertEquals(0, result.code(), result.stderr());
         long upcalls = PluginCounters.javaUdfUpcalls() - before;
+        assertEquals(
+                exports, dev.sluice.bridge.DirectExport.liveExports(), "every UDF result the core took was released");
         // Two functions, ten batches of 100 rows: one upcall per function and batch.
         assertTrue(upcalls >= 20 && upcalls <= 40, "upcalls: " + upcalls);
         List<String> lines = Files.readAllLines(dir.resolve("out.jsonl"));
