@@ -18,7 +18,6 @@ import java.lang.foreign.ValueLayout;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.ArrowSchema;
 import org.apache.arrow.c.Data;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -57,9 +56,6 @@ public final class PluginSink extends PluginStage implements Sink {
         }
     }
 
-    private MemorySegment vtable;
-    private StageContext context;
-    private BufferAllocator allocator;
     private ArrowArray inStruct;
     private boolean sideOutput;
 
@@ -69,8 +65,6 @@ public final class PluginSink extends PluginStage implements Sink {
 
     @Override
     public void open(StageContext context, Schema schema) {
-        this.context = context;
-        this.allocator = context.allocator();
         vtable = resolve(
                 context,
                 SluiceSink.sizeof(),

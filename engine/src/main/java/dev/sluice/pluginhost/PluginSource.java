@@ -21,7 +21,6 @@ import java.util.Map;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.ArrowSchema;
 import org.apache.arrow.c.Data;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -64,9 +63,6 @@ public final class PluginSource extends PluginStage implements Source {
 
     private final int batchSize;
     private final long timeoutMillis;
-    private MemorySegment vtable;
-    private StageContext context;
-    private BufferAllocator allocator;
     private Schema schema;
     private ArrowArray batchStruct;
     private final Map<Long, String> snapshots = new HashMap<>();
@@ -80,8 +76,6 @@ public final class PluginSource extends PluginStage implements Source {
 
     @Override
     public Schema open(StageContext context) {
-        this.context = context;
-        this.allocator = context.allocator();
         vtable = resolve(context, SluiceSource.sizeof());
         MemorySegment slot = stateSlot();
         try (ArrowSchema out = ArrowSchema.allocateNew(allocator)) {
@@ -151,7 +145,8 @@ public final class PluginSource extends PluginStage implements Source {
             if (what == sluice_plugin_h.SLUICE_POLL_NONE_YET()) {
                 return Poll.IDLE;
             }
-            throw new PluginCallException(1, describe("poll") + ": unknown poll result " + what);
+            throw new PluginCallException(
+                    sluice_plugin_h.SLUICE_PLUGIN_ERROR(), describe("poll") + ": unknown poll result " + what);
         }
     }
 

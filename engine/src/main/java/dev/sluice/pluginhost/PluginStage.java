@@ -3,6 +3,7 @@ package dev.sluice.pluginhost;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.ffm.plugin.SluiceInstanceInfo;
+import dev.sluice.ffm.plugin.sluice_plugin_h;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.StageContext;
 import dev.sluice.plugin.config.ConfigDef;
@@ -13,6 +14,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
 
 /**
  * What the three plugin stage adapters share: the {@code path}, {@code component} and
@@ -67,7 +69,11 @@ abstract class PluginStage implements AutoCloseable {
 
     MemorySegment state = MemorySegment.NULL;
     private boolean panicked;
-    String node = "?";
+    /** Set by {@link #resolve}: the component's vtable, the stage's context and allocator. */
+    MemorySegment vtable;
+
+    StageContext context;
+    BufferAllocator allocator;
 
     PluginStage(Settings settings, int kind) {
         this.pathSetting = settings.getString(PATH);
@@ -91,7 +97,8 @@ abstract class PluginStage implements AutoCloseable {
      * (whose vtable is {@code otherSize} bytes) of the name; {@link #component} says which it is.
      */
     MemorySegment resolve(StageContext context, long vtableSize, int otherKind, long otherSize) {
-        node = context.nodeName();
+        this.context = context;
+        this.allocator = context.allocator();
         PipelinePlugins plugins = PluginContext.of(context);
         Path path = context.pipelineDirectory().resolve(pathSetting).normalize();
         String refusal = plugins.refusal(path);
@@ -143,7 +150,8 @@ abstract class PluginStage implements AutoCloseable {
     void call(String what, java.util.function.ToIntFunction<MemorySegment> body) {
         if (panicked) {
             throw new PluginCallException(
-                    4, describe(what) + ": the plugin panicked earlier; only close is called now");
+                    sluice_plugin_h.SLUICE_PLUGIN_PANIC(),
+                    describe(what) + ": the plugin panicked earlier; only close is called now");
         }
         try {
             PluginStrings.check(library, describe(what), body);

@@ -21,7 +21,6 @@ import java.util.List;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.ArrowSchema;
 import org.apache.arrow.c.Data;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -56,9 +55,6 @@ public final class PluginTransform extends PluginStage implements Transform {
         }
     }
 
-    private MemorySegment vtable;
-    private StageContext context;
-    private BufferAllocator allocator;
     private Schema outputSchema;
     private ArrowArray inStruct;
     private ArrowArray outStruct;
@@ -69,8 +65,6 @@ public final class PluginTransform extends PluginStage implements Transform {
 
     @Override
     public Schema open(StageContext context, List<String> inputNames, List<Schema> inputSchemas) {
-        this.context = context;
-        this.allocator = context.allocator();
         if (inputSchemas.size() != 1) {
             throw new InvalidSettingException(
                     "from", "a plugin transform reads exactly one input, got " + inputSchemas.size());
