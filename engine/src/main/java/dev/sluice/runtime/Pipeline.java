@@ -112,6 +112,10 @@ public final class Pipeline implements AutoCloseable {
         } catch (ConfigException e) {
             problems.add(e);
         } catch (IllegalArgumentException | IllegalStateException e) {
+            // A JAR's stage type clashing with another, or built against another SPI version.
+            if (plugins == null || plugins.stageTypes().isEmpty()) {
+                throw e;
+            }
             problems.add(new ConfigException(
                     spec.topLevel()
                             .get(dev.sluice.config.PipelineLoader.PLUGINS)
