@@ -90,6 +90,16 @@ public final class PipelinePlugins implements AutoCloseable {
         return PipelineLoader.PLUGINS + "." + ALLOWED_DIRS;
     }
 
+    /** {@code plugins.allowed_dirs} of the block's {@code keys}; default the pipeline file's directory. */
+    static PathPolicy allowedDirs(Map<String, ConfigValue> keys, Path file, ConfigProblems problems) {
+        return PathPolicy.readSetting(
+                keys.get(ALLOWED_DIRS),
+                file,
+                setting(),
+                List.of(file.toAbsolutePath().getParent()),
+                problems);
+    }
+
     /**
      * Reads the block and loads the UDF libraries it names, so that a bad library is reported
      * by {@code validate} at its line.
@@ -119,7 +129,7 @@ public final class PipelinePlugins implements AutoCloseable {
                         Suggestions.unknown("unknown key 'plugins." + key + "'", key, KEYS, "keys"));
             }
         }
-        PathPolicy policy = PathPolicy.readSetting(keys.get(ALLOWED_DIRS), file, setting(), List.of(dir), problems);
+        PathPolicy policy = allowedDirs(keys, file, problems);
         List<UdfLibrary> udfs = new ArrayList<>();
         ConfigValue list = keys.get(UDFS);
         if (list != null && !list.isNull()) {

@@ -1,9 +1,9 @@
 package dev.sluice.pluginhost;
 
+import dev.sluice.ffm.plugin.SluicePlugin;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.function.ToIntFunction;
 
@@ -52,17 +52,10 @@ final class PluginStrings {
         return message;
     }
 
-    private static final MethodHandle FREE_STRING = java.lang.foreign.Linker.nativeLinker()
-            .downcallHandle(java.lang.foreign.FunctionDescriptor.ofVoid(ValueLayout.ADDRESS));
-
     private static void free(MemorySegment freeString, MemorySegment text) {
         if (freeString.address() == 0) {
             return; // the plugin gave no free_string: its strings are leaked, as the header allows nothing else
         }
-        try {
-            FREE_STRING.invokeExact(freeString, text);
-        } catch (Throwable e) {
-            throw new IllegalStateException("free_string of a plugin failed", e);
-        }
+        SluicePlugin.free_string.invoke(freeString, text);
     }
 }

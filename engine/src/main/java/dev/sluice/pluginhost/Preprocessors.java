@@ -49,12 +49,7 @@ public final class Preprocessors {
         Map<String, ConfigValue> block = plugins.asMap();
         Path dir = file.toAbsolutePath().getParent();
         ConfigProblems problems = new ConfigProblems();
-        PathPolicy policy = PathPolicy.readSetting(
-                block.get(PipelinePlugins.ALLOWED_DIRS),
-                file,
-                PipelineLoader.PLUGINS + "." + PipelinePlugins.ALLOWED_DIRS,
-                List.of(dir),
-                problems);
+        PathPolicy policy = PipelinePlugins.allowedDirs(block, file, problems);
         problems.throwIfAny();
         ConfigValue list = block.get(KEY);
         for (ConfigValue entry : list.isList() ? list.asList() : List.of(list)) {

@@ -6,6 +6,7 @@ import dev.sluice.config.ConfigException;
 import dev.sluice.config.Location;
 import dev.sluice.config.NodeSpec;
 import dev.sluice.config.ParsedConfig;
+import dev.sluice.config.PipelineLoader;
 import dev.sluice.config.PipelineSpec;
 import dev.sluice.config.StageTypes;
 import dev.sluice.observe.RunStats;
@@ -117,10 +118,7 @@ public final class Pipeline implements AutoCloseable {
                 throw e;
             }
             problems.add(new ConfigException(
-                    spec.topLevel()
-                            .get(dev.sluice.config.PipelineLoader.PLUGINS)
-                            .location(),
-                    "plugins.jars: " + e.getMessage()));
+                    spec.topLevel().get(PipelineLoader.PLUGINS).location(), "plugins.jars: " + e.getMessage()));
         }
         if (!problems.isEmpty()) {
             if (plugins != null) {
