@@ -8,6 +8,8 @@
 #                                         SQL, whole pipelines (default 20 000 000 rows, 3 rounds)
 #   benchmarks/run.sh restart [REPEATS]  restart to first new output record after kill -9 and SIGTERM
 #                                         (default 5 restarts per mode; see restart_bench.py)
+#   benchmarks/run.sh service [RUNS]     the service JAR: resume and apply to first output record, serve vs run
+#                                         throughput, RSS with 1/5/20 pipelines (default 10 runs; service_bench.py)
 #   benchmarks/run.sh nexmark [EVENTS [QUERIES]] [--partitions P] [--parallelism N] [--series kafka,memory]
 #                                         [--engines 'Sluice FFM,Flink SQL'] [--no-parity] [--keep-topics]
 #                                         Nexmark side by side: Sluice FFM/JNI, Flink SQL, Kafka Streams over
@@ -86,11 +88,17 @@ case "$mode" in
     export SLUICE_JVM_FLAGS
     python3 benchmarks/restart_bench.py "$@"
     ;;
+  service)
+    mvn -q -B -ntp -DskipTests package -pl benchmarks -am
+    bash ci/kafka.sh start
+    export SLUICE_JVM_FLAGS
+    python3 benchmarks/service_bench.py "$@"
+    ;;
   nexmark)
     run_nexmark "$@"
     ;;
   *)
-    echo "usage: benchmarks/run.sh [jmh [JMH args...] | kafka [EVENTS [QUERIES]] | restart [REPEATS] | nexmark [EVENTS [QUERIES]] [options]]" >&2
+    echo "usage: benchmarks/run.sh [jmh [JMH args...] | kafka [EVENTS [QUERIES]] | restart [REPEATS] | service [RUNS] | nexmark [EVENTS [QUERIES]] [options]]" >&2
     exit 2
     ;;
 esac

@@ -35,6 +35,9 @@ cargo run --quiet --release --locked --manifest-path rust/header-check/Cargo.tom
 echo "== Bridges: CoreBridge, FfmCoreBridge, JniCoreBridge and jni_bridge.rs match sluice.h (bridge/generate.py)"
 python3 bridge/generate.py --check
 
+echo "== Deploy: the Kubernetes manifests against the Kubernetes schemas (ci/check-manifests.sh)"
+bash ci/check-manifests.sh
+
 echo "== Kafka: a real single-node broker for the Kafka tests (ci/kafka.sh)"
 bash ci/kafka.sh restart --fresh
 trap 'bash ci/kafka.sh stop' EXIT

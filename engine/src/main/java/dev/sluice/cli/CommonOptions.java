@@ -2,7 +2,9 @@ package dev.sluice.cli;
 
 import dev.sluice.bridge.NativeCore;
 import dev.sluice.config.ConfigException;
+import dev.sluice.config.PipelineLoader;
 import dev.sluice.config.PipelineSpec;
+import dev.sluice.config.Secrets;
 import dev.sluice.config.StageTypes;
 import dev.sluice.pluginhost.Preprocessors;
 import dev.sluice.runtime.BackgroundPositionStore;
@@ -12,6 +14,7 @@ import dev.sluice.state.StateDirectories;
 import dev.sluice.state.StatePositionStore;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.function.UnaryOperator;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -73,18 +76,31 @@ final class CommonOptions {
             return Pipeline.assemble(spec, StageTypes.installed(), positions);
         } catch (ConfigException e) {
             positions.close();
-            report(err, e);
+            report(err, e, maskOf(file));
         } catch (RuntimeException e) {
             positions.close();
-            report(err, "error: " + file + ": ", e);
+            report(err, "error: " + file + ": ", e, maskOf(file));
         }
         return null;
     }
 
+    /** Messages show environment references, not their values, and no secret (read only on an error). */
+    private static UnaryOperator<String> maskOf(Path file) {
+        try {
+            return Secrets.of(PipelineLoader.read(file), file);
+        } catch (ConfigException unreadable) {
+            return UnaryOperator.identity();
+        }
+    }
+
     /** Prints a configuration problem report: one paragraph per problem, no stack trace. */
     void report(PrintStream err, ConfigException e) {
+        report(err, e, UnaryOperator.identity());
+    }
+
+    private void report(PrintStream err, ConfigException e, UnaryOperator<String> mask) {
         for (ConfigException problem : e.problems()) {
-            err.println("error: " + problem.getMessage());
+            err.println("error: " + mask.apply(problem.getMessage()));
         }
         if (verbose) {
             e.printStackTrace(err);
@@ -92,8 +108,12 @@ final class CommonOptions {
     }
 
     void report(PrintStream err, String prefix, Throwable e) {
+        report(err, prefix, e, UnaryOperator.identity());
+    }
+
+    private void report(PrintStream err, String prefix, Throwable e, UnaryOperator<String> mask) {
         String message = e.getMessage() == null ? e.toString() : e.getMessage();
-        err.println(prefix + message);
+        err.println(prefix + mask.apply(message));
         if (verbose) {
             e.printStackTrace(err);
         } else {

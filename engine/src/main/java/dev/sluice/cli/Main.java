@@ -3,7 +3,7 @@ package dev.sluice.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The {@code sluice} command line: {@code run}, {@code validate}, {@code config-docs}. */
+/** The {@code sluice} command line: {@code run}, {@code validate}, {@code serve} and the commands that operate a service, .... */
 @Command(
         name = "sluice",
         mixinStandardHelpOptions = true,
@@ -15,6 +15,14 @@ import picocli.CommandLine.Command;
             StateCommand.class,
             ConfigDocsCommand.class,
             PluginCommand.class,
+            ServeCommand.class,
+            ServiceCommands.Apply.class,
+            ServiceCommands.Pause.class,
+            ServiceCommands.Resume.class,
+            ServiceCommands.Delete.class,
+            ServiceCommands.ListPipelines.class,
+            ServiceCommands.Status.class,
+            ServiceCommands.Logs.class,
             CommandLine.HelpCommand.class
         })
 public final class Main implements java.util.concurrent.Callable<Integer> {

@@ -36,6 +36,8 @@ public final class ConfigDocs {
             | `name` | string | the file name without its extension | The pipeline's name: its state DB (`.sluice/state/NAME`), the default consumer group (`sluice-NAME`), the progress line. |
             | `checkpoint.interval` | duration | `10s` | Time between checkpoints (a barrier through every node, then the sources' positions are saved and committed). |
             | `checkpoint.timeout` | duration | `60s` | Longest the sinks may take to make an epoch durable; an epoch that misses it is given up, counted, and the run goes on. |
+            | `restart.max_attempts` | integer | `3` | Under `sluice serve`: how many times in a row a pipeline that failed while running is restarted from its last checkpoint before it stays `failed` (0: never). A checkpoint after a restart resets the count. `sluice run` never restarts. |
+            | `restart.backoff` | duration | `5s` | Under `sluice serve`: the wait before the first restart, doubling for each further attempt up to 5 minutes. |
             | `paths.allowed_dirs` | list | the pipeline file's directory and the working directory | The directories every file the pipeline names must be inside: file sources and sinks, dead letters, side tables, schema files — every setting of type path. Relative entries are relative to the pipeline file; listing directories replaces the defaults. Paths are compared after `..` and symbolic links are resolved; one outside is refused by `validate` and `run` with its file:line:column, node and reason. |
             | `plugins.allowed_dirs` | list | the pipeline file's directory (and below) | The directories plugin libraries and JARs may be loaded from (`type: plugin` nodes, `plugins.udfs`, `plugins.jars`, `plugins.preprocessors`); checked like `paths.allowed_dirs`. |
             | `plugins.udfs` | list of maps | none | Libraries whose scalar functions every `sql` transform may call by name: `{path: LIB.so}` for a native plugin (called by the core without entering the JVM), `{jar: LIB.jar}` for Java `ScalarFunction`s; `functions: [names]` picks some (default: all it offers). |
@@ -59,6 +61,9 @@ public final class ConfigDocs {
             | --- | --- | --- | --- |
             | `SLUICE_SUMMARY_JSON` | environment | unset | `run` writes the run's totals (records in and out, wall and CPU seconds) as JSON to this file, for scripts and benchmarks. |
             | `SLUICE_CDS_ARCHIVE` | environment | unset; set by the launcher | The class-data-sharing archive a `run` uses or creates; a run that ends before its first record marks it partial so the launcher records a new one. |
+            | `SLUICE_SERVER` | environment | `http://127.0.0.1:7878` | The service `apply`, `pause`, `resume`, `delete`, `list`, `status` and `logs` talk to, unless `--server` is given. |
+            | `SLUICE_TOKEN_FILE` | environment | unset | A file holding the service's bearer token, for those commands, unless `--token-file` is given. |
+            | any `NAME` in `${NAME}` | environment | unset | Environment references in pipeline values: `${NAME}` or `${NAME:-default}`, resolved when the file is read (`$${` is a literal `${`); a missing variable without a default is an error at its line. |
             | `XDG_CACHE_HOME` | environment | `~/.cache` | Base of the directory the native core is extracted to from the JAR (`$XDG_CACHE_HOME/sluice/native`), unless `sluice.native.cache` is set. |
             | `sluice.bridge` | system property | `ffm` | How Java calls the native core: `ffm` (Foreign Function & Memory API) or `jni`. |
             | `sluice.native.path` | system property | unset: the library inside the JAR | A native core to load instead: the library file, or a directory holding it. |

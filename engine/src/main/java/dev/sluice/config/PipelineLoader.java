@@ -33,7 +33,7 @@ public final class PipelineLoader {
      * so that a misspelt block is not silently ignored.
      */
     public static final List<String> TOP_LEVEL_KEYS =
-            List.of("name", "checkpoint", PathPolicy.KEY, PLUGINS, "sources", "transforms", "sinks");
+            List.of("name", "checkpoint", "restart", PathPolicy.KEY, PLUGINS, "sources", "transforms", "sinks");
 
     static final String TYPE = "type";
     static final String FROM = "from";
@@ -78,15 +78,19 @@ public final class PipelineLoader {
      * it is absent or the text is no YAML map (parsing it reports that).
      */
     public static ConfigValue rawTopLevel(String yaml, Path file, String key) {
+        ConfigValue root = rawTree(yaml, file);
+        return root != null && root.isMap() ? root.asMap().get(key) : null;
+    }
+
+    /** The whole YAML tree of pipeline text, read without any check; null when it is not YAML. */
+    public static ConfigValue rawTree(String yaml, Path file) {
         ConfigProblems ignored = new ConfigProblems();
         String text = yaml.startsWith("\uFEFF") ? yaml.substring(1) : yaml;
-        ConfigValue root;
         try {
-            root = YamlTreeReader.read(text, file, new ReaderProblems(ignored));
+            return YamlTreeReader.read(text, file, new ReaderProblems(ignored));
         } catch (ConfigException e) {
             return null;
         }
-        return root != null && root.isMap() ? root.asMap().get(key) : null;
     }
 
     /**

@@ -94,7 +94,7 @@ final class YamlTreeReader {
         return switch (token) {
             case START_OBJECT -> readMap(path, location);
             case START_ARRAY -> readList(path, location);
-            case VALUE_STRING -> isAlias() ? resolveAlias(path, location) : new ConfigValue(parser.getText(), location);
+            case VALUE_STRING -> isAlias() ? resolveAlias(path, location) : text(path, location);
             case VALUE_NUMBER_INT -> new ConfigValue(integer(), location);
             case VALUE_NUMBER_FLOAT -> new ConfigValue(floatingPoint(), location);
             case VALUE_TRUE -> new ConfigValue(true, location);
@@ -199,6 +199,38 @@ final class YamlTreeReader {
 
     private boolean isAlias() {
         return parser instanceof YAMLParser yaml && yaml.isCurrentAlias();
+    }
+
+    /** A text value with its environment references resolved ({@link EnvReferences}). */
+    private ConfigValue text(List<String> path, Location location) throws IOException {
+        String text = parser.getText();
+        EnvReferences.Resolved resolved = EnvReferences.resolve(text);
+        if (resolved.problem() != null) {
+            problems.problem(path, location, resolved.problem());
+            return new ConfigValue(null, location);
+        }
+        if (EnvReferences.isWholeReference(text)) {
+            return new ConfigValue(plainScalar(resolved.text()), location);
+        }
+        return new ConfigValue(resolved.text(), location);
+    }
+
+    /** What YAML makes of a plain scalar: a long, a double, true/false, or the text itself. */
+    private static Object plainScalar(String text) {
+        if (text.equals("true") || text.equals("false")) {
+            return Boolean.parseBoolean(text);
+        }
+        if (text.matches("[-+]?[0-9]+")) {
+            try {
+                return Long.parseLong(text);
+            } catch (NumberFormatException tooLarge) {
+                return text;
+            }
+        }
+        if (text.matches("[-+]?([0-9]+\\.[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?")) {
+            return Double.parseDouble(text);
+        }
+        return text;
     }
 
     /** Integers that fit a long become Long; larger ones keep their text, so that no digit is lost. */

@@ -10,11 +10,13 @@ public final class CheckpointStats {
     private final AtomicLong timedOut = new AtomicLong();
     private final AtomicLong lastEpoch = new AtomicLong();
     private final AtomicLong lastMillis = new AtomicLong();
+    private final AtomicLong lastAt = new AtomicLong();
 
     public void completed(long epoch, long millis) {
         completed.incrementAndGet();
         lastEpoch.set(epoch);
         lastMillis.set(millis);
+        lastAt.set(System.currentTimeMillis());
     }
 
     public void recordFailure() {
@@ -44,5 +46,10 @@ public final class CheckpointStats {
 
     public long lastMillis() {
         return lastMillis.get();
+    }
+
+    /** When the last epoch completed (epoch milliseconds); 0 before the first. */
+    public long lastAtMillis() {
+        return lastAt.get();
     }
 }

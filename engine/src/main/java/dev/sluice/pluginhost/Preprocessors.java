@@ -41,7 +41,14 @@ public final class Preprocessors {
      * @throws ConfigException naming the preprocessor entry that failed, or the problems of the result
      */
     public static PipelineSpec load(Path file) {
-        String text = PipelineLoader.read(file);
+        return parse(PipelineLoader.read(file), file);
+    }
+
+    /**
+     * Runs the preprocessors of pipeline YAML given as text (the service's) and checks the
+     * result; {@code file} locates messages and relative paths, and need not exist.
+     */
+    public static PipelineSpec parse(String text, Path file) {
         ConfigValue plugins = PipelineLoader.rawTopLevel(text, file, PipelineLoader.PLUGINS);
         if (plugins == null || !plugins.isMap() || !plugins.asMap().containsKey(KEY)) {
             return PipelineLoader.parse(text, file);

@@ -4,6 +4,8 @@ import dev.sluice.config.StageTypes;
 import dev.sluice.observe.Progress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -43,6 +45,17 @@ public final class Lanes implements AutoCloseable {
 
     public int count() {
         return lanes.size();
+    }
+
+    /** Every source's lag by partition, over all lanes (they read disjoint partitions). */
+    public Map<String, Map<String, Long>> lag() {
+        Map<String, Map<String, Long>> lag = new TreeMap<>();
+        for (Pipeline lane : lanes) {
+            lane.lag()
+                    .forEach((node, partitions) ->
+                            lag.computeIfAbsent(node, key -> new TreeMap<>()).putAll(partitions));
+        }
+        return lag;
     }
 
     /** The dead-letter report of every lane. */

@@ -42,6 +42,7 @@ public final class Pipeline implements AutoCloseable {
     private final BufferAllocator allocator;
     private final List<DeadLetterFile> deadLetters;
     private final CheckpointSettings checkpoint;
+    private final RestartPolicy restart;
     private final PositionStore positions;
     /** The {@code plugins:} block: where libraries may come from, the pipeline's UDFs. */
     private final PipelinePlugins plugins;
@@ -55,6 +56,7 @@ public final class Pipeline implements AutoCloseable {
             BufferAllocator allocator,
             List<DeadLetterFile> deadLetters,
             CheckpointSettings checkpoint,
+            RestartPolicy restart,
             PositionStore positions,
             PipelinePlugins plugins) {
         this.spec = spec;
@@ -63,6 +65,7 @@ public final class Pipeline implements AutoCloseable {
         this.allocator = allocator;
         this.deadLetters = deadLetters;
         this.checkpoint = checkpoint;
+        this.restart = restart;
         this.positions = positions;
         this.plugins = plugins;
     }
@@ -96,8 +99,14 @@ public final class Pipeline implements AutoCloseable {
         CheckpointSettings checkpoint = null;
         Map<String, PipelineNode> nodes = null;
         PipelinePlugins plugins = null;
+        RestartPolicy restart = null;
         try {
             checkpoint = CheckpointSettings.of(spec);
+        } catch (ConfigException e) {
+            problems.add(e);
+        }
+        try {
+            restart = RestartPolicy.of(spec);
         } catch (ConfigException e) {
             problems.add(e);
         }
@@ -134,7 +143,8 @@ public final class Pipeline implements AutoCloseable {
         BufferAllocator allocator =
                 ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
         List<DeadLetterFile> deadLetters = new ArrayList<>();
-        Pipeline pipeline = new Pipeline(spec, order, stats, allocator, deadLetters, checkpoint, positions, plugins);
+        Pipeline pipeline =
+                new Pipeline(spec, order, stats, allocator, deadLetters, checkpoint, restart, positions, plugins);
         try {
             positions.awaitOpen();
             pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
@@ -163,6 +173,22 @@ public final class Pipeline implements AutoCloseable {
 
     public CheckpointSettings checkpointSettings() {
         return checkpoint;
+    }
+
+    /** Each source's lag by partition ({@code Source.lag}): safe to read from any thread. */
+    public Map<String, Map<String, Long>> lag() {
+        Map<String, Map<String, Long>> lag = new java.util.TreeMap<>();
+        for (PipelineNode node : order) {
+            if (node.kind() == NodeKind.SOURCE) {
+                lag.put(node.name(), node.source().lag());
+            }
+        }
+        return lag;
+    }
+
+    /** The {@code restart:} block, which the service follows when the pipeline fails. */
+    public RestartPolicy restartPolicy() {
+        return restart;
     }
 
     PositionStore positions() {

@@ -38,6 +38,14 @@ public final class StatePositionStore implements PositionStore {
         return new StatePositionStore(StateStore.open(dir), pipeline, true);
     }
 
+    /**
+     * The positions of pipeline {@code pipeline} in a state DB shared with other pipelines (the
+     * service's): its rows are in the pipeline's own namespace; closing this leaves the DB open.
+     */
+    public static StatePositionStore in(StateStore store, String pipeline) {
+        return new StatePositionStore(store, pipeline, false);
+    }
+
     @Override
     public Map<String, String> load(String node) {
         String prefix = PREFIX + node + "/";

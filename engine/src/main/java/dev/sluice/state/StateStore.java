@@ -241,7 +241,17 @@ public final class StateStore implements AutoCloseable {
      */
     public long deletePrefix(String namespacePrefix) {
         checkWritable();
-        byte[] prefix = StateCodec.namespacePrefix(namespacePrefix);
+        return deleteKeysStartingWith(StateCodec.namespacePrefix(namespacePrefix));
+    }
+
+    /** Deletes every row of namespace {@code namespace} (exactly that one) atomically and synced; returns how many. */
+    public long deleteNamespace(String namespace) {
+        checkWritable();
+        // The key prefix "namespace 0x00" matches that namespace only, not longer ones it starts.
+        return deleteKeysStartingWith(StateCodec.key(namespace, ""));
+    }
+
+    private long deleteKeysStartingWith(byte[] prefix) {
         try (WriteBatch batch = new WriteBatch();
                 RocksIterator it = db.newIterator()) {
             long count = 0;

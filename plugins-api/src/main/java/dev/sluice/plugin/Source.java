@@ -48,6 +48,15 @@ public interface Source extends AutoCloseable {
         return java.util.Map.of();
     }
 
+    /**
+     * How many records of each input partition are not read yet (e.g. {@code "topic/3" → 120}),
+     * as the lane last saw it: an immutable snapshot, since it is read from other threads (the
+     * service's status). Default: none (the source cannot tell).
+     */
+    default java.util.Map<String, Long> lag() {
+        return java.util.Map.of();
+    }
+
     /** Epoch {@code epoch} is durable in every sink: the positions recorded for it may be committed. */
     default void onCheckpointComplete(long epoch) throws Exception {}
 

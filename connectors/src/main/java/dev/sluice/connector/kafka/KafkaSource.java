@@ -199,6 +199,9 @@ public final class KafkaSource implements Source {
         }
     }
 
+    /** How often the lane refreshes {@link #lag()}: status readers need no more. */
+    private static final long LAG_REFRESH_NANOS = 1_000_000_000L;
+
     private static final List<String> METADATA_COLUMNS =
             List.of("_partition", "_offset", "_timestamp", "_key", "_headers");
 
@@ -214,6 +217,10 @@ public final class KafkaSource implements Source {
 
     private StageContext context;
     private KafkaConsumer<byte[], ByteBuffer> consumer;
+    /** Records not yet fetched per partition ("topic/3"), refreshed by the lane about once a second. */
+    private volatile Map<String, Long> lag = Map.of();
+
+    private long lagSeenNanos;
     private Properties consumerProperties;
     private NativeDecoder decoder;
     private RecordSlab slab;
@@ -365,6 +372,9 @@ public final class KafkaSource implements Source {
                 ? Math.max(1_000_000, Math.min(flushNanos, 100_000_000))
                 : Math.max(0, firstBufferedNanos + flushNanos - System.nanoTime());
         ConsumerRecords<byte[], ByteBuffer> records = consumer.poll(Duration.ofNanos(waitNanos));
+        if (System.nanoTime() - lagSeenNanos > LAG_REFRESH_NANOS) {
+            refreshLag();
+        }
         for (ConsumerRecord<byte[], ByteBuffer> record : records) {
             if (slab.count() == 0) {
                 firstBufferedNanos = System.nanoTime();
@@ -382,6 +392,24 @@ public final class KafkaSource implements Source {
         }
         flush(out);
         return Poll.EMITTED;
+    }
+
+    @Override
+    public Map<String, Long> lag() {
+        return lag;
+    }
+
+    /** From the consumer's last fetch (no request to the broker); only on the lane's thread. */
+    private void refreshLag() {
+        lagSeenNanos = System.nanoTime();
+        Map<String, Long> seen = new java.util.TreeMap<>();
+        for (TopicPartition tp : consumer.assignment()) {
+            OptionalLong behind = consumer.currentLag(tp);
+            if (behind.isPresent()) {
+                seen.put(tp.topic() + "/" + tp.partition(), behind.getAsLong());
+            }
+        }
+        lag = java.util.Collections.unmodifiableMap(seen);
     }
 
     /** Decodes the buffered records into one batch and emits it. */

@@ -27,11 +27,11 @@ import org.junit.jupiter.api.Assumptions;
  * Talks to the real broker that ci/test.sh starts (ci/kafka.sh); its address comes from
  * SLUICE_KAFKA_BOOTSTRAP. Runs pipelines as separate processes, so they can be killed.
  */
-final class KafkaTestSupport {
+public final class KafkaTestSupport {
 
     private KafkaTestSupport() {}
 
-    static String bootstrap() {
+    public static String bootstrap() {
         String servers = System.getenv("SLUICE_KAFKA_BOOTSTRAP");
         Assumptions.assumeTrue(
                 servers != null && !servers.isBlank(),
@@ -40,7 +40,7 @@ final class KafkaTestSupport {
     }
 
     /** The test broker's SASL listener (ci/kafka.sh sasl-bootstrap), with users admin and alice. */
-    static String saslBootstrap() {
+    public static String saslBootstrap() {
         String servers = System.getenv("SLUICE_KAFKA_SASL_BOOTSTRAP");
         Assumptions.assumeTrue(
                 servers != null && !servers.isBlank(),
@@ -48,11 +48,11 @@ final class KafkaTestSupport {
         return servers;
     }
 
-    static String uniqueTopic(String prefix) {
+    public static String uniqueTopic(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
     }
 
-    static void createTopics(String servers, int partitions, String... topics) throws Exception {
+    public static void createTopics(String servers, int partitions, String... topics) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
             List<NewTopic> newTopics = new ArrayList<>();
             for (String topic : topics) {
@@ -62,12 +62,12 @@ final class KafkaTestSupport {
         }
     }
 
-    static void produce(String servers, String topic, List<String[]> keyValues) {
+    public static void produce(String servers, String topic, List<String[]> keyValues) {
         produce(servers, topic, keyValues, Map.of());
     }
 
     /** As above, with more producer properties. */
-    static void produce(String servers, String topic, List<String[]> keyValues, Map<String, String> more) {
+    public static void produce(String servers, String topic, List<String[]> keyValues, Map<String, String> more) {
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -100,7 +100,7 @@ final class KafkaTestSupport {
     }
 
     /** Reads a topic from the beginning until {@code expected} records arrived or the time is up. */
-    static List<ConsumerRecord<byte[], byte[]>> consumeAll(
+    public static List<ConsumerRecord<byte[], byte[]>> consumeAll(
             String servers, String topic, int expected, Duration within) {
         return consumeUntil(servers, topic, records -> records.size() >= expected, within);
     }
@@ -109,7 +109,7 @@ final class KafkaTestSupport {
      * Reads a topic from the beginning until {@code done} holds for what arrived (checked after
      * every poll) or the time is up, then a short grace period for anything still in flight.
      */
-    static List<ConsumerRecord<byte[], byte[]>> consumeUntil(
+    public static List<ConsumerRecord<byte[], byte[]>> consumeUntil(
             String servers,
             String topic,
             java.util.function.Predicate<List<ConsumerRecord<byte[], byte[]>>> done,
@@ -136,14 +136,14 @@ final class KafkaTestSupport {
     }
 
     /** Counts a topic's records in the background, to time actions by the pipeline's progress. */
-    static final class OutputCounter implements AutoCloseable {
+    public static final class OutputCounter implements AutoCloseable {
         private final java.util.concurrent.atomic.AtomicLong count = new java.util.concurrent.atomic.AtomicLong();
         private final Thread thread;
         private final String servers;
         private final String topic;
         private volatile boolean running = true;
 
-        OutputCounter(String servers, String topic) {
+        public OutputCounter(String servers, String topic) {
             this.servers = servers;
             this.topic = topic;
             Properties props = new Properties();
@@ -161,12 +161,12 @@ final class KafkaTestSupport {
             });
         }
 
-        long count() {
+        public long count() {
             return count.get();
         }
 
         /** Waits until more than {@code seen} records were counted; fails the test after {@code within}. */
-        void awaitMoreThan(long seen, Duration within) throws InterruptedException {
+        public void awaitMoreThan(long seen, Duration within) throws InterruptedException {
             long deadline = System.nanoTime() + within.toNanos();
             while (count.get() <= seen) {
                 if (System.nanoTime() >= deadline) {
@@ -180,7 +180,7 @@ final class KafkaTestSupport {
          * Waits until every record now in the topic is counted (call it when nothing writes to
          * it); returns the count. What is counted after this was written after this.
          */
-        long awaitCaughtUp(Duration within) throws Exception {
+        public long awaitCaughtUp(Duration within) throws Exception {
             long end = endOffsets(servers, topic);
             long deadline = System.nanoTime() + within.toNanos();
             while (count.get() < end) {
@@ -201,7 +201,7 @@ final class KafkaTestSupport {
     }
 
     /** The sum of a topic's end offsets: how many records it holds. */
-    static long endOffsets(String servers, String topic) throws Exception {
+    public static long endOffsets(String servers, String topic) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
             var partitions = admin.describeTopics(List.of(topic))
                     .allTopicNames()
@@ -225,7 +225,7 @@ final class KafkaTestSupport {
     }
 
     /** Starts {@code sluice run} in a child JVM with the test class path. */
-    static Process startPipeline(Path pipeline, Path stateDir, Path log) throws IOException {
+    public static Process startPipeline(Path pipeline, Path stateDir, Path log) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(
                 java,

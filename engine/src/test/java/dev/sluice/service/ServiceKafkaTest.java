@@ -1,0 +1,340 @@
+package dev.sluice.service;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.cli.Main;
+import dev.sluice.connector.kafka.KafkaTestSupport;
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code sluice serve} in a child JVM against the real broker, operated through the CLI in this
+ * JVM: the whole lifecycle with every input key checked, the CLI's exit codes and JSON, and a
+ * service killed with -9 that resumes its running pipelines and keeps paused ones paused.
+ */
+class ServiceKafkaTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
+
+    @TempDir
+    Path dir;
+
+    private final List<Process> services = new ArrayList<>();
+
+    @AfterEach
+    void killServices() {
+        services.forEach(Process::destroyForcibly);
+    }
+
+    private record Cli(int exit, String out, String err) {}
+
+    /** Runs {@code sluice args...} in this JVM, capturing its output. */
+    private static synchronized Cli cli(String... args) {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
+        try {
+            int exit = Main.execute(args);
+            return new Cli(exit, stdout.toString(StandardCharsets.UTF_8), stderr.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+
+    /** Starts {@code sluice serve --port 0} on {@code state}; returns its URL once it is ready. */
+    private String startService(Path state, Path log) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(
+                java,
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                "-Xmx512m",
+                "-cp",
+                System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
+        if (Runtime.version().feature() >= 23) {
+            command.add("--sun-misc-unsafe-memory-access=allow");
+        }
+        command.addAll(List.of(
+                "dev.sluice.cli.Main",
+                "serve",
+                "--port",
+                "0",
+                "--state-dir",
+                state.toString(),
+                "--base-dir",
+                dir.toString()));
+        Process service = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .directory(new File(dir.toString()))
+                .start();
+        services.add(service);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            String text = Files.exists(log) ? Files.readString(log) : "";
+            Matcher listening = LISTENING.matcher(text);
+            String url = null;
+            while (listening.find()) {
+                url = listening.group(1);
+            }
+            // The last start's line: the log is appended to across restarts.
+            int starts = text.split("listening on ", -1).length - 1;
+            int readies = text.split("sluice service ready", -1).length - 1;
+            if (url != null && starts == services.size() && readies == starts) {
+                return url;
+            }
+            if (!service.isAlive()) {
+                throw new AssertionError("the service exited with " + service.exitValue() + ":\n" + text);
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("the service did not become ready:\n" + Files.readString(log));
+    }
+
+    private Path pipeline(String name, String input, String output, String query) throws IOException {
+        Path file = dir.resolve(name + ".yaml");
+        Files.writeString(file, """
+                name: %s
+                checkpoint: {interval: 500ms}
+                sources:
+                  src:
+                    type: kafka
+                    topic: %s
+                    bootstrap_servers: %s
+                    starting_offsets: earliest
+                    schema: {id: bigint}
+                transforms:
+                  t: {type: sql, from: src, sql: "%s"}
+                sinks:
+                  out: {type: kafka, from: t, topic: %s, bootstrap_servers: %s}
+                """.formatted(
+                        name, input, KafkaTestSupport.bootstrap(), query, output, KafkaTestSupport.bootstrap()));
+        return file;
+    }
+
+    private static void produceIds(String servers, String topic, int from, int to) {
+        List<String[]> records = new ArrayList<>();
+        for (int id = from; id < to; id++) {
+            records.add(new String[] {String.valueOf(id), "{\"id\": " + id + "}"});
+        }
+        KafkaTestSupport.produce(servers, topic, records);
+    }
+
+    private static Set<Long> ids(List<ConsumerRecord<byte[], byte[]>> records) {
+        Set<Long> ids = new HashSet<>();
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            try {
+                ids.add(JSON.readTree(record.value()).path("id").asLong());
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+        }
+        return ids;
+    }
+
+    private static Set<Long> range(int from, int to) {
+        Set<Long> ids = new HashSet<>();
+        for (long id = from; id < to; id++) {
+            ids.add(id);
+        }
+        return ids;
+    }
+
+    private static List<ConsumerRecord<byte[], byte[]>> awaitIds(String servers, String topic, int upTo) {
+        return KafkaTestSupport.consumeUntil(
+                servers, topic, records -> ids(records).containsAll(range(0, upTo)), Duration.ofSeconds(90));
+    }
+
+    @Test
+    void lifecycleThroughTheCli() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String name = "svc-" + UUID.randomUUID().toString().substring(0, 8);
+        String input = name + "-in";
+        String output = name + "-out";
+        KafkaTestSupport.createTopics(servers, 3, input, output);
+        String url = startService(dir.resolve("state"), dir.resolve("service.log"));
+        Path file = pipeline(name, input, output, "SELECT id FROM src");
+
+        produceIds(servers, input, 0, 1000);
+        Cli applied = cli("apply", "-f", file.toString(), "--server", url);
+        assertEquals(0, applied.exit(), applied.err());
+        assertTrue(applied.out().contains("created"), applied.out());
+        assertEquals(range(0, 1000), ids(awaitIds(servers, output, 1000)));
+
+        // Paused: a final checkpoint, then no new rows for a measured while.
+        assertEquals(0, cli("pause", name, "--server", url).exit());
+        try (KafkaTestSupport.OutputCounter counter = new KafkaTestSupport.OutputCounter(servers, output)) {
+            long before = counter.awaitCaughtUp(Duration.ofSeconds(30));
+            produceIds(servers, input, 1000, 2000);
+            Thread.sleep(3000);
+            assertEquals(before, counter.count(), "rows flowed while paused");
+        }
+        Cli status = cli("status", name, "--server", url, "-o", "json");
+        assertEquals(0, status.exit());
+        JsonNode paused = JSON.readTree(status.out());
+        assertEquals("paused", paused.path("state").asText());
+
+        // Resumed from the checkpoint: every input key arrives.
+        assertEquals(0, cli("resume", name, "--server", url).exit());
+        assertEquals(range(0, 2000), ids(awaitIds(servers, output, 2000)));
+
+        // Lag per partition: the three partitions of the input, all read.
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        JsonNode lag = null;
+        while (System.nanoTime() < deadline) {
+            lag = JSON.readTree(
+                            cli("status", name, "--server", url, "-o", "json").out())
+                    .path("lag")
+                    .path("src");
+            if (lag.size() == 3
+                    && lag.path(input + "/0").asLong(-1) == 0
+                    && lag.path(input + "/1").asLong(-1) == 0
+                    && lag.path(input + "/2").asLong(-1) == 0) {
+                break;
+            }
+            Thread.sleep(200);
+        }
+        assertEquals(3, lag.size(), "lag of " + lag);
+        assertEquals(
+                0,
+                lag.path(input + "/0").asLong(-1)
+                        + lag.path(input + "/1").asLong(-1)
+                        + lag.path(input + "/2").asLong(-1),
+                "lag of " + lag);
+
+        // Identical re-apply: no restart.
+        JsonNode running =
+                JSON.readTree(cli("status", name, "--server", url, "-o", "json").out());
+        Cli same = cli("apply", "-f", file.toString(), "--server", url);
+        assertTrue(same.out().contains("unchanged"), same.out());
+        JsonNode after =
+                JSON.readTree(cli("status", name, "--server", url, "-o", "json").out());
+        assertEquals(running.path("started_at"), after.path("started_at"));
+
+        // Changed SQL: stops at a checkpoint, restarts from it with the new query.
+        pipeline(name, input, output, "SELECT id, id * 2 AS twice FROM src");
+        Cli changed = cli("apply", "-f", file.toString(), "--server", url, "-o", "json");
+        assertEquals(0, changed.exit(), changed.err());
+        assertEquals("updated", JSON.readTree(changed.out()).path("applied").asText());
+        produceIds(servers, input, 2000, 2500);
+        List<ConsumerRecord<byte[], byte[]>> all = awaitIds(servers, output, 2500);
+        for (ConsumerRecord<byte[], byte[]> record : all) {
+            JsonNode row = JSON.readTree(record.value());
+            if (row.path("id").asLong() >= 2000) {
+                assertEquals(row.path("id").asLong() * 2, row.path("twice").asLong(), row.toString());
+            }
+        }
+
+        Cli list = cli("list", "--server", url);
+        assertEquals(0, list.exit());
+        assertTrue(list.out().startsWith("NAME") && list.out().contains(name), list.out());
+        assertEquals(
+                1,
+                JSON.readTree(cli("list", "--server", url, "-o", "json").out())
+                        .path("pipelines")
+                        .size());
+
+        Cli logs = cli("logs", name, "--server", url);
+        assertEquals(0, logs.exit());
+        assertTrue(logs.out().contains("running version 2"), logs.out());
+
+        // Exit codes: not confirmed (no console here), deleted, then not found; unreachable; invalid.
+        Cli unconfirmed = cli("delete", name, "--server", url);
+        assertEquals(2, unconfirmed.exit());
+        assertTrue(unconfirmed.err().contains("--yes"), unconfirmed.err());
+        assertEquals(0, cli("delete", name, "--yes", "--server", url).exit());
+        Cli gone = cli("status", name, "--server", url);
+        assertEquals(3, gone.exit());
+        assertTrue(gone.err().contains("no pipeline named"), gone.err());
+        Cli unreachable = cli("list", "--server", "http://127.0.0.1:1");
+        assertEquals(4, unreachable.exit());
+        assertTrue(unreachable.err().contains("sluice serve"), unreachable.err());
+        Path bad = dir.resolve("bad.yaml");
+        Files.writeString(bad, "sources:\n  s: {type: generator}\nsinks:\n  o: {type: blackhole, from: s}\n");
+        Cli invalid = cli("apply", "-f", bad.toString(), "--server", url);
+        assertEquals(2, invalid.exit());
+        assertTrue(invalid.err().contains("bad.yaml:2:"), invalid.err());
+    }
+
+    @Test
+    void killedServiceResumesRunningAndKeepsPausedPaused() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String running = "run-" + suffix;
+        String paused = "pause-" + suffix;
+        KafkaTestSupport.createTopics(servers, 3, running + "-in", running + "-out", paused + "-in", paused + "-out");
+        Path state = dir.resolve("state");
+        Path log = dir.resolve("service.log");
+        String url = startService(state, log);
+        assertEquals(
+                0,
+                cli(
+                                "apply",
+                                "-f",
+                                pipeline(running, running + "-in", running + "-out", "SELECT id FROM src")
+                                        .toString(),
+                                "--server",
+                                url)
+                        .exit());
+        assertEquals(
+                0,
+                cli(
+                                "apply",
+                                "-f",
+                                pipeline(paused, paused + "-in", paused + "-out", "SELECT id FROM src")
+                                        .toString(),
+                                "--server",
+                                url)
+                        .exit());
+        assertEquals(0, cli("pause", paused, "--server", url).exit());
+
+        produceIds(servers, running + "-in", 0, 3000);
+        produceIds(servers, paused + "-in", 0, 100);
+        try (KafkaTestSupport.OutputCounter counter = new KafkaTestSupport.OutputCounter(servers, running + "-out")) {
+            counter.awaitMoreThan(0, Duration.ofSeconds(60));
+        }
+        services.getLast().destroyForcibly().waitFor();
+        produceIds(servers, running + "-in", 3000, 4000);
+
+        url = startService(state, log);
+        assertEquals(range(0, 4000), ids(awaitIds(servers, running + "-out", 4000)), "lost after kill -9");
+        assertEquals(
+                "running",
+                JSON.readTree(cli("status", running, "--server", url, "-o", "json")
+                                .out())
+                        .path("state")
+                        .asText());
+        assertEquals(
+                "paused",
+                JSON.readTree(cli("status", paused, "--server", url, "-o", "json")
+                                .out())
+                        .path("state")
+                        .asText());
+        assertEquals(0, KafkaTestSupport.endOffsets(servers, paused + "-out"), "the paused pipeline ran");
+    }
+}
