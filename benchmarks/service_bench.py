@@ -128,7 +128,7 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="sluice-service-bench-"))
     topic = f"bench-service-{stamp.lower()}"
     out, applied_out, idle = topic + "-out", topic + "-applied", topic + "-idle"
-    for t in (topic, out, applied_out, idle):
+    for t in (topic, out, applied_out, idle, idle + "-never"):
         sh("bash", "ci/kafka.sh", "topics", "create", t, "--partitions", "3")
     feeder = subprocess.Popen(["bash", "-c", """
         i=0; while :; do for j in $(seq 1 200); do i=$((i+1)); echo "{\\"id\\": $i, \\"v\\": \\"r$i\\"}"; done; sleep 0.1; done

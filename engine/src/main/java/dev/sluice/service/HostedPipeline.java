@@ -150,7 +150,8 @@ final class HostedPipeline {
             throw new IllegalStateException("pipeline '" + name + "' did not stop within "
                     + checkpointTimeout.plus(STOP_GRACE).toSeconds() + " s (a stage does not return)");
         }
-        if (state == State.STOPPING) {
+        // The supervisor may have set RUNNING after STOPPING was set; it is gone now.
+        if (state != State.COMPLETED && state != State.FAILED) {
             state = State.PAUSED;
         }
     }

@@ -1,6 +1,7 @@
 package dev.sluice.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
@@ -68,6 +70,10 @@ class ServiceKafkaTest {
 
     /** Starts {@code sluice serve --port 0} on {@code state}; returns its URL once it is ready. */
     private String startService(Path state, Path log) throws Exception {
+        return startService(state, log, Map.of());
+    }
+
+    private String startService(Path state, Path log, Map<String, String> environment) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(
                 java,
@@ -88,8 +94,9 @@ class ServiceKafkaTest {
                 state.toString(),
                 "--base-dir",
                 dir.toString()));
-        Process service = new ProcessBuilder(command)
-                .redirectErrorStream(true)
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().putAll(environment);
+        Process service = builder.redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .directory(new File(dir.toString()))
                 .start();
@@ -279,6 +286,58 @@ class ServiceKafkaTest {
         Cli invalid = cli("apply", "-f", bad.toString(), "--server", url);
         assertEquals(2, invalid.exit());
         assertTrue(invalid.err().contains("bad.yaml:2:"), invalid.err());
+    }
+
+    @Test
+    void secretsFromTheEnvironmentAreMaskedInStatusLogsAndErrors() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String name = "secret-" + UUID.randomUUID().toString().substring(0, 8);
+        KafkaTestSupport.createTopics(servers, 1, name + "-in", name + "-out");
+        String secret = "hunter2-" + UUID.randomUUID();
+        Path log = dir.resolve("service.log");
+        String url = startService(dir.resolve("state"), log, Map.of("SLUICE_TEST_SECRET", secret));
+        // The secret reaches the run's error through the SQL: a cast that fails on the first row.
+        Path file = dir.resolve(name + ".yaml");
+        Files.writeString(file, """
+                name: %s
+                restart: {max_attempts: 0}
+                sources:
+                  src: {type: kafka, topic: %s-in, bootstrap_servers: "%s", starting_offsets: earliest,
+                        schema: {id: bigint}}
+                transforms:
+                  t:
+                    type: sql
+                    from: src
+                    sql: "SELECT CAST(CASE WHEN id >= 0 THEN '${SLUICE_TEST_SECRET}' ELSE '1' END AS BIGINT) AS v FROM src"
+                sinks:
+                  out:
+                    type: kafka
+                    from: t
+                    topic: %s-out
+                    bootstrap_servers: "%s"
+                    properties: {sasl.jaas.config: "${SLUICE_TEST_SECRET}"}
+                """.formatted(name, name, servers, name, servers));
+        Cli applied = cli("apply", "-f", file.toString(), "--server", url);
+        assertEquals(0, applied.exit(), applied.err());
+        produceIds(servers, name + "-in", 0, 10);
+        JsonNode status = null;
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            status = JSON.readTree(cli("status", name, "--server", url, "-o", "json").out());
+            if (status.path("state").asText().equals("failed")) {
+                break;
+            }
+            Thread.sleep(100);
+        }
+        assertEquals("failed", status.path("state").asText(), status.toString());
+        String error = status.path("last_error").path("message").asText();
+        assertTrue(error.contains("${SLUICE_TEST_SECRET}"), error);
+        String logs = cli("logs", name, "--server", url).out();
+        assertTrue(logs.contains("${SLUICE_TEST_SECRET}"), logs);
+        String table = cli("status", name, "--server", url).out();
+        for (String text : List.of(status.toString(), logs, table, Files.readString(log))) {
+            assertFalse(text.contains(secret), "the secret leaked: " + text);
+        }
     }
 
     @Test
