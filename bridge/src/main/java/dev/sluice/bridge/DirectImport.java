@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -30,7 +31,8 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 /**
  * Reads a C Data Interface {@code ArrowArray} of a known type into an Arrow Java vector directly
  * with FFM, the mirror of {@link DirectExport}: the vector's buffers are the struct's own memory
- * (zero-copy), wrapped without allocation or accounting. Arrow Java's
+ * (zero-copy), wrapped without allocation or accounting, and an array without a validity buffer
+ * gets a per-thread all-valid bitmap. Arrow Java's
  * {@link Data#importIntoVector} moves the struct into a new one, wraps every buffer through the
  * allocator and releases through JNI, which costs several µs per call whatever the size.
  *
@@ -128,9 +130,10 @@ public final class DirectImport {
         Borrow borrow = new Borrow(struct, allocator);
         List<ArrowBuf> copies = new ArrayList<>(0);
         try {
-            // Arrow Java fills in an all-valid bitmap for a NULL validity buffer with no nulls; with
-            // one present it reads the bits and ignores the count, so an unknown count (-1) is fine.
-            ArrowBuf validityBuf = validity == 0 ? null : bitmap(borrow, allocator, validity, offset, rows, copies);
+            // Arrow Java reads a validity buffer's bits and ignores the count, so an unknown count (-1) is fine.
+            ArrowBuf validityBuf = validity != 0
+                    ? bitmap(borrow, allocator, validity, offset, rows, copies)
+                    : rows == 0 ? null : AllValid.of(allocator, rows);
             long values = pointers.get(JAVA_LONG, 8);
             List<ArrowBuf> buffers;
             if (layout >= BITS) {
@@ -150,7 +153,7 @@ public final class DirectImport {
                         rows,
                         buffers);
             }
-            vector.loadFieldBuffers(new ArrowFieldNode(rows, validity == 0 ? 0 : Math.max(nullCount, 0)), buffers);
+            vector.loadFieldBuffers(new ArrowFieldNode(rows, Math.max(nullCount, 0)), buffers);
         } finally {
             copies.forEach(ArrowBuf::close); // the vector holds its own reference to each
         }
@@ -270,114 +273,86 @@ public final class DirectImport {
     }
 
     /**
-     * One borrowed struct and the reference count of the buffers wrapped over its memory (Arrow
-     * Java's {@link ReferenceManager}, so vectors retain and release them as usual). The borrow
-     * itself holds one reference until {@link #close}.
+     * Memory this class wraps as buffers, with Arrow Java's reference counting ({@link
+     * ReferenceManager}), so vectors retain and release them as usual; {@link #lastReleased} runs
+     * when the count reaches 0. Not accounted to any allocator.
      */
-    public static final class Borrow implements ReferenceManager, AutoCloseable {
-
-        /** The borrow of an array Arrow Java imported (moved out): nothing to give back. */
-        static final Borrow NOTHING = new Borrow(null, null);
+    private abstract static class Counted implements ReferenceManager {
 
         private static final VarHandle REFS;
 
         static {
             try {
-                REFS = MethodHandles.lookup().findVarHandle(Borrow.class, "refs", int.class);
+                REFS = MethodHandles.lookup().findVarHandle(Counted.class, "refs", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
         }
 
-        private final MemorySegment struct;
         private final BufferAllocator allocator;
 
         @SuppressWarnings("unused") // through REFS
         private volatile int refs;
-        /** The struct's copy once moved out (buffers outlived the borrow); released with the last buffer. */
-        private volatile MemorySegment moved;
 
-        private boolean closed;
-
-        private Borrow(MemorySegment struct, BufferAllocator allocator) {
-            this.struct = struct;
+        Counted(BufferAllocator allocator, int refs) {
             this.allocator = allocator;
-            this.refs = struct == null ? 0 : 1;
-            this.closed = struct == null;
+            this.refs = refs;
         }
 
-        /** A buffer over the struct's memory; it adds no reference (the vector's retain does). */
-        ArrowBuf wrap(long address, long capacity) {
+        abstract void lastReleased();
+
+        /** A buffer over this memory; it adds no reference (the vector's retain does). */
+        final ArrowBuf wrap(long address, long capacity) {
             return new ArrowBuf(this, null, capacity, address);
         }
 
-        /**
-         * Ends the borrow, on the importing thread, after the vector is closed. Buffers still
-         * referenced keep the struct: it is moved out (its producer sees it released) and released
-         * with the last of them.
-         */
         @Override
-        public void close() {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            if ((int) REFS.getVolatile(this) > 1) {
-                MemorySegment copy = malloc(ARRAY_SIZE);
-                MemorySegment.copy(struct, 0, copy, 0, ARRAY_SIZE);
-                moved = copy;
-                struct.set(JAVA_LONG, A_RELEASE, 0);
-            }
-            release();
-        }
-
-        @Override
-        public int getRefCount() {
+        public final int getRefCount() {
             return (int) REFS.getVolatile(this);
         }
 
         @Override
-        public boolean release() {
+        public final boolean release() {
             return release(1);
         }
 
         @Override
-        public boolean release(int decrement) {
+        public final boolean release(int decrement) {
             int left = (int) REFS.getAndAdd(this, -decrement) - decrement;
             if (left < 0) {
                 throw new IllegalStateException("a borrowed Arrow buffer was released more often than retained");
             }
-            if (left == 0 && moved != null) {
-                releaseMoved();
+            if (left == 0) {
+                lastReleased();
             }
             return left == 0;
         }
 
         @Override
-        public void retain() {
+        public final void retain() {
             retain(1);
         }
 
         @Override
-        public void retain(int increment) {
+        public final void retain(int increment) {
             if ((int) REFS.getAndAdd(this, increment) <= 0) {
                 throw new IllegalStateException("a borrowed Arrow buffer was retained after its last release");
             }
         }
 
         @Override
-        public ArrowBuf retain(ArrowBuf srcBuffer, BufferAllocator targetAllocator) {
+        public final ArrowBuf retain(ArrowBuf srcBuffer, BufferAllocator targetAllocator) {
             retain();
             return wrap(srcBuffer.memoryAddress(), srcBuffer.capacity());
         }
 
         @Override
-        public ArrowBuf deriveBuffer(ArrowBuf sourceBuffer, long index, long length) {
+        public final ArrowBuf deriveBuffer(ArrowBuf sourceBuffer, long index, long length) {
             return wrap(sourceBuffer.memoryAddress() + index, length);
         }
 
         @Override
-        public OwnershipTransferResult transferOwnership(ArrowBuf sourceBuffer, BufferAllocator targetAllocator) {
+        public final OwnershipTransferResult transferOwnership(ArrowBuf sourceBuffer, BufferAllocator targetAllocator) {
             ArrowBuf transferred = retain(sourceBuffer, targetAllocator);
             return new OwnershipTransferResult() {
                 @Override
@@ -393,23 +368,65 @@ public final class DirectImport {
         }
 
         @Override
-        public BufferAllocator getAllocator() {
+        public final BufferAllocator getAllocator() {
             return allocator;
         }
 
-        /** Not accounted to any allocator: the producer owns the memory. */
         @Override
-        public long getSize() {
+        public final long getSize() {
             return 0;
         }
 
         @Override
-        public long getAccountedSize() {
+        public final long getAccountedSize() {
             return 0;
         }
+    }
 
-        private void releaseMoved() {
+    /** One borrowed struct and the buffers over its memory. The borrow holds one reference until {@link #close}. */
+    public static final class Borrow extends Counted implements AutoCloseable {
+
+        /** The borrow of an array Arrow Java imported (moved out): nothing to give back. */
+        static final Borrow NOTHING = new Borrow(null, null);
+
+        private final MemorySegment struct;
+        /** The struct's copy once moved out (buffers outlived the borrow); released with the last buffer. */
+        private volatile MemorySegment moved;
+
+        private boolean closed;
+
+        private Borrow(MemorySegment struct, BufferAllocator allocator) {
+            super(allocator, struct == null ? 0 : 1);
+            this.struct = struct;
+            this.closed = struct == null;
+        }
+
+        /**
+         * Ends the borrow, on the importing thread, after the vector is closed. Buffers still
+         * referenced keep the struct: it is moved out (its producer sees it released) and released
+         * with the last of them.
+         */
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (getRefCount() > 1) {
+                MemorySegment copy = malloc(ARRAY_SIZE);
+                MemorySegment.copy(struct, 0, copy, 0, ARRAY_SIZE);
+                moved = copy;
+                struct.set(JAVA_LONG, A_RELEASE, 0);
+            }
+            release();
+        }
+
+        @Override
+        void lastReleased() {
             MemorySegment copy = moved;
+            if (copy == null) {
+                return; // never moved: the producer releases its struct
+            }
             moved = null;
             try {
                 long release = copy.get(JAVA_LONG, A_RELEASE);
@@ -420,6 +437,40 @@ public final class DirectImport {
                 free(copy);
             }
         }
+    }
+
+    /**
+     * An all-valid bitmap for arrays without a validity buffer, one per thread, reused while no
+     * buffer over it outlives a call: Arrow Java would allocate and fill one per vector (hundreds
+     * of ns, more than the rest of the import). The thread's instance holds one reference.
+     */
+    private static final class AllValid extends Counted {
+        private static final ThreadLocal<AllValid> CURRENT = new ThreadLocal<>();
+
+        private final MemorySegment bits;
+
+        private AllValid(BufferAllocator allocator, long bytes) {
+            super(allocator, 1);
+            bits = Arena.ofAuto().allocate(bytes, 8); // freed by the GC with the last buffer over it
+        }
+
+        /** A buffer of {@code rows} valid bits, set afresh: a function may have written into the last one. */
+        static ArrowBuf of(BufferAllocator allocator, int rows) {
+            long bytes = (rows + 7L) / 8;
+            AllValid current = CURRENT.get();
+            if (current == null || current.getRefCount() != 1 || current.bits.byteSize() < bytes) {
+                if (current != null) {
+                    current.release();
+                }
+                current = new AllValid(allocator, Math.max(bytes, current == null ? 0 : current.bits.byteSize()));
+                CURRENT.set(current);
+            }
+            current.bits.asSlice(0, bytes).fill((byte) -1);
+            return current.wrap(current.bits.address(), bytes);
+        }
+
+        @Override
+        void lastReleased() {}
     }
 
     private static MemorySegment malloc(long bytes) {

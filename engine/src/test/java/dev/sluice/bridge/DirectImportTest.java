@@ -19,6 +19,7 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BaseLargeVariableWidthVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.FieldVector;
@@ -266,7 +267,9 @@ class DirectImportTest {
                 try {
                     bufferPointers(array).set(JAVA_LONG, 0, 0);
                     struct(array).set(JAVA_LONG, NULL_COUNT, 0);
+                    long before = allocator.getAllocatedMemory();
                     importDirectly(newVector(type), struct(array), vector -> {
+                        assertEquals(before, allocator.getAllocatedMemory(), "nothing allocated");
                         assertEquals(0, vector.getNullCount(), type.toString());
                         assertEquals(render(input, 0, 100), render(vector, 0, 100), type.toString());
                     });
@@ -298,6 +301,35 @@ class DirectImportTest {
         assertEquals(expected, render(kept, 0, 100));
         kept.close(); // releases the moved struct, hence the input's buffers (checked in tearDown)
         array.close();
+    }
+
+    @Test
+    void anAllValidBitmapWrittenIntoByAResultIsNotHandedOutAgain() {
+        ArrowType int64 = new ArrowType.Int(64, true);
+        try (FieldVector input = filled(int64, 100, false)) {
+            ArrowArray first = exported(input);
+            ArrowArray second = exported(input);
+            for (ArrowArray array : List.of(first, second)) {
+                bufferPointers(array).set(JAVA_LONG, 0, 0);
+                struct(array).set(JAVA_LONG, NULL_COUNT, 0);
+            }
+            FieldVector[] kept = new FieldVector[1];
+            importDirectly(newVector(int64), struct(first), vector -> {
+                TransferPair transfer = vector.getTransferPair(allocator);
+                transfer.transfer();
+                kept[0] = (FieldVector) transfer.getTo();
+                ((BigIntVector) kept[0]).setNull(5); // writes into the bitmap the import gave
+            });
+            importDirectly(newVector(int64), struct(second), vector -> {
+                assertEquals(0, vector.getNullCount(), "a fresh all-valid bitmap");
+                assertEquals(render(input, 0, 100), render(vector, 0, 100));
+            });
+            assertTrue(kept[0].isNull(5));
+            assertEquals(1, kept[0].getNullCount());
+            kept[0].close(); // releases the first struct, moved out by the transfer
+            first.close();
+            releaseAndClose(second);
+        }
     }
 
     @Test
