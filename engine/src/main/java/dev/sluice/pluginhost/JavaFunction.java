@@ -1,6 +1,7 @@
 package dev.sluice.pluginhost;
 
 import dev.sluice.bridge.DirectExport;
+import dev.sluice.bridge.DirectImport;
 import dev.sluice.ffm.plugin.SluiceScalarUdf;
 import dev.sluice.ffm.plugin.sluice_plugin_h;
 import dev.sluice.plugin.ScalarFunction;
@@ -14,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.ArrowSchema;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
@@ -101,19 +101,36 @@ public final class JavaFunction {
     /** The upcall: never throws into native code; a failure is a status and a malloc'ed message. */
     private int invoke(MemorySegment state, MemorySegment args, long rows, MemorySegment out, MemorySegment error) {
         UPCALLS.incrementAndGet();
-        List<FieldVector> vectors = new ArrayList<>();
         try {
-            MemorySegment pointers = args.reinterpret(ValueLayout.ADDRESS.byteSize() * argumentFields.size());
-            for (int i = 0; i < argumentFields.size(); i++) {
-                long array = pointers.getAtIndex(ValueLayout.ADDRESS, i).address();
-                // The argument's type is known: import into a vector of it, with no schema to cross.
-                // Arrow Java moves the struct out (its release is called when the vector closes);
-                // the core drops its copy afterwards only if still unreleased, so this is safe.
+            call(args, Math.toIntExact(rows), out);
+            return sluice_plugin_h.SLUICE_PLUGIN_OK();
+        } catch (Throwable e) {
+            String message =
+                    function.getClass().getName() + ": " + (e.getMessage() == null ? e.toString() : e.getMessage());
+            error.reinterpret(ValueLayout.ADDRESS.byteSize()).set(ValueLayout.ADDRESS, 0, malloced(message));
+            return sluice_plugin_h.SLUICE_PLUGIN_ERROR();
+        }
+    }
+
+    private void call(MemorySegment args, int rows, MemorySegment out) throws Exception {
+        int n = argumentFields.size();
+        List<FieldVector> vectors = new ArrayList<>(n);
+        DirectImport.Borrow[] borrows = new DirectImport.Borrow[n];
+        try {
+            MemorySegment pointers = args.reinterpret(ValueLayout.ADDRESS.byteSize() * n);
+            for (int i = 0; i < n; i++) {
+                // The argument's type is known: read its struct into a vector of it, with no schema
+                // to cross. The struct is borrowed for the call; the core releases it afterwards
+                // unless the borrow moved it out (the result kept its buffers).
                 FieldVector vector = argumentFields.get(i).createVector(allocator);
                 vectors.add(vector);
-                Data.importIntoVector(allocator, ArrowArray.wrap(array), vector, null);
+                borrows[i] = DirectImport.importInto(allocator, pointers.getAtIndex(ValueLayout.ADDRESS, i), vector);
+                if (vector.getValueCount() != rows) {
+                    throw new IllegalStateException(
+                            "argument " + (i + 1) + " has " + vector.getValueCount() + " values for " + rows + " rows");
+                }
             }
-            try (FieldVector result = function.invoke(vectors, Math.toIntExact(rows), allocator)) {
+            try (FieldVector result = function.invoke(vectors, rows, allocator)) {
                 if (result.getValueCount() != rows) {
                     throw new IllegalStateException(
                             "returned " + result.getValueCount() + " values for " + rows + " rows");
@@ -122,14 +139,14 @@ public final class JavaFunction {
                 // directly (Arrow Java's exporter costs several µs a call).
                 DirectExport.exportVector(allocator, result, out);
             }
-            return sluice_plugin_h.SLUICE_PLUGIN_OK();
-        } catch (Throwable e) {
-            String message =
-                    function.getClass().getName() + ": " + (e.getMessage() == null ? e.toString() : e.getMessage());
-            error.reinterpret(ValueLayout.ADDRESS.byteSize()).set(ValueLayout.ADDRESS, 0, malloced(message));
-            return sluice_plugin_h.SLUICE_PLUGIN_ERROR();
         } finally {
+            // Borrows end after every vector over their buffers is closed (the result included).
             vectors.forEach(FieldVector::close);
+            for (DirectImport.Borrow borrow : borrows) {
+                if (borrow != null) {
+                    borrow.close();
+                }
+            }
         }
     }
 
