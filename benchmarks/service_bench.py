@@ -11,7 +11,7 @@ the output topics from outside.
 2. apply: a new pipeline (its own group, starting at the latest offsets) is applied; time from the
    apply request to its first output record; then it is deleted. RUNS times.
 3. overhead: the same bounded generator -> SQL -> blackhole pipeline (20 M rows) under `run` and
-   under `serve`, alternating, 3 rounds; rows/s from each one's own account of the run (the run
+   under `serve`, alternating, 5 rounds; rows/s from each one's own account of the run (the run
    summary's seconds; the service status's run_seconds, the same measure).
 4. memory: RSS of a fresh service hosting 1, 5 and 20 pipelines, idle (a kafka source on a topic
    nobody writes) and busy (generators at 20 000 rows/s each), 10 s after the last apply.
@@ -174,7 +174,7 @@ def main():
         rows = 20_000_000
         gen_file = work / "gen.yaml"
         under_run, under_serve = [], []
-        for round_ in range(3):
+        for round_ in range(5):
             gen_file.write_text(generator_pipeline("gen", count=rows))
             summary_file = work / f"summary-{round_}.json"
             subprocess.run([java, *flags, "-jar", JAR, "run", str(gen_file), "--state-dir", str(work / f"run-{round_}")],
