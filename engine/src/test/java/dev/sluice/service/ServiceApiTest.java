@@ -312,7 +312,9 @@ class ServiceApiTest {
     @Test
     void aFailingPipelineRestartsThenFailsWhileAnotherKeepsItsRate() throws Exception {
         startService("127.0.0.1", null);
-        assertEquals(201, send("PUT", "/pipelines/healthy", generator("healthy", 3000)).status());
+        assertEquals(
+                201,
+                send("PUT", "/pipelines/healthy", generator("healthy", 3000)).status());
         awaitStatus("healthy", s -> s.path("records_in").asLong() > 0, "started");
         long before = rowsIn("healthy");
         Thread.sleep(2000);
@@ -334,7 +336,8 @@ class ServiceApiTest {
         long beside = rowsIn("healthy") - during;
         JsonNode failed = awaitStatus("failing", s -> s.path("state").asText().equals("failed"), "failed");
         assertEquals(4, failed.path("restarts").asInt());
-        assertTrue(failed.path("last_error").path("message").asText().toLowerCase().contains("divide by zero"),
+        assertTrue(
+                failed.path("last_error").path("message").asText().toLowerCase().contains("divide by zero"),
                 failed.toString());
         assertEquals(4, failed.path("restart_policy").path("max_attempts").asInt());
 

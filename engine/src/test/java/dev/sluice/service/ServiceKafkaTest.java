@@ -323,7 +323,8 @@ class ServiceKafkaTest {
         JsonNode status = null;
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
-            status = JSON.readTree(cli("status", name, "--server", url, "-o", "json").out());
+            status = JSON.readTree(
+                    cli("status", name, "--server", url, "-o", "json").out());
             if (status.path("state").asText().equals("failed")) {
                 break;
             }
