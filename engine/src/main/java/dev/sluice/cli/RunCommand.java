@@ -1,10 +1,13 @@
 package dev.sluice.cli;
 
 import dev.sluice.config.StageTypes;
+import dev.sluice.observe.Metrics;
+import dev.sluice.observe.PipelineMetrics;
 import dev.sluice.observe.Progress;
 import dev.sluice.runtime.Lanes;
 import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.PipelineRunner;
+import dev.sluice.service.ServiceApi;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -31,6 +34,13 @@ final class RunCommand implements Callable<Integer> {
             paramLabel = "DIR",
             description = "The pipeline's state DB (checkpointed positions). Default: .sluice/state/NAME.")
     Path stateDir;
+
+    @picocli.CommandLine.Option(
+            names = "--metrics-port",
+            paramLabel = "PORT",
+            description =
+                    "Serve the run's metrics (Prometheus text format) at http://127.0.0.1:PORT/metrics (0: any free port).")
+    Integer metricsPort;
 
     /**
      * With {@code SLUICE_SUMMARY_JSON=FILE}, writes the run's totals as JSON for scripts (the
@@ -156,6 +166,20 @@ final class RunCommand implements Callable<Integer> {
             }
             return Main.EXIT_CONFIG;
         }
+        PipelineMetrics metrics = null;
+        ServiceApi.MetricsEndpoint endpoint = null;
+        if (metricsPort != null) {
+            try {
+                metrics = Metrics.register(pipeline.name(), pipeline.stats(), lanes::lag);
+                endpoint = ServiceApi.startMetricsOnly("127.0.0.1", metricsPort);
+                System.err.printf("[%s] metrics at http://127.0.0.1:%d/metrics%n", pipeline.name(), endpoint.port());
+            } catch (RuntimeException e) {
+                Metrics.unregister(metrics);
+                lanes.close();
+                options.report(System.err, "error: cannot serve metrics on port " + metricsPort + ": ", e);
+                return Main.EXIT_CONFIG;
+            }
+        }
         AtomicBoolean stop = new AtomicBoolean();
         StopSignals signals = StopSignals.install(stop, pipeline.name());
         boolean terminal = System.console() != null && System.console().isTerminal();
@@ -175,6 +199,10 @@ final class RunCommand implements Callable<Integer> {
             return Main.EXIT_FAILED;
         } finally {
             signals.close();
+            if (endpoint != null) {
+                endpoint.close();
+            }
+            Metrics.unregister(metrics);
         }
     }
 }

@@ -4,6 +4,8 @@ import dev.sluice.config.ConfigException;
 import dev.sluice.config.PipelineSpec;
 import dev.sluice.config.Secrets;
 import dev.sluice.config.StageTypes;
+import dev.sluice.observe.Metrics;
+import dev.sluice.observe.PipelineMetrics;
 import dev.sluice.observe.Progress;
 import dev.sluice.observe.RunStats;
 import dev.sluice.pluginhost.Preprocessors;
@@ -61,6 +63,8 @@ final class HostedPipeline {
     private volatile PipelineDefinition definition;
     private volatile State state = State.PAUSED;
     private volatile RunStats stats;
+    /** The last run's meters: kept after it ends (a bounded run's totals), replaced by the next run's. */
+    private PipelineMetrics metrics;
     /** The lanes while they run, for their sources' lag; null otherwise. */
     private volatile Lanes runningLanes;
 
@@ -171,6 +175,8 @@ final class HostedPipeline {
                 all.start();
                 lanes = all.count();
                 runningLanes = all;
+                Metrics.unregister(metrics);
+                metrics = Metrics.register(name, pipeline.stats(), this::lag);
                 startedAt = Instant.now();
                 state = State.RUNNING;
                 log.add("running version " + running.version() + (lanes > 1 ? " on " + lanes + " lanes" : ""));
@@ -253,6 +259,18 @@ final class HostedPipeline {
         return e.getMessage() == null ? e.toString() : e.getMessage();
     }
 
+    /** The sources' lag while the pipeline runs; none otherwise. */
+    private Map<String, Map<String, Long>> lag() {
+        Lanes lanesNow = runningLanes;
+        return lanesNow == null ? Map.of() : lanesNow.lag();
+    }
+
+    /** Removes the pipeline's meters (it is deleted); the supervisor must be stopped. */
+    void forgetMetrics() {
+        Metrics.unregister(metrics);
+        metrics = null;
+    }
+
     /** Updates rows/s from the input counter; the service calls it about once a second. */
     synchronized void sample() {
         RunStats current = stats;
@@ -285,7 +303,6 @@ final class HostedPipeline {
     /** The status as the API shows it (every text masked). */
     PipelineStatus status() {
         RunStats current = stats;
-        Lanes lanesNow = runningLanes;
         PipelineDefinition defined = definition;
         boolean live = state == State.RUNNING || state == State.STOPPING;
         return new PipelineStatus(
@@ -309,6 +326,6 @@ final class HostedPipeline {
                 lastErrorAt,
                 restarts,
                 policy,
-                lanesNow == null ? Map.of() : lanesNow.lag());
+                lag());
     }
 }

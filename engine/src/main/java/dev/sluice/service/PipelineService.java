@@ -158,6 +158,7 @@ public final class PipelineService implements AutoCloseable {
         synchronized (lockOf(name)) {
             HostedPipeline pipeline = existing(name);
             pipeline.stop();
+            pipeline.forgetMetrics();
             definitions.delete(name);
             pipelines.remove(name);
             pipeline.log().add("deleted");

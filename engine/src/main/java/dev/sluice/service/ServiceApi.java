@@ -3,6 +3,7 @@ package dev.sluice.service;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.observe.Metrics;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
@@ -113,6 +114,7 @@ public final class ServiceApi implements AutoCloseable {
                 ctx -> json(ctx, 200, JSON.createObjectNode().put("status", "live")));
         routes.put(new Route("get", "/health/ready"), this::ready);
         routes.put(new Route("get", "/openapi.json"), ServiceApi::openApi);
+        routes.put(new Route("get", "/metrics"), ServiceApi::metrics);
         return routes;
     }
 
@@ -187,6 +189,42 @@ public final class ServiceApi implements AutoCloseable {
     private void ready(Context ctx) {
         boolean ready = service.ready();
         json(ctx, ready ? 200 : 503, JSON.createObjectNode().put("status", ready ? "ready" : "starting"));
+    }
+
+    /** Every pipeline's meters and the JVM's, in the Prometheus text format. */
+    static void metrics(Context ctx) {
+        ctx.contentType(Metrics.CONTENT_TYPE).result(Metrics.scrape());
+    }
+
+    /**
+     * Serves only {@code /metrics} and the health probes on {@code host:port}: {@code sluice run
+     * --metrics-port}. Loopback unless the caller binds wider (metrics carry no secrets).
+     */
+    public static MetricsEndpoint startMetricsOnly(String host, int port) {
+        Javalin app = Javalin.create(config -> {
+            config.startup.showJavalinBanner = false;
+            config.startup.showOldJavalinVersionWarning = false;
+            config.jetty.host = host;
+            config.jetty.port = port;
+            config.routes.get("/metrics", ServiceApi::metrics);
+            config.routes.get(
+                    "/health/live",
+                    ctx -> json(ctx, 200, JSON.createObjectNode().put("status", "live")));
+        });
+        app.start();
+        return new MetricsEndpoint(app);
+    }
+
+    /** The {@code /metrics} endpoint of a {@code run}; closing it stops its server. */
+    public record MetricsEndpoint(Javalin app) implements AutoCloseable {
+        public int port() {
+            return app.port();
+        }
+
+        @Override
+        public void close() {
+            app.stop();
+        }
     }
 
     private static void openApi(Context ctx) throws IOException {

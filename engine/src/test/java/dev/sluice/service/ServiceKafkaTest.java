@@ -234,6 +234,14 @@ class ServiceKafkaTest {
                         + lag.path(input + "/2").asLong(-1),
                 "lag of " + lag);
 
+        String metrics = java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/metrics"))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString())
+                .body();
+        assertTrue(metrics.contains("sluice_source_lag_records{node=\"src\",partition=\"" + input + "/0\""), metrics);
+
         // Identical re-apply: no restart.
         JsonNode running =
                 JSON.readTree(cli("status", name, "--server", url, "-o", "json").out());

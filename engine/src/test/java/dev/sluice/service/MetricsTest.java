@@ -1,0 +1,179 @@
+package dev.sluice.service;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.config.StageTypes;
+import dev.sluice.state.StateStore;
+import java.io.File;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code /metrics} scraped and parsed (Prometheus text format) against runs with known counts:
+ * a file of 1 000 good and 3 bad lines through a filter that keeps half, under {@code serve};
+ * and {@code run --metrics-port} in a child JVM.
+ */
+class MetricsTest {
+
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    /** A sample line: name{labels} value. */
+    private static final Pattern SAMPLE = Pattern.compile("^([a-z_]+)\\{([^}]*)} (\\S+)$", Pattern.MULTILINE);
+
+    @TempDir
+    Path dir;
+
+    private static String get(String url) throws Exception {
+        HttpResponse<String> response =
+                HTTP.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, response.statusCode(), response.body());
+        assertTrue(response.headers().firstValue("Content-Type").orElse("").startsWith("text/plain"));
+        return response.body();
+    }
+
+    /** The value of metric {@code name} whose labels include every one of {@code labels}; null if none. */
+    private static Double sample(String text, String name, Map<String, String> labels) {
+        Matcher line = SAMPLE.matcher(text);
+        while (line.find()) {
+            if (!line.group(1).equals(name)) {
+                continue;
+            }
+            Map<String, String> found = new HashMap<>();
+            for (String pair : line.group(2).split(",")) {
+                int eq = pair.indexOf('=');
+                if (eq > 0) {
+                    found.put(pair.substring(0, eq), pair.substring(eq + 1).replace("\"", ""));
+                }
+            }
+            if (found.entrySet().containsAll(labels.entrySet())) {
+                return Double.parseDouble(line.group(3));
+            }
+        }
+        return null;
+    }
+
+    @Test
+    void serveExportsEveryNodesCountsCheckpointsAndTheJvm() throws Exception {
+        List<String> lines = new ArrayList<>();
+        for (int id = 0; id < 1000; id++) {
+            lines.add("{\"id\": " + id + "}");
+            if (id % 400 == 7) {
+                lines.add("not json " + id);
+            }
+        }
+        Files.write(dir.resolve("ids.jsonl"), lines);
+        assertEquals(1003, lines.size());
+        PipelineService service =
+                new PipelineService(StateStore.open(dir.resolve("state")), StageTypes.installed(), dir, System.err);
+        ServiceApi api = ServiceApi.start(service, "127.0.0.1", 0, null);
+        try {
+            service.boot();
+            service.apply("counted", """
+                    sources:
+                      src: {type: file, path: ids.jsonl, schema: {id: bigint}, batch_size: 100}
+                    transforms:
+                      even: {type: sql, from: src, sql: "SELECT id FROM src WHERE id % 2 = 0"}
+                    sinks:
+                      out: {type: blackhole, from: even}
+                    """);
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (!service.status("counted").state().equals("completed") && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertEquals("completed", service.status("counted").state());
+            String text = get("http://127.0.0.1:" + api.port() + "/metrics");
+            Map<String, String> src = Map.of("pipeline", "counted", "node", "src");
+            Map<String, String> even = Map.of("pipeline", "counted", "node", "even");
+            Map<String, String> out = Map.of("pipeline", "counted", "node", "out");
+            assertEquals(1000.0, sample(text, "sluice_node_rows_out_total", src), text);
+            assertEquals(3.0, sample(text, "sluice_node_rejected_total", src));
+            assertEquals(1000.0, sample(text, "sluice_node_rows_in_total", even));
+            assertEquals(500.0, sample(text, "sluice_node_rows_out_total", even));
+            assertEquals(500.0, sample(text, "sluice_node_rows_in_total", out));
+            assertTrue(sample(text, "sluice_node_batches_out_total", src) >= 10, "1 000 rows in batches of 100");
+            assertTrue(sample(text, "sluice_checkpoints_completed_total", Map.of("pipeline", "counted")) >= 1);
+            assertEquals(0.0, sample(text, "sluice_checkpoints_failed_total", Map.of("pipeline", "counted")));
+            assertTrue(sample(text, "jvm_memory_used_bytes", Map.of("area", "heap")) > 0, "JVM metrics");
+
+            // A deleted pipeline leaves no meters behind.
+            service.delete("counted");
+            String after = get("http://127.0.0.1:" + api.port() + "/metrics");
+            assertEquals(null, sample(after, "sluice_node_rows_out_total", src), after);
+        } finally {
+            api.close();
+            service.close();
+        }
+    }
+
+    @Test
+    void runServesItsMetricsOnTheMetricsPort() throws Exception {
+        Path pipeline = dir.resolve("gen.yaml");
+        Files.writeString(pipeline, """
+                sources:
+                  bids: {type: generator, entity: bid, rate: 2000, batch_size: 100}
+                sinks:
+                  out: {type: blackhole, from: bids}
+                """);
+        Path log = dir.resolve("run.log");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(
+                java,
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                "-Xmx256m",
+                "-cp",
+                System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
+        if (Runtime.version().feature() >= 23) {
+            command.add("--sun-misc-unsafe-memory-access=allow");
+        }
+        command.addAll(List.of(
+                "dev.sluice.cli.Main",
+                "run",
+                pipeline.toString(),
+                "--state-dir",
+                dir.resolve("state").toString(),
+                "--metrics-port",
+                "0"));
+        Process run = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .directory(new File(dir.toString()))
+                .start();
+        try {
+            Pattern at = Pattern.compile("metrics at (http://\\S+)");
+            String url = null;
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (url == null && System.nanoTime() < deadline && run.isAlive()) {
+                Matcher found = at.matcher(Files.readString(log));
+                url = found.find() ? found.group(1) : null;
+                Thread.sleep(50);
+            }
+            assertTrue(url != null, Files.readString(log));
+            Map<String, String> bids = Map.of("pipeline", "gen", "node", "bids");
+            double first = 0;
+            while (first == 0 && System.nanoTime() < deadline) {
+                Double value = sample(get(url), "sluice_node_rows_out_total", bids);
+                first = value == null ? 0 : value;
+                Thread.sleep(100);
+            }
+            assertTrue(first > 0, "no rows counted");
+            Thread.sleep(1500);
+            assertTrue(sample(get(url), "sluice_node_rows_out_total", bids) > first, "the counter does not move");
+        } finally {
+            run.destroyForcibly().waitFor();
+        }
+    }
+}
