@@ -103,8 +103,8 @@ final class ServeCommand implements Callable<Integer> {
             System.err.printf(
                     "sluice service listening on http://%s:%d (state DB %s)%n",
                     host, api.port(), stateDir.toAbsolutePath());
-            service.boot();
-            if (applyDir != null && !applyAll(service, applyDir)) {
+            // Ready (the readiness probe) only once the --apply-dir pipelines are applied too.
+            if (!service.boot(() -> applyDir == null || applyAll(service, applyDir))) {
                 return Main.EXIT_CONFIG;
             }
             System.err.printf(

@@ -242,35 +242,38 @@ final class ServiceCommands {
         }
     }
 
-    @Command(name = "pause", description = "Pause a pipeline on the service: final checkpoint, stop, keep its state.")
-    static final class Pause extends ServiceCommand {
+    /** A POST to {@code pipelines/NAME/ACTION} that answers with the pipeline's status. */
+    abstract static class LifecycleCommand extends ServiceCommand {
 
         @Parameters(index = "0", paramLabel = "NAME")
         String name;
 
+        abstract String action();
+
         @Override
         int run(ServiceClient client) {
             return answer(
-                    client.post(pipelinePath(name) + "/pause"),
+                    client.post(pipelinePath(name) + "/" + action()),
                     body -> out.printf(
                             "pipeline '%s' %s%n", name, body.path("state").asText()));
+        }
+    }
+
+    @Command(name = "pause", description = "Pause a pipeline on the service: final checkpoint, stop, keep its state.")
+    static final class Pause extends LifecycleCommand {
+        @Override
+        String action() {
+            return "pause";
         }
     }
 
     @Command(
             name = "resume",
             description = "Resume a paused (or failed) pipeline on the service from its last checkpoint.")
-    static final class Resume extends ServiceCommand {
-
-        @Parameters(index = "0", paramLabel = "NAME")
-        String name;
-
+    static final class Resume extends LifecycleCommand {
         @Override
-        int run(ServiceClient client) {
-            return answer(
-                    client.post(pipelinePath(name) + "/resume"),
-                    body -> out.printf(
-                            "pipeline '%s' %s%n", name, body.path("state").asText()));
+        String action() {
+            return "resume";
         }
     }
 

@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
 
 /**
@@ -64,6 +65,14 @@ public final class PipelineService implements AutoCloseable {
 
     /** Starts every pipeline that was running when the service last stopped; then it is ready. */
     public void boot() {
+        boot(() -> true);
+    }
+
+    /**
+     * As {@link #boot()}, then runs {@code initial} (e.g. applying a directory of pipelines); the
+     * service is ready only if it returns true.
+     */
+    public boolean boot(BooleanSupplier initial) {
         for (PipelineDefinition definition : definitions.loadAll()) {
             HostedPipeline pipeline = host(definition);
             if (!definition.paused()) {
@@ -71,10 +80,11 @@ public final class PipelineService implements AutoCloseable {
             }
         }
         sampler.scheduleAtFixedRate(() -> pipelines.values().forEach(HostedPipeline::sample), 0, 1, TimeUnit.SECONDS);
-        ready = true;
+        ready = initial.getAsBoolean();
+        return ready;
     }
 
-    /** Whether {@link #boot} has started what it should (the readiness probe). */
+    /** Whether {@link #boot} has started (and applied) what it should (the readiness probe). */
     public boolean ready() {
         return ready;
     }

@@ -3,6 +3,7 @@ package dev.sluice.service;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.cli.ChildJvm;
 import dev.sluice.config.StageTypes;
 import dev.sluice.state.StateStore;
 import java.io.File;
@@ -128,25 +129,14 @@ class MetricsTest {
                   out: {type: blackhole, from: bids}
                 """);
         Path log = dir.resolve("run.log");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(
-                java,
-                "--enable-native-access=ALL-UNNAMED",
-                "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                "-Xmx256m",
-                "-cp",
-                System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
-        if (Runtime.version().feature() >= 23) {
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
-        command.addAll(List.of(
-                "dev.sluice.cli.Main",
+        List<String> command = ChildJvm.command(
+                "256m",
                 "run",
                 pipeline.toString(),
                 "--state-dir",
                 dir.resolve("state").toString(),
                 "--metrics-port",
-                "0"));
+                "0");
         Process run = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.cli.ChildJvm;
 import dev.sluice.cli.Main;
 import dev.sluice.connector.kafka.KafkaTestSupport;
 import java.io.ByteArrayOutputStream;
@@ -74,26 +75,8 @@ class ServiceKafkaTest {
     }
 
     private String startService(Path state, Path log, Map<String, String> environment) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(
-                java,
-                "--enable-native-access=ALL-UNNAMED",
-                "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                "-Xmx512m",
-                "-cp",
-                System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
-        if (Runtime.version().feature() >= 23) {
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
-        command.addAll(List.of(
-                "dev.sluice.cli.Main",
-                "serve",
-                "--port",
-                "0",
-                "--state-dir",
-                state.toString(),
-                "--base-dir",
-                dir.toString()));
+        List<String> command = ChildJvm.command(
+                "512m", "serve", "--port", "0", "--state-dir", state.toString(), "--base-dir", dir.toString());
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(environment);
         Process service = builder.redirectErrorStream(true)

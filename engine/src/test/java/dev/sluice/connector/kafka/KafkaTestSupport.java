@@ -226,18 +226,8 @@ public final class KafkaTestSupport {
 
     /** Starts {@code sluice run} in a child JVM with the test class path. */
     public static Process startPipeline(Path pipeline, Path stateDir, Path log) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(
-                java,
-                "--enable-native-access=ALL-UNNAMED",
-                "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                "-Xmx512m",
-                "-cp",
-                System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))));
-        if (Runtime.version().feature() >= 23) {
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
-        command.addAll(List.of("dev.sluice.cli.Main", "run", pipeline.toString(), "--state-dir", stateDir.toString()));
+        List<String> command =
+                dev.sluice.cli.ChildJvm.command("512m", "run", pipeline.toString(), "--state-dir", stateDir.toString());
         return new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
