@@ -74,9 +74,11 @@ class ServiceKafkaTest {
         return startService(state, log, Map.of());
     }
 
-    private String startService(Path state, Path log, Map<String, String> environment) throws Exception {
+    private String startService(Path state, Path log, Map<String, String> environment, String... more)
+            throws Exception {
         List<String> command = ChildJvm.command(
                 "512m", "serve", "--port", "0", "--state-dir", state.toString(), "--base-dir", dir.toString());
+        command.addAll(List.of(more));
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(environment);
         Process service = builder.redirectErrorStream(true)
@@ -277,6 +279,47 @@ class ServiceKafkaTest {
         Cli invalid = cli("apply", "-f", bad.toString(), "--server", url);
         assertEquals(2, invalid.exit());
         assertTrue(invalid.err().contains("bad.yaml:2:"), invalid.err());
+    }
+
+    @Test
+    void applyDirPipelinesRunBeforeTheServiceIsReadyAndABadOneStopsIt() throws Exception {
+        Path pipelines = Files.createDirectories(dir.resolve("pipelines"));
+        Files.writeString(pipelines.resolve("gen.yaml"), """
+                sources:
+                  bids: {type: generator, entity: bid, rate: 500}
+                sinks:
+                  out: {type: blackhole, from: bids}
+                """);
+        Files.writeString(pipelines.resolve("notes.txt"), "not a pipeline: ignored");
+        String url = startService(
+                dir.resolve("state"), dir.resolve("service.log"), Map.of(), "--apply-dir", pipelines.toString());
+        JsonNode listed =
+                JSON.readTree(cli("list", "--server", url, "-o", "json").out()).path("pipelines");
+        assertEquals(1, listed.size(), listed.toString());
+        assertEquals("gen", listed.get(0).path("name").asText());
+        services.getLast().destroy();
+        services.getLast().waitFor();
+
+        Files.writeString(pipelines.resolve("broken.yaml"), "sources:\n  s: {type: generator}\n");
+        Path log = dir.resolve("broken.log");
+        Process broken = new ProcessBuilder(ChildJvm.command(
+                        "256m",
+                        "serve",
+                        "--port",
+                        "0",
+                        "--state-dir",
+                        dir.resolve("state2").toString(),
+                        "--base-dir",
+                        dir.toString(),
+                        "--apply-dir",
+                        pipelines.toString()))
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        services.add(broken);
+        assertEquals(2, broken.waitFor(), Files.readString(log));
+        assertTrue(Files.readString(log).contains("broken.yaml:2:"), Files.readString(log));
+        assertFalse(Files.readString(log).contains("sluice service ready"), Files.readString(log));
     }
 
     @Test
