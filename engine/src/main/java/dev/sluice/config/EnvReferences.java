@@ -11,7 +11,8 @@ import java.util.regex.Pattern;
  * (the default when NAME is unset or empty), resolved as the file is read — before validation,
  * in {@code run}, {@code validate} and {@code serve} alike. {@code $${} writes a literal
  * {@code ${}. A value that is exactly one reference takes the type its text has in YAML (so
- * {@code port: ${PORT}} is a number); anything else stays text.
+ * {@code port: ${PORT}} is a number) when the number reads back as the same text ("007" stays
+ * text); anything else stays text.
  */
 public final class EnvReferences {
 

@@ -215,20 +215,25 @@ final class YamlTreeReader {
         return new ConfigValue(resolved.text(), location);
     }
 
-    /** What YAML makes of a plain scalar: a long, a double, true/false, or the text itself. */
+    /**
+     * What YAML makes of a plain scalar — a long, a double, true/false — when the value reads back
+     * as the same text; otherwise the text itself, so that "007" or "1.50" reach a string setting
+     * unchanged instead of as "7" or "1.5".
+     */
     private static Object plainScalar(String text) {
         if (text.equals("true") || text.equals("false")) {
             return Boolean.parseBoolean(text);
         }
-        if (text.matches("[-+]?[0-9]+")) {
-            try {
+        try {
+            if (text.matches("-?[0-9]+") && Long.toString(Long.parseLong(text)).equals(text)) {
                 return Long.parseLong(text);
-            } catch (NumberFormatException tooLarge) {
-                return text;
             }
-        }
-        if (text.matches("[-+]?([0-9]+\\.[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?")) {
-            return Double.parseDouble(text);
+            if (text.matches("-?[0-9]+\\.[0-9]+")
+                    && Double.toString(Double.parseDouble(text)).equals(text)) {
+                return Double.parseDouble(text);
+            }
+        } catch (NumberFormatException tooLarge) {
+            // More digits than a long holds: the text, as YAML's own reading keeps it.
         }
         return text;
     }

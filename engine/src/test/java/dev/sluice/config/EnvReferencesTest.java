@@ -46,6 +46,25 @@ class EnvReferencesTest {
     }
 
     @Test
+    void onlyTextThatReadsBackTheSameBecomesANumber() {
+        EnvReferences.lookUpIn(
+                Map.of("ZEROS", "007", "RATIO", "1.50", "HALF", "0.5", "BIG", "99999999999999999999")::get);
+        NodeSpec node = PipelineLoader.parse("""
+                sources:
+                  s:
+                    type: kafka
+                    group_id: ${ZEROS}
+                    topic: ${RATIO}
+                    infer_rows: ${HALF}
+                    dead_letter: ${BIG}
+                """, FILE).sources().get("s");
+        assertEquals("007", node.settings().get("group_id").value());
+        assertEquals("1.50", node.settings().get("topic").value());
+        assertEquals(0.5, node.settings().get("infer_rows").value());
+        assertEquals("99999999999999999999", node.settings().get("dead_letter").value());
+    }
+
+    @Test
     void aMissingVariableIsAnErrorAtItsLineNamingTheReference() {
         EnvReferences.lookUpIn(Map.<String, String>of()::get);
         ConfigException e = assertThrows(ConfigException.class, () -> source("""
