@@ -10,6 +10,9 @@
 #                                         (default 5 restarts per mode; see restart_bench.py)
 #   benchmarks/run.sh service [RUNS]     the service JAR: resume and apply to first output record, serve vs run
 #                                         throughput, RSS with 1/5/20 pipelines (default 10 runs; service_bench.py)
+#   benchmarks/run.sh delivery [EVENTS [REPEATS]]  exactly-once vs at-least-once, Kafka -> q0 -> Kafka, at
+#                                         checkpoint intervals 1s and 10s: throughput (default 2 000 000
+#                                         events, 3 rounds) and end-to-end latency (delivery_bench.py)
 #   benchmarks/run.sh nexmark [EVENTS [QUERIES]] [--partitions P] [--parallelism N] [--series kafka,memory]
 #                                         [--engines 'Sluice FFM,Flink SQL'] [--no-parity] [--keep-topics]
 #                                         Nexmark side by side: Sluice FFM/JNI, Flink SQL, Kafka Streams over
@@ -94,11 +97,21 @@ case "$mode" in
     export SLUICE_JVM_FLAGS
     python3 benchmarks/service_bench.py "$@"
     ;;
+  delivery)
+    mvn -q -B -ntp -DskipTests package -pl benchmarks -am
+    bash ci/kafka.sh start
+    export SLUICE_JVM_FLAGS
+    {
+      echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
+      echo
+      python3 benchmarks/delivery_bench.py "$@"
+    }
+    ;;
   nexmark)
     run_nexmark "$@"
     ;;
   *)
-    echo "usage: benchmarks/run.sh [jmh [JMH args...] | kafka [EVENTS [QUERIES]] | restart [REPEATS] | service [RUNS] | nexmark [EVENTS [QUERIES]] [options]]" >&2
+    echo "usage: benchmarks/run.sh [jmh [JMH args...] | kafka [EVENTS [QUERIES]] | restart [REPEATS] | service [RUNS] | delivery [EVENTS [REPEATS]] | nexmark [EVENTS [QUERIES]] [options]]" >&2
     exit 2
     ;;
 esac

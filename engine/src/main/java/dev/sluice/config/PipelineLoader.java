@@ -32,8 +32,8 @@ public final class PipelineLoader {
      * settings are added here as the engine grows (e.g. {@code checkpoint}); any other key is an error,
      * so that a misspelt block is not silently ignored.
      */
-    public static final List<String> TOP_LEVEL_KEYS =
-            List.of("name", "checkpoint", "restart", PathPolicy.KEY, PLUGINS, "sources", "transforms", "sinks");
+    public static final List<String> TOP_LEVEL_KEYS = List.of(
+            "name", "checkpoint", "restart", "delivery", PathPolicy.KEY, PLUGINS, "sources", "transforms", "sinks");
 
     static final String TYPE = "type";
     static final String FROM = "from";

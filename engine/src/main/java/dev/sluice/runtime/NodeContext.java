@@ -3,6 +3,7 @@ package dev.sluice.runtime;
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.observe.NodeStats;
 import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.Delivery;
 import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.StageContext;
 import dev.sluice.pluginhost.PipelinePlugins;
@@ -10,11 +11,13 @@ import dev.sluice.pluginhost.PluginContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
@@ -31,6 +34,9 @@ final class NodeContext implements StageContext, PluginContext {
     private final Map<String, String> restored;
     private final PipelinePlugins plugins;
     private final List<String> inputs;
+    private final Delivery delivery;
+    private final Duration checkpointInterval;
+    private final LaneShared laneShared;
     private Runnable checkpointRequester = () -> {};
     private final List<CompletableFuture<Void>> checks = new ArrayList<>();
 
@@ -44,7 +50,10 @@ final class NodeContext implements StageContext, PluginContext {
             DeadLetterFile deadLetter,
             Map<String, String> restored,
             PipelinePlugins plugins,
-            List<String> inputs) {
+            List<String> inputs,
+            Delivery delivery,
+            Duration checkpointInterval,
+            LaneShared laneShared) {
         this.node = node;
         this.pipeline = pipeline;
         this.directory = directory;
@@ -55,6 +64,29 @@ final class NodeContext implements StageContext, PluginContext {
         this.restored = Map.copyOf(restored);
         this.plugins = plugins;
         this.inputs = List.copyOf(inputs);
+        this.delivery = delivery;
+        this.checkpointInterval = checkpointInterval;
+        this.laneShared = laneShared;
+    }
+
+    /** The lane's shared objects (kept by its {@link Pipeline}). */
+    interface LaneShared {
+        <T extends AutoCloseable> T get(String key, Class<T> type, Supplier<T> create);
+    }
+
+    @Override
+    public Delivery delivery() {
+        return delivery;
+    }
+
+    @Override
+    public Duration checkpointInterval() {
+        return checkpointInterval;
+    }
+
+    @Override
+    public <T extends AutoCloseable> T laneShared(String key, Class<T> type, Supplier<T> create) {
+        return laneShared.get(key, type, create);
     }
 
     @Override

@@ -43,7 +43,10 @@ public final class Pipeline implements AutoCloseable {
     private final List<DeadLetterFile> deadLetters;
     private final CheckpointSettings checkpoint;
     private final RestartPolicy restart;
+    private final DeliverySetting delivery;
     private final PositionStore positions;
+    /** Objects the stages of this lane share ({@code StageContext.laneShared}), closed after them. */
+    private final Map<String, AutoCloseable> laneShared = new java.util.LinkedHashMap<>();
     /** The {@code plugins:} block: where libraries may come from, the pipeline's UDFs. */
     private final PipelinePlugins plugins;
 
@@ -57,6 +60,7 @@ public final class Pipeline implements AutoCloseable {
             List<DeadLetterFile> deadLetters,
             CheckpointSettings checkpoint,
             RestartPolicy restart,
+            DeliverySetting delivery,
             PositionStore positions,
             PipelinePlugins plugins) {
         this.spec = spec;
@@ -66,6 +70,7 @@ public final class Pipeline implements AutoCloseable {
         this.deadLetters = deadLetters;
         this.checkpoint = checkpoint;
         this.restart = restart;
+        this.delivery = delivery;
         this.positions = positions;
         this.plugins = plugins;
     }
@@ -100,6 +105,7 @@ public final class Pipeline implements AutoCloseable {
         Map<String, PipelineNode> nodes = null;
         PipelinePlugins plugins = null;
         RestartPolicy restart = null;
+        DeliverySetting delivery = null;
         try {
             checkpoint = CheckpointSettings.of(spec);
         } catch (ConfigException e) {
@@ -107,6 +113,11 @@ public final class Pipeline implements AutoCloseable {
         }
         try {
             restart = RestartPolicy.of(spec);
+        } catch (ConfigException e) {
+            problems.add(e);
+        }
+        try {
+            delivery = DeliverySetting.of(spec);
         } catch (ConfigException e) {
             problems.add(e);
         }
@@ -136,6 +147,11 @@ public final class Pipeline implements AutoCloseable {
             throw ConfigException.of(problems);
         }
         List<PipelineNode> order = PipelineGraph.link(nodes);
+        List<ConfigException> deliveryProblems = delivery.problems(order);
+        if (!deliveryProblems.isEmpty()) {
+            plugins.close();
+            throw ConfigException.of(deliveryProblems);
+        }
         List<String> names = order.stream().map(PipelineNode::name).toList();
         RunStats stats = shared != null
                 ? shared
@@ -143,8 +159,8 @@ public final class Pipeline implements AutoCloseable {
         BufferAllocator allocator =
                 ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
         List<DeadLetterFile> deadLetters = new ArrayList<>();
-        Pipeline pipeline =
-                new Pipeline(spec, order, stats, allocator, deadLetters, checkpoint, restart, positions, plugins);
+        Pipeline pipeline = new Pipeline(
+                spec, order, stats, allocator, deadLetters, checkpoint, restart, delivery, positions, plugins);
         try {
             positions.awaitOpen();
             pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
@@ -305,7 +321,10 @@ public final class Pipeline implements AutoCloseable {
                 deadLetter,
                 node.kind() == NodeKind.SOURCE ? positions.load(node.name()) : Map.of(),
                 plugins,
-                node.inputs);
+                node.inputs,
+                delivery.delivery(),
+                checkpoint.interval(),
+                this::laneShared);
         try {
             node.stage = node.type.create(config);
             node.schema = switch (node.kind()) {
@@ -434,6 +453,16 @@ public final class Pipeline implements AutoCloseable {
         return directory(spec);
     }
 
+    /** The lane's shared object under {@code key}, made by {@code create} on first use. */
+    private <T extends AutoCloseable> T laneShared(String key, Class<T> type, java.util.function.Supplier<T> create) {
+        AutoCloseable shared = laneShared.get(key);
+        if (shared == null) {
+            shared = java.util.Objects.requireNonNull(create.get(), "laneShared: create returned null");
+            laneShared.put(key, shared);
+        }
+        return type.cast(shared);
+    }
+
     // -- shutdown -------------------------------------------------------------------------------
 
     /** Closes every stage (sinks first), the dead letters and the allocator. Idempotent. */
@@ -451,6 +480,16 @@ public final class Pipeline implements AutoCloseable {
                 node.stage = null;
             }
         }
+        // After the stages: a stage may still use a shared object while it closes.
+        for (Map.Entry<String, AutoCloseable> shared : laneShared.entrySet()) {
+            try {
+                shared.getValue().close();
+            } catch (Exception e) {
+                failure = chain(
+                        failure, new IllegalStateException("closing " + shared.getKey() + ": " + e.getMessage(), e));
+            }
+        }
+        laneShared.clear();
         plugins.close();
         for (DeadLetterFile deadLetter : deadLetters) {
             try {

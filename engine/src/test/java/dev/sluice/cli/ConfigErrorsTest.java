@@ -134,4 +134,49 @@ class ConfigErrorsTest {
         // Nodes after a failed one are not opened, and not reported: their input is the problem.
         assertFalse(result.stderr().contains("after_missing"), result.stderr());
     }
+
+    @Test
+    void exactlyOnceIsRefusedForEverySourceAndSinkThatCannotTakePart() throws IOException {
+        Result result = validate("""
+                delivery: exactly_once
+                sources:
+                  g: {type: generator, entity: bid, count: 1}
+                transforms:
+                  t: {type: sql, sql: SELECT * FROM g}
+                sinks:
+                  out: {type: blackhole, from: t}
+                  also: {type: stdout, from: t}
+                """);
+        assertEquals(Main.EXIT_CONFIG, result.code());
+        String reason = "needs every source and sink to commit its epoch atomically with the others, and a ";
+        assertEquals(
+                List.of(
+                        "error: p.yaml:3:3: node 'g': delivery: exactly_once (line 1) " + reason
+                                + "`generator` source cannot: only kafka sources and sinks can; "
+                                + "use delivery: at_least_once with idempotent sinks",
+                        "error: p.yaml:7:3: node 'out': delivery: exactly_once (line 1) " + reason
+                                + "`blackhole` sink cannot: only kafka sources and sinks can; "
+                                + "use delivery: at_least_once with idempotent sinks",
+                        "error: p.yaml:8:3: node 'also': delivery: exactly_once (line 1) " + reason
+                                + "`stdout` sink cannot: only kafka sources and sinks can; "
+                                + "use delivery: at_least_once with idempotent sinks"),
+                result.errors());
+        // The same pipeline at-least-once is fine, and so is the explicit default.
+        assertEquals(0, validate("delivery: at_least_once\n" + """
+                sources:
+                  g: {type: generator, entity: bid, count: 1}
+                sinks:
+                  out: {type: blackhole, from: g}
+                """).code());
+        Result unknown = validate("""
+                delivery: twice
+                sources:
+                  g: {type: generator, entity: bid, count: 1}
+                sinks:
+                  out: {type: blackhole, from: g}
+                """);
+        assertEquals(
+                List.of("error: p.yaml:1:11: delivery must be one of at_least_once, exactly_once, got 'twice'"),
+                unknown.errors());
+    }
 }

@@ -39,6 +39,30 @@ public interface StageContext {
         return java.util.Map.of();
     }
 
+    /** The pipeline's delivery guarantee ({@code delivery:}). Default: at-least-once. */
+    default Delivery delivery() {
+        return Delivery.AT_LEAST_ONCE;
+    }
+
+    /** Time between two checkpoints of the pipeline ({@code checkpoint.interval}). */
+    default java.time.Duration checkpointInterval() {
+        return java.time.Duration.ofSeconds(10);
+    }
+
+    /**
+     * An object shared by the stages of this lane (one copy of the pipeline on one thread): the
+     * first stage that asks for {@code key} creates it with {@code create}, later ones get the
+     * same instance, and the runtime closes it after every stage of the lane has closed. Stages of
+     * one connector coordinate through it (the Kafka source and sinks of a lane share one
+     * transaction). Creating it must have no effect outside the process: validation opens stages
+     * too.
+     *
+     * @throws ClassCastException if another stage made {@code key} an object of another type
+     */
+    default <T extends AutoCloseable> T laneShared(String key, Class<T> type, java.util.function.Supplier<T> create) {
+        throw new UnsupportedOperationException("this stage context shares no objects between stages");
+    }
+
     /**
      * Asks the runtime for a checkpoint now, taken before this call returns when called on
      * the stage's lane (e.g. from a Kafka rebalance callback, before partitions are released).

@@ -89,6 +89,19 @@ public interface StageType {
     }
 
     /**
+     * Whether a source or sink of this type can take part in {@code delivery: exactly_once}
+     * ({@link Delivery#EXACTLY_ONCE}): a source whose positions can be committed atomically with
+     * the sinks' writes of an epoch, or a sink whose writes of an epoch become visible atomically
+     * when the epoch is finalized ({@link Sink#onCheckpointComplete}) and are discarded if it never
+     * is. Validation refuses the mode for a pipeline with a source or sink that says no.
+     * Transforms need not declare it: a replayed epoch's output is never made visible twice.
+     * Default: no.
+     */
+    default boolean supportsExactlyOnce() {
+        return false;
+    }
+
+    /**
      * The local file a sink writes, if it writes one: dead letters of the pipeline's nodes go next to
      * the first such file unless set otherwise. Default: none.
      */

@@ -11,11 +11,15 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * Sends records that failed to decode to a dead-letter topic: the original key and value, and
  * the error and origin in headers ({@code sluice.error}, {@code sluice.topic},
  * {@code sluice.partition}, {@code sluice.offset}). Flushed before the batch's offsets can be
- * committed, so a dead letter is never lost.
+ * committed, so a dead letter is never lost. Under exactly_once it writes in the lane's
+ * transaction, so a dead letter becomes visible with, and only with, its epoch's offsets.
  */
 final class DeadLetterProducer implements AutoCloseable {
 
+    /** Its own producer; null when it writes in {@link #transaction}. */
     private final KafkaProducer<byte[], byte[]> producer;
+
+    private final KafkaTransaction transaction;
     private final String topic;
     private volatile Exception failure;
 
@@ -27,6 +31,14 @@ final class DeadLetterProducer implements AutoCloseable {
         props.putIfAbsent(
                 ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, Integer.toString(KafkaSink.MAX_IN_FLIGHT));
         this.producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+        this.transaction = null;
+        this.topic = topic;
+    }
+
+    /** Writes in the lane's transaction (whose producer it does not own). */
+    DeadLetterProducer(KafkaTransaction transaction, String topic) {
+        this.producer = null;
+        this.transaction = transaction;
         this.topic = topic;
     }
 
@@ -37,7 +49,8 @@ final class DeadLetterProducer implements AutoCloseable {
                 .add("sluice.topic", fromTopic.getBytes(StandardCharsets.UTF_8))
                 .add("sluice.partition", Integer.toString(partition).getBytes(StandardCharsets.UTF_8))
                 .add("sluice.offset", Long.toString(offset).getBytes(StandardCharsets.UTF_8));
-        producer.send(record, (metadata, e) -> {
+        KafkaProducer<byte[], byte[]> to = producer != null ? producer : transaction.begin();
+        to.send(record, (metadata, e) -> {
             if (e != null) {
                 failure = e;
             }
@@ -46,7 +59,11 @@ final class DeadLetterProducer implements AutoCloseable {
 
     /** Waits until every dead letter is acknowledged; throws if one could not be written. */
     void flush() {
-        producer.flush();
+        if (producer != null) {
+            producer.flush();
+        } else {
+            transaction.flush();
+        }
         if (failure != null) {
             throw new IllegalStateException(
                     "cannot write to dead-letter topic " + topic + ": " + failure.getMessage(), failure);
@@ -55,6 +72,8 @@ final class DeadLetterProducer implements AutoCloseable {
 
     @Override
     public void close() {
-        producer.close();
+        if (producer != null) {
+            producer.close();
+        }
     }
 }

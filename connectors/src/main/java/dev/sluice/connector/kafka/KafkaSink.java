@@ -8,6 +8,7 @@ import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.CheckpointTimeoutException;
+import dev.sluice.plugin.Delivery;
 import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
@@ -45,7 +46,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * wraps each record's bytes into a producer record. Idempotent producer, acks=all; a barrier
  * waits until every record is acknowledged, so an acknowledged epoch is durable in Kafka.
  * A record Kafka refuses as too large follows the node's {@code on_error}; any other send
- * failure fails the run before its epoch is finalized, so a restart replays it.
+ * failure fails the run before its epoch is finalized, so a restart replays it. Under
+ * {@code delivery: exactly_once} the lane's sinks write through one transactional producer
+ * ({@link KafkaTransaction}) and the epoch's transaction commits when the epoch is finalized.
  */
 public final class KafkaSink implements Sink {
 
@@ -133,6 +136,12 @@ public final class KafkaSink implements Sink {
         public boolean supportsLanes() {
             return true;
         }
+
+        /** Under exactly_once each epoch's messages are one transaction, committed at finalization. */
+        @Override
+        public boolean supportsExactlyOnce() {
+            return true;
+        }
     }
 
     private final Settings config;
@@ -142,7 +151,10 @@ public final class KafkaSink implements Sink {
     /** Whether rows carry {@code _op}: it then travels as the {@code op} header, not in the value. */
     private boolean changeStream;
 
+    /** The sink's own producer; null under exactly_once, which writes through {@link #transaction}. */
     private KafkaProducer<byte[], byte[]> producer;
+
+    private KafkaTransaction transaction;
     private Properties producerProperties;
     private StageContext context;
     private final AtomicReference<Exception> failure = new AtomicReference<>();
@@ -213,12 +225,20 @@ public final class KafkaSink implements Sink {
                 null,
                 admin -> maxMessageBytes = KafkaSettings.maxMessageBytes(admin, topic)));
         producerProperties = props;
+        if (context.delivery() == Delivery.EXACTLY_ONCE) {
+            transaction = KafkaTransaction.of(context);
+            transaction.joinAsSink(context.nodeName(), props);
+        }
     }
 
     /** The producer connects only for a run: validation stops at {@link #open}. */
     @Override
     public void start() {
-        producer = new KafkaProducer<>(producerProperties, new ByteArraySerializer(), new ByteArraySerializer());
+        if (transaction != null) {
+            transaction.start(context.checkpointInterval());
+        } else {
+            producer = new KafkaProducer<>(producerProperties, new ByteArraySerializer(), new ByteArraySerializer());
+        }
         sender = new Thread(this::sendLoop, "sluice-kafka-sink-" + context.nodeName());
         sender.setDaemon(true);
         sender.start();
@@ -321,8 +341,10 @@ public final class KafkaSink implements Sink {
             }
             int sent = 0;
             try (NativeEncoder.Records records = next.records()) {
+                // Under exactly_once a batch after a commit opens the next epoch's transaction.
+                KafkaProducer<byte[], byte[]> to = transaction != null ? transaction.begin() : producer;
                 for (; sent < records.count(); sent++) {
-                    send(records, next.ops(), sent, next.firstRow() + sent);
+                    send(to, records, next.ops(), sent, next.firstRow() + sent);
                 }
             } catch (Throwable e) {
                 // Whatever stops this thread must reach the lane, or its next hand-off would wait forever.
@@ -333,7 +355,7 @@ public final class KafkaSink implements Sink {
         }
     }
 
-    private void send(NativeEncoder.Records records, byte[][] ops, int i, long row) {
+    private void send(KafkaProducer<byte[], byte[]> to, NativeEncoder.Records records, byte[][] ops, int i, long row) {
         // The producer needs a byte[] per message: one copy straight out of the native slab.
         byte[] value = new byte[(int) records.length(i)];
         MemorySegment.copy(records.data(), JAVA_BYTE, records.start(i), value, 0, value.length);
@@ -350,7 +372,20 @@ public final class KafkaSink implements Sink {
         // its bytes for the dead letter (the others' become garbage once the producer copied them).
         int limit = maxMessageBytes < 0 ? 0 : Math.min(maxRequestSize, maxMessageBytes);
         boolean nearLimit = value.length + (messageKey == null ? 0 : messageKey.length) + NEAR_LIMIT_MARGIN >= limit;
-        producer.send(message, new Sent(row, nearLimit ? value : null, value.length));
+        if (transaction != null && nearLimit && tooLargeForTransaction(value, messageKey)) {
+            // A refused send would abort the whole epoch's transaction, and its replay would
+            // refuse it again: one that may not fit goes to on_error without being sent.
+            refused.add(new Refused(row, value, tooLarge(value.length, null)));
+            inFlight.decrementAndGet();
+            return;
+        }
+        to.send(message, new Sent(row, nearLimit ? value : null, value.length));
+    }
+
+    /** Whether a message may exceed a limit with its batch's overhead (a margin of NEAR_LIMIT_MARGIN bytes). */
+    private boolean tooLargeForTransaction(byte[] value, byte[] messageKey) {
+        int bytes = value.length + (messageKey == null ? 0 : messageKey.length) + NEAR_LIMIT_MARGIN;
+        return bytes > maxRequestSize || (maxMessageBytes >= 0 && bytes > maxMessageBytes);
     }
 
     /** More than a one-record batch's overhead (headers included) can add to key and value. */
@@ -391,9 +426,13 @@ public final class KafkaSink implements Sink {
     /** Why a record of {@code bytes} was refused, and which settings let it through. */
     private String tooLarge(long bytes, Exception e) {
         // The producer's own check names its setting; the broker's refusal does not.
-        String limit = String.valueOf(e.getMessage()).contains("max.request.size")
-                ? "the producer's max.request.size (" + maxRequestSize + " bytes)"
-                : "the topic's max.message.bytes on the broker";
+        String limit = e == null
+                ? "the producer's max.request.size (" + maxRequestSize + " bytes) or the topic's max.message.bytes "
+                        + "with " + NEAR_LIMIT_MARGIN + " bytes for the batch's overhead (under exactly_once a "
+                        + "message that may not fit is not sent: a refusal would abort the epoch's transaction)"
+                : String.valueOf(e.getMessage()).contains("max.request.size")
+                        ? "the producer's max.request.size (" + maxRequestSize + " bytes)"
+                        : "the topic's max.message.bytes on the broker";
         return "a record of " + bytes + " bytes is too large for topic " + topic + ": it exceeds " + limit
                 + "; raise max.request.size under the sink's properties: and the topic's max.message.bytes "
                 + "(and the consumers' max.partition.fetch.bytes), or make the row smaller";
@@ -426,6 +465,14 @@ public final class KafkaSink implements Sink {
         // Every send of the epoch is answered: its refused records reach the dead letter,
         // which the runner flushes right after this, before the epoch can be finalized.
         handleRefused();
+    }
+
+    /** Exactly-once: the epoch is finalized (its offsets were handed over first): commit it. */
+    @Override
+    public void onCheckpointComplete(long epoch) {
+        if (transaction != null) {
+            transaction.commit();
+        }
     }
 
     private void throwIfFailed() {

@@ -5,6 +5,7 @@ import dev.sluice.bridge.NativeDecoder;
 import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.ColumnTypes;
+import dev.sluice.plugin.Delivery;
 import dev.sluice.plugin.Emitter;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
@@ -197,6 +198,12 @@ public final class KafkaSource implements Source {
         public boolean supportsLanes() {
             return true;
         }
+
+        /** Under exactly_once the offsets are committed in the kafka sinks' transaction. */
+        @Override
+        public boolean supportsExactlyOnce() {
+            return true;
+        }
     }
 
     /** How often the lane refreshes {@link #lag()}: status readers need no more. */
@@ -238,6 +245,17 @@ public final class KafkaSource implements Source {
     private Emitter currentOut;
     /** Static membership: group.instance.id is this plus {@code -lane-<lane>}; null for dynamic. */
     private String instanceBase;
+    /**
+     * The stable id of this source's lanes: {@link #instanceBase}, or under exactly_once with
+     * dynamic membership the saved or derived one; the transactional id is it plus the lane.
+     */
+    private String idBase;
+    /** Whether {@link #idBase} was made here (and is kept in the state DB), not configured. */
+    private boolean idDerived;
+    /** Under {@code delivery: exactly_once}: the lane's transaction; null otherwise. */
+    private KafkaTransaction transaction;
+
+    private String group;
 
     private int lane = -1;
 
@@ -264,7 +282,7 @@ public final class KafkaSource implements Source {
     public Schema open(StageContext context) {
         this.context = context;
         Properties props = KafkaSettings.clientProperties(config);
-        String group = config.has(GROUP_ID) ? config.getString(GROUP_ID) : "sluice-" + context.pipelineName();
+        group = config.has(GROUP_ID) ? config.getString(GROUP_ID) : "sluice-" + context.pipelineName();
         Properties checkProps = KafkaSettings.checkProperties(props, config); // without the consumer's settings below
         Runnable accessCheck = () -> KafkaSettings.checkAccess(checkProps, topics, AclOperation.READ, group);
         if (format.equals("json") && !config.has(SCHEMA)) {
@@ -292,12 +310,26 @@ public final class KafkaSource implements Source {
             }
         }
         props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        boolean exactlyOnce = context.delivery() == Delivery.EXACTLY_ONCE;
         instanceBase = instanceBase(props);
+        idBase = instanceBase != null || !exactlyOnce ? instanceBase : savedOrDerivedId();
+        if (idBase != null) {
+            lane = Instances.claim(idBase);
+        }
         if (instanceBase != null) {
-            lane = Instances.claim(instanceBase);
             props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instanceBase + "-lane-" + lane);
         } else {
             props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        }
+        if (exactlyOnce) {
+            // Upstream transactions' aborted records are not input; committed offsets are
+            // read only once no transaction of ours is pending on them (KIP-447).
+            props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            transaction = KafkaTransaction.of(context);
+            transaction.joinAsSource(
+                    context.nodeName(),
+                    props.getProperty(org.apache.kafka.clients.CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG),
+                    idBase + "-lane-" + lane);
         }
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(batchSize));
@@ -345,6 +377,12 @@ public final class KafkaSource implements Source {
             // until session.timeout.ms, and a lane joining later would wait for it).
             return null;
         }
+        return savedOrDerivedId();
+    }
+
+    /** The id an earlier run of this state DB made, else a new one (saved with the next checkpoint). */
+    private String savedOrDerivedId() {
+        idDerived = true;
         String saved = context.restoredPositions().get(INSTANCE_POSITION);
         if (saved != null) {
             return KafkaSettings.idOf(saved);
@@ -358,8 +396,10 @@ public final class KafkaSource implements Source {
         consumer = new KafkaConsumer<>(consumerProperties, new ByteArrayDeserializer(), new ValueViews());
         consumer.subscribe(topics, new Rebalance(config.getString(STARTING_OFFSETS)));
         if (config.has(DEAD_LETTER_TOPIC)) {
-            deadLetters =
-                    new DeadLetterProducer(KafkaSettings.clientProperties(config), config.getString(DEAD_LETTER_TOPIC));
+            deadLetters = transaction != null
+                    ? new DeadLetterProducer(transaction, config.getString(DEAD_LETTER_TOPIC))
+                    : new DeadLetterProducer(
+                            KafkaSettings.clientProperties(config), config.getString(DEAD_LETTER_TOPIC));
         }
     }
 
@@ -495,8 +535,8 @@ public final class KafkaSource implements Source {
         Map<String, String> out = new TreeMap<>();
         at.forEach((tp, offset) ->
                 out.put(tp.topic() + "/" + tp.partition(), "{\"offset\":" + offset + ",\"epoch\":" + epoch + "}"));
-        if (instanceBase != null && !config.has(GROUP_INSTANCE_ID)) {
-            out.put(INSTANCE_POSITION, KafkaSettings.idJson(instanceBase));
+        if (idBase != null && idDerived) {
+            out.put(INSTANCE_POSITION, KafkaSettings.idJson(idBase));
         }
         return out;
     }
@@ -505,11 +545,24 @@ public final class KafkaSource implements Source {
     public void onCheckpointComplete(long epoch) {
         Map<TopicPartition, Long> at = pending.get(epoch);
         pending.headMap(epoch, true).clear();
-        if (at == null || at.isEmpty()) {
+        Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
+        if (at != null) {
+            at.forEach((tp, offset) -> commit.put(tp, new OffsetAndMetadata(offset)));
+        }
+        if (transaction != null) {
+            // The kafka sinks commit these with their messages, right after this (sources are
+            // told first); the group is left only once they are in.
+            if (!commit.isEmpty()) {
+                transaction.addOffsets(group, consumer.groupMetadata(), commit);
+            }
+            if (ended) {
+                transaction.afterCommit(consumer::unsubscribe);
+            }
             return;
         }
-        Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
-        at.forEach((tp, offset) -> commit.put(tp, new OffsetAndMetadata(offset)));
+        if (commit.isEmpty()) {
+            return;
+        }
         consumer.commitSync(commit);
         if (ended) {
             // A lane that read its share to the end leaves the group now, not when every lane is
@@ -530,7 +583,7 @@ public final class KafkaSource implements Source {
                     .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
         }
         if (lane >= 0) {
-            Instances.release(instanceBase, lane);
+            Instances.release(idBase, lane);
             lane = -1;
         }
         if (deadLetters != null) {
@@ -545,6 +598,11 @@ public final class KafkaSource implements Source {
         if (decoder != null) {
             decoder.close();
         }
+    }
+
+    /** Whether this node ran before with this state DB (it saved positions, not only its id). */
+    private static boolean resumed(Map<String, String> restored) {
+        return restored.keySet().stream().anyMatch(key -> !key.equals(INSTANCE_POSITION));
     }
 
     /**
@@ -576,7 +634,14 @@ public final class KafkaSource implements Source {
             List<TopicPartition> toBeginning = new ArrayList<>();
             for (TopicPartition tp : partitions) {
                 String saved = restored.get(tp.topic() + "/" + tp.partition());
-                if (saved != null) {
+                if (transaction != null) {
+                    // Exactly-once: the offsets committed with the last transaction are the truth
+                    // (the state DB may hold an epoch whose transaction never committed); a first
+                    // run starts as starting_offsets says.
+                    if (!resumed(restored) && starting.equals("earliest")) {
+                        toBeginning.add(tp);
+                    }
+                } else if (saved != null) {
                     consumer.seek(tp, KafkaSettings.offsetOf(saved));
                 } else if (starting.equals("earliest")) {
                     toBeginning.add(tp);
