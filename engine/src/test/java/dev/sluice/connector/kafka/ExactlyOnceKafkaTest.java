@@ -34,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * streams in; then a {@code read_committed} consumer must find every input record's output
  * exactly once (no id missing, none twice), and every dead letter exactly once.
  */
+@org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
 class ExactlyOnceKafkaTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -195,6 +196,69 @@ class ExactlyOnceKafkaTest {
         assertEquals(n, verified.distinct, "every id arrived\n" + log());
         assertEquals(0, verified.duplicates, "no id arrived twice\n" + log());
         assertDeadLettersExactlyOnce(servers, deadLetters, 4);
+    }
+
+    /**
+     * The broker restarts under a running exactly-once pipeline. The pipeline may ride it out or
+     * fail (a transaction the restart broke fails the run, as it should: a supervisor restarts it);
+     * either way, after at most one restart, every record's output is there exactly once.
+     * Runs last: right after a restart the broker may refuse writes to topics created then.
+     */
+    @Test
+    @org.junit.jupiter.api.Order(Integer.MAX_VALUE)
+    void aBrokerRestartLosesAndRepeatsNothing() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("eos3-in");
+        String out = KafkaTestSupport.uniqueTopic("eos3-out");
+        String deadLetters = KafkaTestSupport.uniqueTopic("eos3-dlq");
+        KafkaTestSupport.createTopics(servers, 2, in, out, deadLetters);
+        int n = 100_000;
+        KafkaTestSupport.produce(servers, in, ids(0, n / 2));
+        Path file = pipeline("eos-broker", servers, in, out, deadLetters);
+        Process process = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+        boolean survived;
+        Verified verified;
+        try {
+            try (KafkaTestSupport.OutputCounter progress = new KafkaTestSupport.OutputCounter(servers, out)) {
+                progress.awaitMoreThan(5_000, Duration.ofSeconds(60));
+            }
+            Path repo = Path.of(System.getProperty("sluice.repo.root", ".."))
+                    .toAbsolutePath()
+                    .normalize();
+            Process restart = new ProcessBuilder("bash", repo.resolve("ci/kafka.sh").toString(), "restart")
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                            dir.resolve("broker.log").toFile()))
+                    .start();
+            assertTrue(restart.waitFor(120, TimeUnit.SECONDS) && restart.exitValue() == 0, "broker restarted");
+            KafkaTestSupport.produce(servers, in, ids(n / 2, n));
+            process.waitFor(5, TimeUnit.SECONDS);
+            survived = process.isAlive();
+            if (!survived) {
+                process = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+            }
+            verified = readCommitted(servers, out, n, Duration.ofSeconds(180));
+        } finally {
+            process.destroy();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+        System.err.printf(
+                "exactly-once broker restart: the pipeline %s; %d records read committed, %d distinct ids, "
+                        + "%d duplicates%n",
+                survived ? "rode it out" : "failed and was started again",
+                verified.records,
+                verified.distinct,
+                verified.duplicates);
+        assertEquals(n, verified.distinct, "every id arrived\n" + log());
+        assertEquals(0, verified.duplicates, "no id arrived twice\n" + log());
+    }
+
+    private static List<String[]> ids(int from, int to) {
+        List<String[]> records = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            records.add(record(i));
+        }
+        return records;
     }
 
     @Test
