@@ -180,6 +180,11 @@ class Bench:
         self.results["notes"] = self.notes
         self.write_results()
         self.delete_topics(list(self.topics))
+        bad = report.differing(self.results["parity"])
+        if bad:
+            # A benchmark whose engines computed different results compared different work.
+            raise SystemExit("nexmark.py: outputs differ from Sluice FFM's for " +
+                             ", ".join(f"{q} ({engine})" for q, engine in bad) + "; see the parity table")
 
     def settings(self):
         return {

@@ -1,79 +1,19 @@
 """Parity of output topics: the rows two engines wrote for the same query and input, compared as
-multisets after normalizing the ways engines legitimately differ in formatting.
-
-Normalization, per JSON value:
-- numbers: exact decimals rounded to 3 places (Flink writes 0.908 * price as DECIMAL(…, 3),
-  Sluice as a double such as 2943344.6520000002, Kafka Streams as a BigDecimal; 4092 and 4092.0
-  are the same number);
-- ISO-8601 timestamps: one form, 'YYYY-MM-DDTHH:MM:SS.fff' (with or without 'T', trailing zeros
-  of the fraction or none, a zone offset converted to UTC, a zone-less time taken as written);
-- everything else as parsed; key order does not matter.
-Each normalized row is hashed to 64 bits; the sorted hashes of two topics are compared, and when
-they differ the topics are read again to show example rows of each side. Two outputs of Sluice
-(FFM and JNI bridges: the same encoder) are compared byte for byte instead.
+multisets after normalizing the ways engines legitimately differ in formatting (normalize.py:
+numbers by value but never equal to strings, timestamps as instants that keep their zone, key
+order ignored). Each normalized row is hashed to 64 bits; the sorted hashes of two topics are
+compared, and when they differ the topics are read again to show example rows of each side. Two
+outputs of Sluice (FFM and JNI bridges: the same encoder) are compared byte for byte instead.
 """
-import datetime as dt
 import hashlib
-import json
-import re
 import uuid
-from functools import lru_cache
-from decimal import ROUND_HALF_EVEN, Decimal
 
 import numpy as np
 from confluent_kafka import Consumer, TopicPartition
 
-SCALE = Decimal("0.001")
-TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$")
+from normalize import normalize_row
+
 EXAMPLES = 3
-
-
-def normalize_value(value):
-    kind = type(value)
-    if kind is str:
-        # Cheap test first: most strings are not timestamps.
-        if len(value) >= 16 and value[4:5] == "-" and value[:1].isdigit():
-            return normalize_timestamp_text(value)
-        return value
-    if kind is int:
-        return f"{value}.000"
-    if kind is Decimal:
-        return str(value.quantize(SCALE, rounding=ROUND_HALF_EVEN))
-    if value is None or kind is bool:
-        return value
-    if kind is float:  # not produced with parse_float=Decimal, kept for safety
-        return str(Decimal(repr(value)).quantize(SCALE, rounding=ROUND_HALF_EVEN))
-    if isinstance(value, list):
-        return [normalize_value(v) for v in value]
-    if isinstance(value, dict):
-        return {k: normalize_value(v) for k, v in sorted(value.items())}
-    return value
-
-
-@lru_cache(maxsize=1 << 16)
-def normalize_timestamp_text(text: str) -> str:
-    """A timestamp's canonical form, or the text unchanged if it is not one (bids share their
-    timestamps a lot, hence the cache)."""
-    match = TIMESTAMP.match(text)
-    return normalize_timestamp(match) if match else text
-
-
-def normalize_timestamp(match) -> str:
-    date, hour, minute, second, fraction, zone = match.groups()
-    micros = int((fraction or "0").ljust(6, "0")[:6])
-    moment = dt.datetime.fromisoformat(f"{date}T{hour}:{minute}:{second or '00'}").replace(microsecond=micros)
-    if zone and zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
-        hours, minutes = int(zone[1:3]), int(zone[-2:])
-        moment -= sign * dt.timedelta(hours=hours, minutes=minutes)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
-
-
-def normalize_row(raw: bytes) -> str:
-    row = json.loads(raw, parse_float=Decimal)
-    if not isinstance(row, dict):
-        return json.dumps(normalize_value(row))
-    return json.dumps({k: normalize_value(v) for k, v in sorted(row.items())}, separators=(",", ":"))
 
 
 def row_hash(normalized: str) -> int:

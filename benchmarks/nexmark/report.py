@@ -16,14 +16,35 @@ def ratio(value, reference):
     return f"{value / reference:.2f}"
 
 
-def series_table(rows, series):
-    """One row per (query, engine) of a series; ratios against Sluice FFM of the same query."""
+def parity_cell(parity, query, engine):
+    """What the parity check said of this engine's output for the query (Kafka series only)."""
+    entries = [e for e in parity if e["query"] == query]
+    if engine == REFERENCE:
+        differing = [e["engine"] for e in entries if e.get("comparison") and not e["comparison"]["equal"]]
+        return f"**differs from {', '.join(differing)}**" if differing else ("reference" if entries else "not checked")
+    entry = next((e for e in entries if e["engine"] == engine), None)
+    if entry is None:
+        return "not checked"
+    if entry.get("comparison") is None:
+        return "not compared"
+    return "equal" if entry["comparison"]["equal"] else "**DIFFERENT** (its numbers measured other work)"
+
+
+def differing(parity):
+    """The (query, engine) pairs whose output differs from Sluice FFM's."""
+    return [(e["query"], e["engine"]) for e in parity if e.get("comparison") and not e["comparison"]["equal"]]
+
+
+def series_table(rows, series, parity=()):
+    """One row per (query, engine) of a series; ratios against Sluice FFM of the same query. In the
+    Kafka series a row whose output differs from the reference's says so: its numbers measured
+    other work."""
     kafka = series == "kafka"
     head = ["query", "engine", "events/s", "CPU s per M events", "peak RSS MB", "events/s vs FFM",
             "CPU per event vs FFM", "RSS vs FFM", "rows out", "process wall s", "engine-reported s",
             "events/s by engine-reported time"]
     if kafka:
-        head.append("broker CPU s")
+        head += ["broker CPU s", "output vs Sluice FFM"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
     by_query = {}
     for row in rows:
@@ -44,7 +65,7 @@ def series_table(rows, series):
                 fmt(r["events"] / r["engine_seconds"]) if r.get("engine_seconds") else "n/a",
             ]
             if kafka:
-                cells.append(fmt(r.get("broker_cpu_seconds"), 1))
+                cells += [fmt(r.get("broker_cpu_seconds"), 1), parity_cell(parity, query, r["engine"])]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -97,7 +118,7 @@ def markdown(results):
         "",
         "## Kafka → query → Kafka",
         "",
-        series_table(results["kafka"], "kafka") if results["kafka"] else "Not run.",
+        series_table(results["kafka"], "kafka", results["parity"]) if results["kafka"] else "Not run.",
         "",
         "## Parity of the Kafka outputs (multisets of normalized rows)",
         "",
