@@ -48,6 +48,12 @@ class ExactlyOnceKafkaTest {
      * up within seconds, not after the defaults' 45 s and 70 s.
      */
     private Path pipeline(String name, String servers, String in, String out, String deadLetters) throws IOException {
+        return pipeline(name, servers, in, out, deadLetters, 1);
+    }
+
+    /** As above, with {@code lanes} lanes per process (a transaction each). */
+    private Path pipeline(String name, String servers, String in, String out, String deadLetters, int lanes)
+            throws IOException {
         Path file = dir.resolve(name + ".yaml");
         Files.writeString(file, """
                 name: %s
@@ -64,6 +70,7 @@ class ExactlyOnceKafkaTest {
                     batch_flush_interval: 20ms
                     on_error: dead_letter
                     dead_letter_topic: %s
+                    parallelism: %d
                     properties: {session.timeout.ms: 6000, heartbeat.interval.ms: 1000}
                 transforms:
                   shaped:
@@ -77,7 +84,7 @@ class ExactlyOnceKafkaTest {
                     key: [id]
                     bootstrap_servers: %s
                     properties: {transaction.timeout.ms: 10000}
-                """.formatted(name, in, in, servers, deadLetters, out, servers));
+                """.formatted(name, in, in, servers, deadLetters, lanes, out, servers));
         return file;
     }
 
@@ -162,7 +169,7 @@ class ExactlyOnceKafkaTest {
     }
 
     @Test
-    void twoInstancesOfOneGroupOneKilledAndRestartedEveryRecordOnce() throws Exception {
+    void twoInstancesOfTwoLanesOneKilledAndRestartedEveryRecordOnce() throws Exception {
         String servers = KafkaTestSupport.bootstrap();
         String in = KafkaTestSupport.uniqueTopic("eos2-in");
         String out = KafkaTestSupport.uniqueTopic("eos2-out");
@@ -170,7 +177,7 @@ class ExactlyOnceKafkaTest {
         KafkaTestSupport.createTopics(servers, 4, in, out, deadLetters);
         int n = 300_000;
         Thread producer = streamInput(servers, in, n, 10_000, 4);
-        Path file = pipeline("eos-two", servers, in, out, deadLetters);
+        Path file = pipeline("eos-two", servers, in, out, deadLetters, 2); // 2 lanes each: 4 transactions
         Process a = KafkaTestSupport.startPipeline(file, dir.resolve("state-a"), dir.resolve("run.log"));
         Process b = KafkaTestSupport.startPipeline(file, dir.resolve("state-b"), dir.resolve("run.log"));
         Verified verified;
