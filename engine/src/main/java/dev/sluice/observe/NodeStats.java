@@ -11,6 +11,8 @@ public final class NodeStats {
     private final LongAdder batchesOut = new LongAdder();
     private final LongAdder rejected = new LongAdder();
     private final LongAdder skipped = new LongAdder();
+    /** Sinks: the latency from a batch's source time to its write (see PipelineRunner). */
+    private final LatencyWindow latency = new LatencyWindow();
 
     public NodeStats(String node) {
         this.node = node;
@@ -52,6 +54,15 @@ public final class NodeStats {
 
     public long batchesOut() {
         return batchesOut.sum();
+    }
+
+    /** A batch reached this sink {@code millis} after its oldest record happened. */
+    public void recordLatency(long millis) {
+        latency.record(millis);
+    }
+
+    public LatencyWindow latency() {
+        return latency;
     }
 
     public long rejected() {

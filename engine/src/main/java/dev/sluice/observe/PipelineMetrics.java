@@ -57,6 +57,14 @@ public final class PipelineMetrics implements AutoCloseable {
             metrics.counter(
                     "sluice.node.skipped", "Rows the node skipped (on_error: skip)", tags, node, NodeStats::skipped);
         }
+        for (NodeStats sink : stats.sinkNodes()) {
+            // Event-to-sink latency over the last 30-60 s: from the batch's oldest record (Kafka
+            // record time, else when the source emitted it) to the sink taking it.
+            Tags tags = Tags.of("pipeline", pipeline, "node", sink.node());
+            metrics.latency(tags.and("quantile", "0.5"), sink, LatencyWindow.Snapshot::p50Millis);
+            metrics.latency(tags.and("quantile", "0.99"), sink, LatencyWindow.Snapshot::p99Millis);
+            metrics.latency(tags.and("quantile", "1.0"), sink, LatencyWindow.Snapshot::maxMillis);
+        }
         Tags tags = Tags.of("pipeline", pipeline);
         CheckpointStats checkpoints = stats.checkpoints();
         metrics.counter(
@@ -89,6 +97,14 @@ public final class PipelineMetrics implements AutoCloseable {
             String name, String description, Tags tags, T source, java.util.function.ToDoubleFunction<T> value) {
         meters.add(FunctionCounter.builder(name, source, value)
                 .description(description)
+                .tags(tags)
+                .register(registry));
+    }
+
+    private void latency(Tags tags, NodeStats sink, java.util.function.ToLongFunction<LatencyWindow.Snapshot> value) {
+        meters.add(TimeGauge.builder("sluice.sink.latency", sink, TimeUnit.MILLISECONDS, s ->
+                        (double) value.applyAsLong(s.latency().snapshot()))
+                .description("Event-to-sink latency of the last 30-60 s (0 when no batch arrived in it)")
                 .tags(tags)
                 .register(registry));
     }

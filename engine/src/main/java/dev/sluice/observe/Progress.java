@@ -50,6 +50,10 @@ public final class Progress {
         if (stats.rejected() > 0) {
             line += String.format(Locale.ROOT, " | rejected %,d", stats.rejected());
         }
+        long p99 = stats.sinkLatencyP99Millis();
+        if (p99 >= 0) {
+            line += String.format(Locale.ROOT, " | p99 %,d ms", p99);
+        }
         CheckpointStats checkpoints = stats.checkpoints();
         if (checkpoints.completed() > 0) {
             line += String.format(
@@ -98,15 +102,25 @@ public final class Progress {
                 checkpoints.lastMillis(),
                 checkpoints.timedOut(),
                 checkpoints.failed());
+        java.util.Set<NodeStats> sinks = new java.util.HashSet<>(stats.sinkNodes());
         for (NodeStats n : stats.nodes()) {
+            LatencyWindow.Snapshot latency = sinks.contains(n) ? n.latency().snapshot() : null;
             err.printf(
                     Locale.ROOT,
-                    "  %-24s in %,14d  out %,14d%s%s%n",
+                    "  %-24s in %,14d  out %,14d%s%s%s%n",
                     n.node(),
                     n.rowsIn(),
                     n.rowsOut(),
                     n.rejected() > 0 ? String.format(Locale.ROOT, "  rejected %,d", n.rejected()) : "",
-                    n.skipped() > 0 ? String.format(Locale.ROOT, "  skipped %,d (blank lines)", n.skipped()) : "");
+                    n.skipped() > 0 ? String.format(Locale.ROOT, "  skipped %,d (blank lines)", n.skipped()) : "",
+                    latency != null && latency.count() > 0
+                            ? String.format(
+                                    Locale.ROOT,
+                                    "  latency p50 %,d / p99 %,d / max %,d ms (last 30-60 s)",
+                                    latency.p50Millis(),
+                                    latency.p99Millis(),
+                                    latency.maxMillis())
+                            : "");
         }
         err.flush();
     }

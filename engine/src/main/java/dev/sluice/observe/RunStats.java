@@ -35,6 +35,23 @@ public final class RunStats {
         return nodes.values();
     }
 
+    /** The sinks' counters, in file order. */
+    public List<NodeStats> sinkNodes() {
+        return sinks.stream().map(this::node).toList();
+    }
+
+    /** The highest p99 event-to-sink latency of the sinks over their windows, in ms; -1 if none yet. */
+    public long sinkLatencyP99Millis() {
+        long worst = -1;
+        for (NodeStats sink : sinkNodes()) {
+            LatencyWindow.Snapshot latency = sink.latency().snapshot();
+            if (latency.count() > 0) {
+                worst = Math.max(worst, latency.p99Millis());
+            }
+        }
+        return worst;
+    }
+
     /** Rows emitted by all sources. */
     public long recordsIn() {
         return sources.stream().mapToLong(n -> node(n).rowsOut()).sum();

@@ -37,6 +37,11 @@ public final class PipelineRunner {
     private long epoch;
     private long nextCheckpointNanos;
     private boolean checkpointing;
+    /**
+     * The source time (epoch ms) of the source batch being delivered: delivery is depth-first, so
+     * every batch a transform emits meanwhile stems from it, and sinks measure latency from it.
+     */
+    private long sourceTimeMillis;
 
     public PipelineRunner(Pipeline pipeline, Progress progress) {
         this.pipeline = pipeline;
@@ -45,7 +50,7 @@ public final class PipelineRunner {
         this.timeoutNanos = pipeline.checkpointSettings().timeout().toNanos();
         this.nextCheckpointNanos = System.nanoTime() + intervalNanos;
         for (PipelineNode node : pipeline.nodes()) {
-            node.emitter = batch -> deliver(node, batch);
+            node.emitter = node.kind() == NodeKind.SOURCE ? new SourceEmitter(node) : batch -> deliver(node, batch);
             node.context.onCheckpointRequest(() -> checkpoint(false));
         }
     }
@@ -180,6 +185,7 @@ public final class PipelineRunner {
      */
     private long barrier(boolean last, long deadlineNanos) {
         Barrier barrier = new Barrier(++epoch, last, deadlineNanos);
+        sourceTimeMillis = System.currentTimeMillis(); // what transforms flush now was held until now
         for (PipelineNode node : pipeline.nodes()) {
             try {
                 switch (node.kind()) {
@@ -201,6 +207,26 @@ public final class PipelineRunner {
         return barrier.epoch();
     }
 
+    /** A source's emitter: notes the batch's source time (now, unless the source knows better), then delivers. */
+    private final class SourceEmitter implements dev.sluice.plugin.Emitter {
+        private final PipelineNode source;
+
+        SourceEmitter(PipelineNode source) {
+            this.source = source;
+        }
+
+        @Override
+        public void emit(Batch batch) {
+            emit(batch, System.currentTimeMillis());
+        }
+
+        @Override
+        public void emit(Batch batch, long sourceTime) {
+            sourceTimeMillis = sourceTime;
+            deliver(source, batch);
+        }
+    }
+
     /** Hands {@code batch} (owned by the runtime from here) to every downstream node, then frees it. */
     private void deliver(PipelineNode from, Batch batch) {
         try {
@@ -215,6 +241,9 @@ public final class PipelineRunner {
                 try {
                     if (to.kind() == NodeKind.SINK) {
                         to.sink().write(batch);
+                        if (rows > 0) {
+                            to.stats.recordLatency(System.currentTimeMillis() - sourceTimeMillis);
+                        }
                     } else {
                         to.transform().process(edge.input(), batch, to.emitter);
                     }

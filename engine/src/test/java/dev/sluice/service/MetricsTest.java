@@ -108,6 +108,14 @@ class MetricsTest {
             assertTrue(sample(text, "sluice_checkpoints_completed_total", Map.of("pipeline", "counted")) >= 1);
             assertEquals(0.0, sample(text, "sluice_checkpoints_failed_total", Map.of("pipeline", "counted")));
             assertTrue(sample(text, "jvm_memory_used_bytes", Map.of("area", "heap")) > 0, "JVM metrics");
+            // Event-to-sink latency of the sink (a file source's rows: from when they were read).
+            Map<String, String> outP99 = Map.of("pipeline", "counted", "node", "out", "quantile", "0.99");
+            Double p99 = sample(text, "sluice_sink_latency_seconds", outP99);
+            assertTrue(
+                    p99 != null && p99 >= 0 && p99 < 30, "p99 latency of a file read just now: " + p99 + "\n" + text);
+            assertTrue(
+                    sample(text, "sluice_sink_latency_seconds", Map.of("node", "out", "quantile", "1.0")) >= p99, text);
+            assertEquals(null, sample(text, "sluice_sink_latency_seconds", even), "only sinks have a latency");
 
             // A deleted pipeline leaves no meters behind.
             service.delete("counted");

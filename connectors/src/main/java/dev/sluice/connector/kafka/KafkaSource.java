@@ -467,11 +467,12 @@ public final class KafkaSource implements Source {
             throw e;
         }
         slab.positionsInto(emitted);
+        long oldest = slab.oldestTimestamp(); // the records' Kafka time: sinks measure latency from it
         slab.clear();
         if (decoded.batch().rowCount() == 0) {
             decoded.batch().close();
         } else {
-            out.emit(decoded.batch());
+            out.emit(decoded.batch(), oldest >= 0 ? oldest : System.currentTimeMillis());
         }
     }
 

@@ -113,6 +113,17 @@ final class RecordSlab implements AutoCloseable {
         return timestamps[i];
     }
 
+    /** The earliest record timestamp of the slab (epoch ms), or -1 when no record carries one. */
+    long oldestTimestamp() {
+        long oldest = Long.MAX_VALUE;
+        for (int i = 0; i < count; i++) {
+            if (timestamps[i] >= 0 && timestamps[i] < oldest) {
+                oldest = timestamps[i];
+            }
+        }
+        return oldest == Long.MAX_VALUE ? -1 : oldest;
+    }
+
     byte[] key(int i) {
         return keys[i];
     }

@@ -232,7 +232,8 @@ class ExactlyOnceKafkaTest {
             Path repo = Path.of(System.getProperty("sluice.repo.root", ".."))
                     .toAbsolutePath()
                     .normalize();
-            Process restart = new ProcessBuilder("bash", repo.resolve("ci/kafka.sh").toString(), "restart")
+            Process restart = new ProcessBuilder(
+                            "bash", repo.resolve("ci/kafka.sh").toString(), "restart")
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(
                             dir.resolve("broker.log").toFile()))
