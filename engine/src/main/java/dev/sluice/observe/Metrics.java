@@ -39,6 +39,19 @@ public final class Metrics {
                     new ClassLoaderMetrics().bindTo(current);
                     new ProcessorMetrics().bindTo(current);
                     new UptimeMetrics().bindTo(current);
+                    // Native memory the process holds beyond the JVM's own accounting.
+                    io.micrometer.core.instrument.Gauge.builder(
+                                    "sluice.native.handles",
+                                    () -> dev.sluice.bridge.NativeCore.bridge().liveHandles())
+                            .description("Native core handles (batches, plans, encoders...) not freed yet")
+                            .register(current);
+                    io.micrometer.core.instrument.Gauge.builder(
+                                    "sluice.arrow.java.allocated",
+                                    () -> dev.sluice.bridge.ArrowC.rootAllocator()
+                                            .getAllocatedMemory())
+                            .description("Bytes Arrow Java's allocator holds (Java-side batches and imports)")
+                            .baseUnit("bytes")
+                            .register(current);
                     registry = current;
                 }
             }

@@ -11,8 +11,12 @@ public final class NodeStats {
     private final LongAdder batchesOut = new LongAdder();
     private final LongAdder rejected = new LongAdder();
     private final LongAdder skipped = new LongAdder();
-    /** Sinks: the latency from a batch's source time to its write (see PipelineRunner). */
-    private final LatencyWindow latency = new LatencyWindow();
+    /** Sinks: the latency from a batch's source time to its write, in ms (see PipelineRunner). */
+    private final RecentValues latency = new RecentValues();
+    /** Rows per batch the node emitted (sinks: received). */
+    private final RecentValues batchRows = new RecentValues();
+    /** Time spent in the node's own calls, without the downstream nodes they deliver to. */
+    private final LongAdder processingNanos = new LongAdder();
 
     public NodeStats(String node) {
         this.node = node;
@@ -29,6 +33,24 @@ public final class NodeStats {
     public void addOut(long rows) {
         rowsOut.add(rows);
         batchesOut.increment();
+        batchRows.record(rows);
+    }
+
+    /** A sink received a batch of {@code rows}: its batch sizes (sinks emit none). */
+    public void addSinkBatch(long rows) {
+        batchRows.record(rows);
+    }
+
+    public RecentValues batchRows() {
+        return batchRows;
+    }
+
+    public void addProcessingNanos(long nanos) {
+        processingNanos.add(nanos);
+    }
+
+    public long processingNanos() {
+        return processingNanos.sum();
     }
 
     public void addRejected() {
@@ -61,7 +83,7 @@ public final class NodeStats {
         latency.record(millis);
     }
 
-    public LatencyWindow latency() {
+    public RecentValues latency() {
         return latency;
     }
 

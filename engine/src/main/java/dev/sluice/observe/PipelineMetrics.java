@@ -56,14 +56,21 @@ public final class PipelineMetrics implements AutoCloseable {
                     NodeStats::rejected);
             metrics.counter(
                     "sluice.node.skipped", "Rows the node skipped (on_error: skip)", tags, node, NodeStats::skipped);
+            metrics.meters.add(FunctionCounter.builder("sluice.node.processing", node, n -> n.processingNanos() / 1e9)
+                    .description("Seconds spent in the node's own calls, without the downstream nodes they feed")
+                    .baseUnit("seconds")
+                    .tags(tags)
+                    .register(registry));
+            metrics.window(
+                    "sluice.node.batch.rows", "Rows per batch over the last 30-60 s", "rows", tags, node.batchRows());
         }
         for (NodeStats sink : stats.sinkNodes()) {
             // Event-to-sink latency over the last 30-60 s: from the batch's oldest record (Kafka
             // record time, else when the source emitted it) to the sink taking it.
             Tags tags = Tags.of("pipeline", pipeline, "node", sink.node());
-            metrics.latency(tags.and("quantile", "0.5"), sink, LatencyWindow.Snapshot::p50Millis);
-            metrics.latency(tags.and("quantile", "0.99"), sink, LatencyWindow.Snapshot::p99Millis);
-            metrics.latency(tags.and("quantile", "1.0"), sink, LatencyWindow.Snapshot::maxMillis);
+            metrics.latency(tags.and("quantile", "0.5"), sink, RecentValues.Snapshot::p50);
+            metrics.latency(tags.and("quantile", "0.99"), sink, RecentValues.Snapshot::p99);
+            metrics.latency(tags.and("quantile", "1.0"), sink, RecentValues.Snapshot::max);
         }
         Tags tags = Tags.of("pipeline", pipeline);
         CheckpointStats checkpoints = stats.checkpoints();
@@ -101,12 +108,26 @@ public final class PipelineMetrics implements AutoCloseable {
                 .register(registry));
     }
 
-    private void latency(Tags tags, NodeStats sink, java.util.function.ToLongFunction<LatencyWindow.Snapshot> value) {
+    private void latency(Tags tags, NodeStats sink, java.util.function.ToLongFunction<RecentValues.Snapshot> value) {
         meters.add(TimeGauge.builder("sluice.sink.latency", sink, TimeUnit.MILLISECONDS, s ->
                         (double) value.applyAsLong(s.latency().snapshot()))
                 .description("Event-to-sink latency of the last 30-60 s (0 when no batch arrived in it)")
                 .tags(tags)
                 .register(registry));
+    }
+
+    private void window(String name, String description, String unit, Tags tags, RecentValues values) {
+        for (var quantile : List.<Map.Entry<String, java.util.function.ToLongFunction<RecentValues.Snapshot>>>of(
+                Map.entry("0.5", RecentValues.Snapshot::p50),
+                Map.entry("0.99", RecentValues.Snapshot::p99),
+                Map.entry("1.0", RecentValues.Snapshot::max))) {
+            meters.add(Gauge.builder(
+                            name, values, v -> (double) quantile.getValue().applyAsLong(v.snapshot()))
+                    .description(description + " (0 when none)")
+                    .baseUnit(unit)
+                    .tags(tags.and("quantile", quantile.getKey()))
+                    .register(registry));
+        }
     }
 
     /** Reads the sources' lag into the lag gauge (partitions come and go with rebalances). */

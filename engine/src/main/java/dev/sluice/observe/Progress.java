@@ -104,7 +104,7 @@ public final class Progress {
                 checkpoints.failed());
         java.util.Set<NodeStats> sinks = new java.util.HashSet<>(stats.sinkNodes());
         for (NodeStats n : stats.nodes()) {
-            LatencyWindow.Snapshot latency = sinks.contains(n) ? n.latency().snapshot() : null;
+            RecentValues.Snapshot latency = sinks.contains(n) ? n.latency().snapshot() : null;
             err.printf(
                     Locale.ROOT,
                     "  %-24s in %,14d  out %,14d%s%s%s%n",
@@ -117,9 +117,9 @@ public final class Progress {
                             ? String.format(
                                     Locale.ROOT,
                                     "  latency p50 %,d / p99 %,d / max %,d ms (last 30-60 s)",
-                                    latency.p50Millis(),
-                                    latency.p99Millis(),
-                                    latency.maxMillis())
+                                    latency.p50(),
+                                    latency.p99(),
+                                    latency.max())
                             : "");
         }
         err.flush();

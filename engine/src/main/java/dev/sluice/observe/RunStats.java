@@ -44,9 +44,9 @@ public final class RunStats {
     public long sinkLatencyP99Millis() {
         long worst = -1;
         for (NodeStats sink : sinkNodes()) {
-            LatencyWindow.Snapshot latency = sink.latency().snapshot();
+            RecentValues.Snapshot latency = sink.latency().snapshot();
             if (latency.count() > 0) {
-                worst = Math.max(worst, latency.p99Millis());
+                worst = Math.max(worst, latency.p99());
             }
         }
         return worst;

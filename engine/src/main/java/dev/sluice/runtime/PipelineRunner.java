@@ -42,6 +42,8 @@ public final class PipelineRunner {
      * every batch a transform emits meanwhile stems from it, and sinks measure latency from it.
      */
     private long sourceTimeMillis;
+    /** Nanoseconds the stage call in progress spent delivering downstream (not its own work). */
+    private long nestedNanos;
 
     public PipelineRunner(Pipeline pipeline, Progress progress) {
         this.pipeline = pipeline;
@@ -170,13 +172,30 @@ public final class PipelineRunner {
     }
 
     private Source.Poll poll(PipelineNode source) {
+        long outerNested = nestedNanos;
+        nestedNanos = 0;
+        long start = System.nanoTime();
         try {
             return source.source().poll(source.emitter);
         } catch (StageFailure e) {
             throw e;
         } catch (Exception e) {
             throw new StageFailure(source.name(), e);
+        } finally {
+            charge(source, start, outerNested);
         }
+    }
+
+    /**
+     * Charges a stage call that began at {@code startNanos} with its own time. Calls nest (a
+     * source's or transform's emits deliver downstream inside its call), so what the nested calls
+     * took ({@link #nestedNanos}) is not its own; the whole call is nested time of the caller,
+     * whose count was {@code outerNested} when this call began.
+     */
+    private void charge(PipelineNode node, long startNanos, long outerNested) {
+        long total = System.nanoTime() - startNanos;
+        node.stats.addProcessingNanos(total - nestedNanos);
+        nestedNanos = outerNested + total;
     }
 
     /**
@@ -238,9 +257,13 @@ public final class PipelineRunner {
             for (PipelineNode.Edge edge : from.downstream) {
                 PipelineNode to = edge.to();
                 to.stats.addIn(rows);
+                long outerNested = nestedNanos;
+                nestedNanos = 0;
+                long start = System.nanoTime();
                 try {
                     if (to.kind() == NodeKind.SINK) {
                         to.sink().write(batch);
+                        to.stats.addSinkBatch(rows);
                         if (rows > 0) {
                             to.stats.recordLatency(System.currentTimeMillis() - sourceTimeMillis);
                         }
@@ -251,6 +274,8 @@ public final class PipelineRunner {
                     throw e;
                 } catch (Exception e) {
                     throw new StageFailure(to.name(), e);
+                } finally {
+                    charge(to, start, outerNested);
                 }
             }
         } finally {

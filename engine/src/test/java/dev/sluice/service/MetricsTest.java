@@ -116,6 +116,15 @@ class MetricsTest {
             assertTrue(
                     sample(text, "sluice_sink_latency_seconds", Map.of("node", "out", "quantile", "1.0")) >= p99, text);
             assertEquals(null, sample(text, "sluice_sink_latency_seconds", even), "only sinks have a latency");
+            // Rows per batch (the file source reads batches of 100, the filter keeps half) and own time.
+            assertEquals(100.0, sample(text, "sluice_node_batch_rows", Map.of("node", "src", "quantile", "0.5")), text);
+            assertEquals(50.0, sample(text, "sluice_node_batch_rows", Map.of("node", "out", "quantile", "1.0")), text);
+            assertTrue(sample(text, "sluice_node_processing_seconds_total", even) > 0, text);
+            assertTrue(
+                    Pattern.compile("^sluice_native_handles [0-9.E]+$", Pattern.MULTILINE)
+                            .matcher(text)
+                            .find(),
+                    text);
 
             // A deleted pipeline leaves no meters behind.
             service.delete("counted");

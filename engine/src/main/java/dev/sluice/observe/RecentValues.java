@@ -4,11 +4,12 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 /**
- * Event-to-sink latencies of one sink over the last 30–60 s, in milliseconds: recorded once per
- * batch on the lane (a lock-free HdrHistogram {@link Recorder}), read from any thread (the
- * progress line, a metrics scrape) as percentiles of the window.
+ * A distribution of the values recorded over the last 30–60 s — a sink's event-to-sink latencies
+ * in milliseconds, a node's rows per batch: recorded once per batch on the lane (a lock-free
+ * HdrHistogram {@link Recorder}, 2 significant digits), read from any thread (the progress line, a
+ * metrics scrape) as percentiles of the window.
  */
-public final class LatencyWindow {
+public final class RecentValues {
 
     private static final long ROTATE_NANOS = 30_000_000_000L;
 
@@ -20,12 +21,12 @@ public final class LatencyWindow {
     private Histogram recycled;
     private long rotatedNanos = System.nanoTime();
 
-    /** The latency percentiles of the window; {@code count} 0 when nothing was recorded in it. */
-    public record Snapshot(long count, long p50Millis, long p99Millis, long maxMillis) {}
+    /** The percentiles of the window; {@code count} 0 when nothing was recorded in it. */
+    public record Snapshot(long count, long p50, long p99, long max) {}
 
-    /** Records one batch's latency (negative values, from clocks apart, count as 0). */
-    public void record(long millis) {
-        recorder.recordValue(Math.max(0, millis));
+    /** Records one value (negative ones, e.g. latencies from clocks apart, count as 0). */
+    public void record(long value) {
+        recorder.recordValue(Math.max(0, value));
     }
 
     public synchronized Snapshot snapshot() {
