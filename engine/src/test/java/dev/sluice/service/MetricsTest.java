@@ -126,6 +126,8 @@ class MetricsTest {
                             .find(),
                     text);
 
+            everyMetricOfTheGrafanaDashboardIsExported(text);
+
             // A deleted pipeline leaves no meters behind.
             service.delete("counted");
             String after = get("http://127.0.0.1:" + api.port() + "/metrics");
@@ -133,6 +135,38 @@ class MetricsTest {
         } finally {
             api.close();
             service.close();
+        }
+    }
+
+    /**
+     * deploy/grafana/sluice-dashboard.json queries only metrics the engine exports: every metric
+     * name in its PromQL appears in {@code scrape} (the Kafka lag gauge, which only a Kafka source
+     * has, is scraped by ServiceKafkaTest).
+     */
+    private static void everyMetricOfTheGrafanaDashboardIsExported(String scrape) throws Exception {
+        Path dashboard =
+                Path.of(System.getProperty("sluice.repo.root", "..")).resolve("deploy/grafana/sluice-dashboard.json");
+        com.fasterxml.jackson.databind.JsonNode panels = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(dashboard.toFile())
+                .get("panels");
+        java.util.Set<String> referenced = new java.util.TreeSet<>();
+        Pattern metric = Pattern.compile("\\b((?:sluice|jvm|process)_[a-z_]+)\\b");
+        for (var panel : panels) {
+            for (var target : panel.get("targets")) {
+                Matcher m = metric.matcher(target.get("expr").asText());
+                while (m.find()) {
+                    referenced.add(m.group(1));
+                }
+            }
+        }
+        assertTrue(referenced.size() >= 15, "the dashboard's metrics: " + referenced);
+        referenced.remove("sluice_source_lag_records");
+        for (String name : referenced) {
+            assertTrue(
+                    Pattern.compile("^" + name + "[ {]", Pattern.MULTILINE)
+                            .matcher(scrape)
+                            .find(),
+                    "the dashboard queries " + name + ", which /metrics does not export");
         }
     }
 
