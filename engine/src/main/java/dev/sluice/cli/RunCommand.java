@@ -168,11 +168,14 @@ final class RunCommand implements Callable<Integer> {
         }
         PipelineMetrics metrics = null;
         ServiceApi.MetricsEndpoint endpoint = null;
-        if (metricsPort != null) {
+        if (metricsPort != null || Metrics.otlpEnabled()) {
             try {
                 metrics = Metrics.register(pipeline.name(), pipeline.stats(), lanes::lag);
-                endpoint = ServiceApi.startMetricsOnly("127.0.0.1", metricsPort);
-                System.err.printf("[%s] metrics at http://127.0.0.1:%d/metrics%n", pipeline.name(), endpoint.port());
+                if (metricsPort != null) {
+                    endpoint = ServiceApi.startMetricsOnly("127.0.0.1", metricsPort);
+                    System.err.printf(
+                            "[%s] metrics at http://127.0.0.1:%d/metrics%n", pipeline.name(), endpoint.port());
+                }
             } catch (RuntimeException e) {
                 Metrics.unregister(metrics);
                 lanes.close();

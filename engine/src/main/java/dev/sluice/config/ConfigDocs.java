@@ -62,6 +62,8 @@ public final class ConfigDocs {
             | --- | --- | --- | --- |
             | `SLUICE_SUMMARY_JSON` | environment | unset | `run` writes the run's totals (records in and out, wall and CPU seconds) as JSON to this file, for scripts and benchmarks. |
             | `SLUICE_CDS_ARCHIVE` | environment | unset; set by the launcher | The class-data-sharing archive a `run` uses or creates; a run that ends before its first record marks it partial so the launcher records a new one. |
+            | `OTEL_EXPORTER_OTLP_ENDPOINT` | environment | unset | When set (e.g. `http://collector:4318`), `serve` and `run` also push their metrics over OTLP/HTTP to `ENDPOINT/v1/metrics` (resource `service.name=sluice`), and a run once more when it ends. |
+            | `OTEL_METRIC_EXPORT_INTERVAL` | environment | `60000` | Milliseconds between two OTLP pushes. |
             | `SLUICE_SERVER` | environment | `http://127.0.0.1:7878` | The service `apply`, `pause`, `resume`, `delete`, `list`, `status` and `logs` talk to, unless `--server` is given. |
             | `SLUICE_TOKEN_FILE` | environment | unset | A file holding the service's bearer token, for those commands, unless `--token-file` is given. |
             | any `NAME` in `${NAME}` | environment | unset | Environment references in pipeline values: `${NAME}` or `${NAME:-default}`, resolved when the file is read (`$${` is a literal `${`); a missing variable without a default is an error at its line. |

@@ -191,12 +191,15 @@ public final class Pipeline implements AutoCloseable {
         return checkpoint;
     }
 
-    /** Each source's lag by partition ({@code Source.lag}): safe to read from any thread. */
+    /**
+     * Each source's lag by partition ({@code Source.lag}): safe to read from any thread, also
+     * while or after the pipeline closes (a closed source reports none).
+     */
     public Map<String, Map<String, Long>> lag() {
         Map<String, Map<String, Long>> lag = new java.util.TreeMap<>();
         for (PipelineNode node : order) {
-            if (node.kind() == NodeKind.SOURCE) {
-                lag.put(node.name(), node.source().lag());
+            if (node.kind() == NodeKind.SOURCE && node.stage instanceof dev.sluice.plugin.Source source) {
+                lag.put(node.name(), source.lag());
             }
         }
         return lag;
