@@ -14,7 +14,8 @@ built. Two measurements, every configuration in the same run:
   LATENCY_RATE events/s (default 20000) for LATENCY_SECONDS (default 20, after 5 s unmeasured)
   and reads the output topic read_committed: p50 / p99 / p99.9 / max of receive minus send time.
 
-Writes JSON and Markdown to benchmarks/results/delivery-<UTC time>.*.
+Peak RSS (ru_maxrss of the JVM, which the launcher execs) is reported for every row. Writes JSON and
+Markdown to benchmarks/results/delivery-<UTC time>.*.
 """
 import json
 import os
@@ -28,6 +29,24 @@ import time
 from pathlib import Path
 
 from kafka_bench import BID_SCHEMA, QUERIES, ROOT, sh, sluice
+
+
+def sluice_measured(pipeline_yaml, workdir):
+    """`sluice run` to its end, as kafka_bench.sluice, plus the JVM's peak RSS in MiB (the launcher
+    execs the JVM, so os.wait4's ru_maxrss is the engine's own)."""
+    summary = workdir / "summary.json"
+    env = dict(os.environ, SLUICE_SUMMARY_JSON=str(summary))
+    process = subprocess.Popen(["./sluice", "run", str(pipeline_yaml), "--state-dir", str(workdir / "state")],
+                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        sys.stderr.write(stderr)
+        raise SystemExit(f"failed: sluice run {pipeline_yaml}")
+    result = json.loads(summary.read_text())
+    result["max_rss_mib"] = usage.ru_maxrss / 1024
+    return result
 
 CONFIGS = [(d, i) for i in ("1s", "10s") for d in ("at_least_once", "exactly_once")]
 
@@ -106,7 +125,7 @@ sinks:
             pipeline = throughput_pipeline(work / "throughput.yaml", servers, topic,
                                            f"delivery-{stamp}-{delivery}-{interval}-{rep}", out, delivery, interval)
             shutil.rmtree(work / "state", ignore_errors=True)
-            run = sluice(pipeline, work)
+            run = sluice_measured(pipeline, work)
             if run["records_in"] != n:
                 raise SystemExit(f"{delivery} {interval}: read {run['records_in']} of {n} events")
             runs[(delivery, interval)].append(run)
@@ -121,6 +140,7 @@ sinks:
                      "events_per_s": statistics.median(rates), "events_per_s_range": [min(rates), max(rates)],
                      "events_per_cpu_s": statistics.median(per_cpu),
                      "events_per_cpu_s_range": [min(per_cpu), max(per_cpu)],
+                     "max_rss_mib": max(r["max_rss_mib"] for r in rs),
                      "seconds": [r["seconds"] for r in rs], "cpu_seconds": [r["cpu_seconds"] for r in rs]})
     for row in rows:
         base = next(r for r in rows if r["interval"] == row["interval"] and r["delivery"] == "at_least_once")
@@ -144,10 +164,10 @@ sinks:
                        servers, lat_in, lat_out, str(rate), str(seconds), "5")
         finally:
             process.send_signal(signal.SIGTERM)
-            process.wait(timeout=60)
+            _, _, usage = os.wait4(process.pid, 0)
             log.close()
         result = json.loads(probe.strip().splitlines()[-1])
-        result.update({"delivery": delivery, "interval": interval})
+        result.update({"delivery": delivery, "interval": interval, "max_rss_mib": usage.ru_maxrss / 1024})
         latencies.append(result)
         print(f"latency {delivery} {interval}: p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, "
               f"missing {result['missing']}", file=sys.stderr)
@@ -159,21 +179,21 @@ sinks:
          "throughput": rows, "latency": latencies}, indent=2))
     lines = [f"Kafka JSON -> q0 -> Kafka, {n:,} Nexmark bid events, 1 partition, 1 lane; medians of {repeats} "
              f"runs per configuration, the four alternating (range in brackets); {stamp}", "",
-             "| delivery | checkpoint interval | events/s | events per CPU-s | ratio events/s | ratio per CPU-s |",
-             "|---|---|---:|---:|---:|---:|"]
+             "| delivery | checkpoint interval | events/s | events per CPU-s | ratio events/s | ratio per CPU-s | peak RSS MiB (max of runs) |",
+             "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lo, hi = r["events_per_s_range"]
         clo, chi = r["events_per_cpu_s_range"]
         lines.append(f"| {r['delivery']} | {r['interval']} | {r['events_per_s']:,.0f} [{lo / 1e3:,.0f}k–{hi / 1e3:,.0f}k] | "
                      f"{r['events_per_cpu_s']:,.0f} [{clo / 1e3:,.0f}k–{chi / 1e3:,.0f}k] | "
-                     f"{r['ratio_events_per_s']:.2f} | {r['ratio_events_per_cpu_s']:.2f} |")
+                     f"{r['ratio_events_per_s']:.2f} | {r['ratio_events_per_cpu_s']:.2f} | {r['max_rss_mib']:,.0f} |")
     lines += ["", f"End-to-end latency, produce to read_committed consume, {rate:,} events/s for {seconds} s "
               "(after 5 s unmeasured), one run per configuration:", "",
-              "| delivery | checkpoint interval | measured | missing | p50 ms | p99 ms | p99.9 ms | max ms |",
-              "|---|---|---:|---:|---:|---:|---:|---:|"]
+              "| delivery | checkpoint interval | measured | missing | p50 ms | p99 ms | p99.9 ms | max ms | peak RSS MiB |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in latencies:
         lines.append(f"| {r['delivery']} | {r['interval']} | {r['measured']:,} | {r['missing']} | {r['p50_ms']:.1f} | "
-                     f"{r['p99_ms']:.1f} | {r['p999_ms']:.1f} | {r['max_ms']:.1f} |")
+                     f"{r['p99_ms']:.1f} | {r['p999_ms']:.1f} | {r['max_ms']:.1f} | {r['max_rss_mib']:,.0f} |")
     table = "\n".join(lines) + "\n"
     (results / f"delivery-{stamp}.md").write_text(table)
     print(table)

@@ -269,6 +269,48 @@ class ExactlyOnceKafkaTest {
         return records;
     }
 
+    /**
+     * A row too large for the producer goes to the sink's dead letter without being sent (a
+     * refused send would abort the epoch's transaction, and the replay would refuse it again); the
+     * other rows commit, exactly once, with the input's offsets.
+     */
+    @Test
+    void aRowTooLargeGoesToTheDeadLetterAndTheEpochStillCommits() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("eos4-in");
+        String out = KafkaTestSupport.uniqueTopic("eos4-out");
+        KafkaTestSupport.createTopics(servers, 1, in, out);
+        KafkaTestSupport.produce(servers, in, ids(0, 200));
+        Path file = dir.resolve("big.yaml");
+        Files.writeString(file, """
+                name: eos-big
+                delivery: exactly_once
+                sources:
+                  events: {type: kafka, topic: %s, group_id: g-%s, bootstrap_servers: %s, bounded: true,
+                           schema: {id: bigint, name: string, amount: bigint}}
+                transforms:
+                  shaped:
+                    type: sql
+                    sql: "SELECT id, CASE WHEN id = 7 THEN repeat('x', 1100000) ELSE upper(name) END AS name, amount * 2 AS twice FROM events"
+                sinks:
+                  out: {type: kafka, from: shaped, topic: %s, key: [id], bootstrap_servers: %s}
+                """.formatted(in, in, servers, out, servers));
+        Process run = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+        assertTrue(run.waitFor(120, TimeUnit.SECONDS), "the bounded run ended\n" + log());
+        assertEquals(0, run.exitValue(), log());
+        Verified verified =
+                readCommitted(servers, out, 200, Duration.ofSeconds(10)); // 199 arrive: it reads until the time is up
+        assertEquals(199, verified.distinct, log());
+        assertEquals(0, verified.duplicates);
+        List<String> dead = Files.readAllLines(dir.resolve("out.dead-letter.jsonl"));
+        assertEquals(1, dead.size(), log());
+        JsonNode letter = JSON.readTree(dead.get(0));
+        assertTrue(letter.get("record").asText().startsWith("{\"id\":7,\"name\":\"xxx"), log());
+        assertTrue(
+                letter.get("error").asText().contains("under exactly_once"),
+                letter.get("error").asText());
+    }
+
     @Test
     void sinksOnAnotherClusterOrWithOtherProducerSettingsAreRefusedAtValidate() throws Exception {
         String servers = KafkaTestSupport.bootstrap();
