@@ -1,0 +1,226 @@
+package dev.sluice.connector.postgres;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.connector.kafka.KafkaTestSupport;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Kafka → SQL → PostgreSQL in child JVMs against the real broker and server: kill -9 at random
+ * moments, then a restart gives exactly the expected table; a connection the server ends
+ * mid-run is retried and nothing is lost.
+ */
+class KafkaToPostgresTest {
+
+    @TempDir
+    Path dir;
+
+    private static final int KEYS = 2_000;
+
+    /** Record i: key id = i % KEYS (one partition per key, so a key's changes stay in order), amount i. */
+    private static List<String[]> records(int from, int to) {
+        List<String[]> records = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            long id = i % KEYS;
+            records.add(new String[] {"k" + id, "{\"id\": %d, \"name\": \"n%d\", \"amount\": %d}".formatted(id, i, i)});
+        }
+        return records;
+    }
+
+    /** The last change per key; a change whose amount is a multiple of 7 deletes the key (SQL's _op). */
+    private static List<String> expected(int n) {
+        TreeMap<Long, String> table = new TreeMap<>();
+        for (int i = 0; i < n; i++) {
+            long id = i % KEYS;
+            if (i % 7 == 0) {
+                table.remove(id);
+            } else {
+                table.put(id, id + "|N" + i + "|" + i);
+            }
+        }
+        return new ArrayList<>(table.values());
+    }
+
+    private Path pipeline(String servers, String topic, String table, String sinkExtra) throws IOException {
+        return Files.writeString(dir.resolve("pg.yaml"), """
+                name: kafka-to-postgres
+                checkpoint: {interval: 500ms}
+                sources:
+                  events:
+                    type: kafka
+                    topic: %s
+                    group_id: g-%s
+                    bootstrap_servers: %s
+                    schema: {id: bigint, name: string, amount: bigint}
+                    batch_size: 500
+                    batch_flush_interval: 20ms
+                    properties: {session.timeout.ms: 6000, heartbeat.interval.ms: 1000}
+                transforms:
+                  changes:
+                    type: sql
+                    sql: |
+                      SELECT id, upper(name) AS name, amount,
+                             CASE WHEN amount %% 7 = 0 THEN 'd' ELSE 'u' END AS _op
+                      FROM events
+                sinks:
+                  db:
+                    type: postgres
+                    from: changes
+                    url: %s
+                    user: postgres
+                    table: %s
+                    primary_key: id
+                    create_table: true
+                    batch_size: 1000
+                %s
+                """.formatted(
+                        topic,
+                        topic,
+                        servers,
+                        PgTestSupport.url(),
+                        table,
+                        sinkExtra.indent(4).stripTrailing()));
+    }
+
+    private static Thread streamInput(String servers, String topic, int n, int slice) {
+        return Thread.ofPlatform().start(() -> {
+            for (int i = 0; i < n; i += slice) {
+                KafkaTestSupport.produce(servers, topic, records(i, Math.min(n, i + slice)));
+                try {
+                    Thread.sleep(1_000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+    }
+
+    /** The largest amount written so far (-1 before the table has rows): the pipeline's progress. */
+    private static long progress(String table) {
+        try {
+            String max = PgTestSupport.rows("SELECT coalesce(max(amount), -1) FROM \"" + table + "\"")
+                    .get(0);
+            return Long.parseLong(max);
+        } catch (SQLException e) {
+            return -1; // not created yet
+        }
+    }
+
+    private static void awaitProgressBeyond(String table, long seen, Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (progress(table) <= seen) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no progress beyond amount " + seen + " in " + table + " after " + within);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private List<String> awaitTable(String table, List<String> expected, Duration within) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        List<String> rows = List.of();
+        while (System.nanoTime() < deadline) {
+            try {
+                rows = PgTestSupport.rows("SELECT id, name, amount FROM \"" + table + "\" ORDER BY id");
+            } catch (SQLException e) {
+                rows = List.of();
+            }
+            if (rows.equals(expected)) {
+                return rows;
+            }
+            Thread.sleep(200);
+        }
+        return rows;
+    }
+
+    @Test
+    void killedThreeTimesAtRandomMomentsThenRestartedGivesExactlyTheExpectedTable() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        PgTestSupport.url();
+        String topic = KafkaTestSupport.uniqueTopic("pg-in");
+        String table = PgTestSupport.uniqueTable("killed");
+        KafkaTestSupport.createTopics(servers, 3, topic);
+        int n = 60_000;
+        Thread producer = streamInput(servers, topic, n, 5_000);
+        Path file = pipeline(servers, topic, table, "");
+        Random random = new Random(11);
+        List<Long> killedAt = new ArrayList<>();
+        for (int kill = 0; kill < 3; kill++) {
+            long seen = progress(table);
+            Process process = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+            try {
+                awaitProgressBeyond(table, seen, Duration.ofSeconds(90));
+                Thread.sleep(random.nextInt(700));
+            } finally {
+                process.destroyForcibly(); // kill -9: no final checkpoint, an epoch's transaction cut off
+                process.waitFor(10, TimeUnit.SECONDS);
+            }
+            killedAt.add(progress(table));
+        }
+        producer.join();
+        Process last = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+        List<String> rows;
+        try {
+            rows = awaitTable(table, expected(n), Duration.ofSeconds(120));
+        } finally {
+            last.destroy();
+            last.waitFor(30, TimeUnit.SECONDS);
+        }
+        assertEquals(
+                expected(n),
+                rows,
+                "exactly the expected table after three kills (at amounts " + killedAt + ")\n" + log());
+        System.err.printf("kill -9 test: killed at amounts %s; final table %d rows%n", killedAt, rows.size());
+    }
+
+    @Test
+    void aConnectionTheServerEndsMidRunIsRetriedAndNothingIsLost() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        PgTestSupport.url();
+        String topic = KafkaTestSupport.uniqueTopic("pg-in");
+        String table = PgTestSupport.uniqueTable("retried");
+        KafkaTestSupport.createTopics(servers, 2, topic);
+        int n = 30_000;
+        Thread producer = streamInput(servers, topic, n, 3_000);
+        Path file = pipeline(servers, topic, table, "");
+        Process process = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+        List<String> rows;
+        try {
+            for (int i = 0; i < 3; i++) {
+                awaitProgressBeyond(table, progress(table), Duration.ofSeconds(90));
+                // The server ends the sink's session (SQLState 57P01, admin shutdown), mid-epoch.
+                PgTestSupport.rows("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        + "WHERE application_name = 'sluice kafka-to-postgres/db'");
+            }
+            producer.join();
+            rows = awaitTable(table, expected(n), Duration.ofSeconds(120));
+            assertTrue(process.isAlive(), "the run survived its connection being ended\n" + log());
+        } finally {
+            process.destroy();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+        assertEquals(expected(n), rows, log());
+        assertTrue(log().contains("retry 1 of 8"), "the retry was logged\n" + log());
+    }
+
+    private String log() {
+        try {
+            Path log = dir.resolve("run.log");
+            return Files.exists(log) ? Files.readString(log) : "(no log)";
+        } catch (IOException e) {
+            return "(log unreadable: " + e + ")";
+        }
+    }
+}
