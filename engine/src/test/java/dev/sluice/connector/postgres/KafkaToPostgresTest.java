@@ -53,7 +53,11 @@ class KafkaToPostgresTest {
         return new ArrayList<>(table.values());
     }
 
-    private Path pipeline(String servers, String topic, String table, String sinkExtra) throws IOException {
+    /**
+     * The pipeline; with {@code keyAtSource} the key is the Kafka source's {@code primary_key} and
+     * the sink takes it from upstream, else the sink's own {@code primary_key}.
+     */
+    private Path pipeline(String servers, String topic, String table, boolean keyAtSource) throws IOException {
         return Files.writeString(dir.resolve("pg.yaml"), """
                 name: kafka-to-postgres
                 checkpoint: {interval: 500ms}
@@ -67,6 +71,7 @@ class KafkaToPostgresTest {
                     batch_size: 500
                     batch_flush_interval: 20ms
                     properties: {session.timeout.ms: 6000, heartbeat.interval.ms: 1000}
+                    %s
                 transforms:
                   changes:
                     type: sql
@@ -81,17 +86,17 @@ class KafkaToPostgresTest {
                     url: %s
                     user: postgres
                     table: %s
-                    primary_key: id
+                    %s
                     create_table: true
                     batch_size: 1000
-                %s
                 """.formatted(
                         topic,
                         topic,
                         servers,
+                        keyAtSource ? "primary_key: [id]" : "",
                         PgTestSupport.url(),
                         table,
-                        sinkExtra.indent(4).stripTrailing()));
+                        keyAtSource ? "" : "primary_key: [id]"));
     }
 
     private static Thread streamInput(String servers, String topic, int n, int slice) {
@@ -154,7 +159,7 @@ class KafkaToPostgresTest {
         KafkaTestSupport.createTopics(servers, 3, topic);
         int n = 60_000;
         Thread producer = streamInput(servers, topic, n, 5_000);
-        Path file = pipeline(servers, topic, table, "");
+        Path file = pipeline(servers, topic, table, false);
         Random random = new Random(11);
         List<Long> killedAt = new ArrayList<>();
         for (int kill = 0; kill < 3; kill++) {
@@ -194,7 +199,7 @@ class KafkaToPostgresTest {
         KafkaTestSupport.createTopics(servers, 2, topic);
         int n = 30_000;
         Thread producer = streamInput(servers, topic, n, 3_000);
-        Path file = pipeline(servers, topic, table, "");
+        Path file = pipeline(servers, topic, table, true); // the sink's key comes from upstream
         Process process = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
         List<String> rows;
         try {

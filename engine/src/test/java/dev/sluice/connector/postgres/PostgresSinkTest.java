@@ -263,13 +263,16 @@ class PostgresSinkTest {
         assertTrue(failed.stderr().contains("value too long for type character varying(5)"), failed.stderr());
         assertEquals(List.of("0"), PgTestSupport.rows("SELECT count(*) FROM \"" + table + "\""), "nothing committed");
 
-        Path dead = changes("dead", input, table, "on_error: dead_letter\ndead_letter: dead.jsonl");
+        // One row per flush: a refusal aborts the epoch's transaction, so the flushes before it are
+        // written again before the refused one goes row by row.
+        Path dead = changes(
+                "dead", input, table, "on_error: dead_letter\ndead_letter: refused.dead-letter.jsonl\nbatch_size: 1");
         Result ok = run(dead, "state2");
         assertEquals(0, ok.code(), ok.stderr());
         assertEquals(
                 List.of("1|ok|1", "4|fine|1"),
                 PgTestSupport.rows("SELECT id, name, version FROM \"" + table + "\" ORDER BY id"));
-        List<String> letters = Files.readAllLines(dir.resolve("dead.jsonl"));
+        List<String> letters = Files.readAllLines(dir.resolve("refused.dead-letter.jsonl"));
         assertEquals(2, letters.size(), String.join("\n", letters));
         assertTrue(letters.get(0).contains("column name, key id=2, value 'much too long'"), letters.get(0));
         assertTrue(letters.get(1).contains("key id=3") && letters.get(1).contains("check constraint"), letters.get(1));
