@@ -220,6 +220,68 @@ class KafkaToPostgresTest {
         assertTrue(log().contains("retry 1 of 8"), "the retry was logged\n" + log());
     }
 
+    @Test
+    void transientErrorsAreRetriedUpToTheLimitThenTheRunFails() throws Exception {
+        PgTestSupport.url();
+        String table = PgTestSupport.uniqueTable("limit");
+        String role = "sluice_" + table;
+        // A role of its own, so that a connection limit of 0 refuses exactly the sink's
+        // reconnects (SQLState 53300, too many connections: a transient error).
+        PgTestSupport.execute(
+                "CREATE ROLE \"" + role + "\" LOGIN",
+                "CREATE TABLE \"" + table + "\" (id bigint PRIMARY KEY, price bigint)",
+                "GRANT ALL ON \"" + table + "\" TO \"" + role + "\"");
+        Path file = Files.writeString(dir.resolve("limit.yaml"), """
+                name: retry-limit
+                checkpoint: {interval: 200ms}
+                sources:
+                  bid: {type: generator, entity: bid, count: 100000000, rate: 20000, batch_size: 500}
+                transforms:
+                  prices: {type: sql, sql: "SELECT auction AS id, price FROM bid"}
+                sinks:
+                  db:
+                    type: postgres
+                    from: prices
+                    url: %s
+                    user: %s
+                    password: not-needed-but-secret
+                    table: %s
+                    primary_key: id
+                    max_retries: 3
+                """.formatted(PgTestSupport.url(), role, table));
+        Process process = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+        try {
+            awaitProgress(table, Duration.ofSeconds(60));
+            PgTestSupport.execute(
+                    "ALTER ROLE \"" + role + "\" CONNECTION LIMIT 0",
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + role + "'");
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the run gave up\n" + log());
+        } finally {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+        assertTrue(process.exitValue() != 0, log());
+        String log = log();
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            assertTrue(log.contains("retry " + attempt + " of 3"), log);
+        }
+        assertTrue(log.contains("failed after 4 attempts (max_retries 3)"), log);
+        assertTrue(log.contains("too many connections for role"), log);
+        assertTrue(!log.contains("not-needed-but-secret"), log);
+    }
+
+    private static void awaitProgress(String table, Duration within) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (PgTestSupport.rows("SELECT count(*) FROM \"" + table + "\"")
+                .get(0)
+                .equals("0")) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("nothing written to " + table + " after " + within);
+            }
+            Thread.sleep(50);
+        }
+    }
+
     private String log() {
         try {
             Path log = dir.resolve("run.log");
