@@ -221,6 +221,46 @@ class KafkaToPostgresTest {
     }
 
     @Test
+    void theDatabaseRestartedMidRunIsRiddenOutAndNothingIsLost() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        Path repo = Path.of(System.getProperty("sluice.repo.root", ".."))
+                .toAbsolutePath()
+                .normalize();
+        String script = repo.resolve("ci/postgres.sh").toString();
+        // Only the server of ci/postgres.sh is restarted, never one SLUICE_PG_URL names elsewhere.
+        Process url = new ProcessBuilder("bash", script, "url").start();
+        String ours = new String(url.getInputStream().readAllBytes()).trim();
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                ours.equals(PgTestSupport.url()),
+                "SLUICE_PG_URL is not the server of ci/postgres.sh: not restarting it");
+        String topic = KafkaTestSupport.uniqueTopic("pg-in");
+        String table = PgTestSupport.uniqueTable("restarted");
+        KafkaTestSupport.createTopics(servers, 2, topic);
+        int n = 30_000;
+        Thread producer = streamInput(servers, topic, n, 3_000);
+        Path file = pipeline(servers, topic, table, false);
+        Process process = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
+        List<String> rows;
+        try {
+            awaitProgressBeyond(table, -1, Duration.ofSeconds(90));
+            Process restart = new ProcessBuilder("bash", script, "restart")
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                            dir.resolve("postgres.log").toFile()))
+                    .start();
+            assertTrue(restart.waitFor(120, TimeUnit.SECONDS) && restart.exitValue() == 0, "the server restarted");
+            producer.join();
+            rows = awaitTable(table, expected(n), Duration.ofSeconds(120));
+            assertTrue(process.isAlive(), "the run survived the restart\n" + log());
+        } finally {
+            process.destroy();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+        assertEquals(expected(n), rows, log());
+        assertTrue(log().contains("retry 1 of 8"), "the lost connection was retried\n" + log());
+    }
+
+    @Test
     void transientErrorsAreRetriedUpToTheLimitThenTheRunFails() throws Exception {
         PgTestSupport.url();
         String table = PgTestSupport.uniqueTable("limit");
