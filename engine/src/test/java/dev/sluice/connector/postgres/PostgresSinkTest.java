@@ -291,6 +291,18 @@ class PostgresSinkTest {
         assertEquals(0, again.code(), again.stderr());
         assertEquals(List.of("0"), PgTestSupport.rows("SELECT count(*) FROM \"" + table + "\""));
 
+        // host/port/database instead of url reach the same server; both at once is an error.
+        java.net.URI uri = java.net.URI.create(PgTestSupport.url().substring("jdbc:".length()));
+        String byHost = "host: %s\nport: %d\ndatabase: %s"
+                .formatted(uri.getHost(), uri.getPort(), uri.getPath().substring(1));
+        Path hostPipeline = changes("host", "", table, byHost);
+        Files.writeString(hostPipeline, Files.readString(hostPipeline).replaceFirst("(?m)^    url: .*\n", ""));
+        Result host = sluice("validate", hostPipeline.toString());
+        assertEquals(0, host.code(), host.stderr());
+        Result both = sluice("validate", changes("both", "", table, byHost).toString());
+        assertEquals(2, both.code(), both.stderr());
+        assertTrue(both.stderr().contains("give either url or host/port/database, not both"), both.stderr());
+
         // A table that does not match, or is missing without create_table, is an error at the node.
         String other = PgTestSupport.uniqueTable("mismatch");
         PgTestSupport.execute("CREATE TABLE \"" + other
