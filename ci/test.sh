@@ -43,10 +43,16 @@ bash ci/check-manifests.sh
 
 echo "== Kafka: a real single-node broker for the Kafka tests (ci/kafka.sh)"
 bash ci/kafka.sh restart --fresh
-trap 'bash ci/kafka.sh stop' EXIT
+# One EXIT trap stops both servers (a second trap would replace the first).
+trap 'bash ci/kafka.sh stop || true; bash ci/postgres.sh stop' EXIT
 SLUICE_KAFKA_BOOTSTRAP=$(bash ci/kafka.sh bootstrap)
 SLUICE_KAFKA_SASL_BOOTSTRAP=$(bash ci/kafka.sh sasl-bootstrap)
 export SLUICE_KAFKA_BOOTSTRAP SLUICE_KAFKA_SASL_BOOTSTRAP
+
+echo "== PostgreSQL: a throwaway cluster for the PostgreSQL tests (ci/postgres.sh; installs the package if missing)"
+bash ci/postgres.sh restart --fresh
+SLUICE_PG_URL=$(bash ci/postgres.sh url)
+export SLUICE_PG_URL
 
 echo "== Java: mvn verify (builds the native core into the JAR, runs the JUnit suites)"
 mvn -B -ntp verify

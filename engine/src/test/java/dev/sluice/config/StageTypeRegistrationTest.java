@@ -21,7 +21,8 @@ class StageTypeRegistrationTest {
         // "plugin" of each kind adapts a native plugin's component (dev.sluice.pluginhost).
         assertEquals(List.of("file", "generator", "kafka", "plugin"), names(types, NodeKind.SOURCE));
         assertEquals(List.of("plugin", "sql"), names(types, NodeKind.TRANSFORM));
-        assertEquals(List.of("blackhole", "file", "kafka", "plugin", "stdout"), names(types, NodeKind.SINK));
+        assertEquals(
+                List.of("blackhole", "file", "kafka", "plugin", "postgres", "stdout"), names(types, NodeKind.SINK));
     }
 
     @Test

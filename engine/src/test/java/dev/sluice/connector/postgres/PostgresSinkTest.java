@@ -1,0 +1,343 @@
+package dev.sluice.connector.postgres;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.cli.Main;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The postgres sink against the real server of ci/postgres.sh, through whole pipelines. */
+class PostgresSinkTest {
+
+    @TempDir
+    Path dir;
+
+    private record Result(int code, String stderr) {}
+
+    private Result sluice(String... args) {
+        PrintStream original = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            return new Result(Main.execute(args), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setErr(original);
+        }
+    }
+
+    private Path write(String name, String content) throws IOException {
+        Path file = dir.resolve(name);
+        Files.writeString(file, content);
+        return file;
+    }
+
+    private Result run(Path pipeline, String state) {
+        return sluice(
+                "run", pipeline.toString(), "--state-dir", dir.resolve(state).toString());
+    }
+
+    /** file (JSON lines, with _op) → postgres, with more sink settings. */
+    private Path changes(String name, String input, String table, String sinkSettings) throws IOException {
+        write(name + ".jsonl", input);
+        return write(name + ".yaml", """
+                name: %s
+                sources:
+                  in:
+                    type: file
+                    path: %s.jsonl
+                    schema: {id: bigint, name: string, version: int, _op: string}
+                    batch_size: %d
+                sinks:
+                  db:
+                    type: postgres
+                    from: in
+                    url: %s
+                    user: postgres
+                    table: %s
+                    primary_key: [id]
+                %s
+                """.formatted(
+                        name,
+                        name,
+                        1000,
+                        PgTestSupport.url(),
+                        table,
+                        sinkSettings.indent(4).stripTrailing()));
+    }
+
+    private static String change(String op, long id, String name, int version) {
+        return "{\"_op\": \"%s\", \"id\": %d, \"name\": %s, \"version\": %d}\n"
+                .formatted(op, id, name == null ? "null" : "\"" + name + "\"", version);
+    }
+
+    @Test
+    void upsertsDeletesAndUpdateWhere() throws Exception {
+        String table = PgTestSupport.uniqueTable("upserts");
+        String input = change("i", 1, "a", 1)
+                + change("i", 2, "b", 1)
+                + change("u", 1, "a2", 2) // last change per key wins
+                + change("d", 2, null, 2) // deleted
+                + change("i", 3, "c", 1)
+                + change("d", 4, null, 1) // delete of a missing key: nothing
+                + change("i", 5, "e", 1)
+                + change("d", 5, null, 2)
+                + change("i", 5, "e3", 3); // deleted, then inserted again
+        Path p = changes("upserts", input, table, "create_table: true");
+        Result first = run(p, "state1");
+        assertEquals(0, first.code(), first.stderr());
+        assertEquals(
+                List.of("1|a2|2", "3|c|1", "5|e3|3"),
+                PgTestSupport.rows("SELECT id, name, version FROM \"" + table + "\" ORDER BY id"));
+
+        // update_where: only a newer version overwrites; deletes apply regardless.
+        String later = change("u", 1, "old", 1)
+                + change("u", 3, "newer", 2)
+                + change("d", 5, null, 0)
+                + change("i", 6, "f", 1);
+        Path q = changes("later", later, table, "update_where: excluded.version > t.version");
+        Result second = run(q, "state2");
+        assertEquals(0, second.code(), second.stderr());
+        assertEquals(
+                List.of("1|a2|2", "3|newer|2", "6|f|1"),
+                PgTestSupport.rows("SELECT id, name, version FROM \"" + table + "\" ORDER BY id"));
+
+        // on_conflict: nothing keeps existing rows, inserts new ones.
+        String third = change("u", 1, "ignored", 9) + change("i", 7, "g", 1);
+        Path r = changes("nothing", third, table, "on_conflict: nothing");
+        Result nothing = run(r, "state3");
+        assertEquals(0, nothing.code(), nothing.stderr());
+        assertEquals(
+                List.of("1|a2|2", "3|newer|2", "6|f|1", "7|g|1"),
+                PgTestSupport.rows("SELECT id, name, version FROM \"" + table + "\" ORDER BY id"));
+    }
+
+    @Test
+    void everyTypeIsMappedAndReadsBackTheSame() throws Exception {
+        String table = PgTestSupport.uniqueTable("types");
+        write("types.jsonl", """
+                {"id": 1, "s": "h\\u00e9llo\\ttab \\\\ \\"q\\"", "d": "12.34", "ts": "2024-02-29T13:14:15.123456", "tz": "2024-02-29T13:14:15.123Z", "day": "2024-02-29", "flag": true, "f": 1.5}
+                {"id": 2, "s": null, "d": "-0.01", "ts": "1969-12-31T23:59:59.5", "tz": "1970-01-01T00:00:00Z", "day": "1900-01-01", "flag": false, "f": -2.25}
+                """);
+        Path p = write("types.yaml", """
+                sources:
+                  in:
+                    type: file
+                    path: types.jsonl
+                    schema: {id: bigint, s: string, d: "decimal(10,2)", ts: "timestamp(us)", tz: "timestamp(ms, UTC)", day: date, flag: boolean, f: double}
+                transforms:
+                  t:
+                    type: sql
+                    sql: |
+                      SELECT id,
+                             arrow_cast(id, 'Int8') AS i8, arrow_cast(id * 300, 'Int16') AS i16,
+                             arrow_cast(id * 70000, 'Int32') AS i32, id * 5000000000 AS i64,
+                             arrow_cast(f, 'Float32') AS f32, f AS f64, d, flag, s,
+                             CAST(concat('ab', s) AS BYTEA) AS bin, ts, tz, day,
+                             make_array(id, id + 1, NULL) AS ints,
+                             make_array(s, 'x,y', NULL) AS texts,
+                             named_struct('n', id, 'label', s, 'ok', flag) AS st,
+                             make_array(make_array(id), make_array(id, id)) AS nested
+                      FROM in
+                sinks:
+                  db:
+                    type: postgres
+                    from: t
+                    url: %s
+                    user: postgres
+                    table: %s
+                    primary_key: id
+                    create_table: true
+                """.formatted(PgTestSupport.url(), table));
+        Result result = run(p, "state");
+        assertEquals(0, result.code(), result.stderr());
+        assertEquals(
+                List.of(
+                        "id|bigint",
+                        "i8|smallint",
+                        "i16|smallint",
+                        "i32|integer",
+                        "i64|bigint",
+                        "f32|real",
+                        "f64|double precision",
+                        "d|numeric(10,2)",
+                        "flag|boolean",
+                        "s|text",
+                        "bin|bytea",
+                        "ts|timestamp without time zone",
+                        "tz|timestamp with time zone",
+                        "day|date",
+                        "ints|bigint[]",
+                        "texts|text[]",
+                        "st|jsonb",
+                        "nested|jsonb"),
+                PgTestSupport.rows("SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+                        + "WHERE attrelid = 'public.\"" + table + "\"'::regclass AND attnum > 0 ORDER BY attnum"));
+        List<String> rows = PgTestSupport.rows("SELECT id, i8, i16, i32, i64, f32, f64, d, flag, s, "
+                + "convert_from(bin, 'UTF8'), ts, tz AT TIME ZONE 'UTC', day, ints, texts, st, nested FROM \"" + table
+                + "\" ORDER BY id");
+        // Text as written (tab, backslash, quote, non-ASCII), arrays with NULLs and commas, JSON objects.
+        String text = "h\u00e9llo\ttab \\ \"q\"";
+        assertEquals(
+                List.of(
+                        "1|1|300|70000|5000000000|1.5|1.5|12.34|t|" + text + "|ab" + text
+                                + "|2024-02-29 13:14:15.123456|2024-02-29 13:14:15.123|2024-02-29|{1,2,NULL}"
+                                + "|{\"h\u00e9llo\ttab \\\\ \\\"q\\\"\",\"x,y\",NULL}"
+                                + "|{\"n\": 1, \"ok\": true, \"label\": \"h\u00e9llo\\ttab \\\\ \\\"q\\\"\"}|[[1], [1, 1]]",
+                        "2|2|600|140000|10000000000|-2.25|-2.25|-0.01|f|NULL|ab|1969-12-31 23:59:59.5|1970-01-01 00:00:00"
+                                + "|1900-01-01|{2,3,NULL}|{NULL,\"x,y\",NULL}|{\"n\": 2, \"ok\": false, \"label\": null}"
+                                + "|[[2], [2, 2]]"),
+                rows);
+    }
+
+    /** Many changes over few keys, in several batches and checkpoints. */
+    private static String randomChanges(int n, long seed) {
+        Random random = new Random(seed);
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            long id = random.nextInt(500);
+            String op = random.nextInt(5) == 0 ? "d" : random.nextBoolean() ? "i" : "u";
+            out.append(change(op, id, op.equals("d") ? null : "n" + i, i));
+        }
+        return out.toString();
+    }
+
+    @Test
+    void replayingTheSameInputThreeTimesGivesTheSameTable() throws Exception {
+        String table = PgTestSupport.uniqueTable("replay");
+        String input = randomChanges(20_000, 42);
+        Path p = changes("replay", input, table, "create_table: true\nbatch_size: 777");
+        List<String> tables = new ArrayList<>();
+        for (int run = 0; run < 3; run++) {
+            // A fresh state dir each time: the whole input is replayed onto the table as left.
+            Result result = run(p, "state" + run);
+            assertEquals(0, result.code(), result.stderr());
+            tables.add(String.join("\n", PgTestSupport.rows("SELECT * FROM \"" + table + "\" ORDER BY id")));
+        }
+        assertFalse(tables.get(0).isEmpty());
+        assertEquals(tables.get(0), tables.get(1));
+        assertEquals(tables.get(0), tables.get(2));
+        // And the table is what applying the changes in order gives.
+        java.util.TreeMap<Long, String> expected = new java.util.TreeMap<>();
+        for (String line : input.split("\n")) {
+            var node = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
+            long id = node.get("id").asLong();
+            if (node.get("_op").asText().equals("d")) {
+                expected.remove(id);
+            } else {
+                expected.put(
+                        id,
+                        id + "|" + node.get("name").asText() + "|"
+                                + node.get("version").asInt());
+            }
+        }
+        assertEquals(String.join("\n", expected.values()), tables.get(0));
+    }
+
+    @Test
+    void aRefusedRowIsNamedAndFailsTheRunOrGoesToTheDeadLetter() throws Exception {
+        String table = PgTestSupport.uniqueTable("refused");
+        PgTestSupport.execute("CREATE TABLE \"" + table
+                + "\" (id bigint PRIMARY KEY, name varchar(5), version int CHECK (version >= 0))");
+        String input = change("i", 1, "ok", 1)
+                + change("i", 2, "much too long", 1)
+                + change("i", 3, "neg", -1)
+                + change("i", 4, "fine", 1);
+        Path failing = changes("failing", input, table, "");
+        Result failed = run(failing, "state1");
+        assertNotEquals(0, failed.code(), failed.stderr());
+        assertTrue(
+                failed.stderr().contains("table public." + table + ", column name, key id=2, value 'much too long'"),
+                failed.stderr());
+        assertTrue(failed.stderr().contains("value too long for type character varying(5)"), failed.stderr());
+        assertEquals(List.of("0"), PgTestSupport.rows("SELECT count(*) FROM \"" + table + "\""), "nothing committed");
+
+        // One row per flush: a refusal aborts the epoch's transaction, so the flushes before it are
+        // written again before the refused one goes row by row.
+        Path dead = changes(
+                "dead", input, table, "on_error: dead_letter\ndead_letter: refused.dead-letter.jsonl\nbatch_size: 1");
+        Result ok = run(dead, "state2");
+        assertEquals(0, ok.code(), ok.stderr());
+        assertEquals(
+                List.of("1|ok|1", "4|fine|1"),
+                PgTestSupport.rows("SELECT id, name, version FROM \"" + table + "\" ORDER BY id"));
+        List<String> letters = Files.readAllLines(dir.resolve("refused.dead-letter.jsonl"));
+        assertEquals(2, letters.size(), String.join("\n", letters));
+        assertTrue(letters.get(0).contains("column name, key id=2, value 'much too long'"), letters.get(0));
+        assertTrue(letters.get(1).contains("key id=3") && letters.get(1).contains("check constraint"), letters.get(1));
+    }
+
+    @Test
+    void validateLeavesTheDatabaseAlone() throws Exception {
+        String table = PgTestSupport.uniqueTable("validate");
+        Path p = changes("validate", change("i", 1, "a", 1), table, "create_table: true");
+        Result valid = sluice("validate", p.toString());
+        assertEquals(0, valid.code(), valid.stderr());
+        assertFalse(PgTestSupport.exists(table), "validate created no table");
+
+        PgTestSupport.execute("CREATE TABLE \"" + table + "\" (id bigint PRIMARY KEY, name text, version int)");
+        Result again = sluice("validate", p.toString());
+        assertEquals(0, again.code(), again.stderr());
+        assertEquals(List.of("0"), PgTestSupport.rows("SELECT count(*) FROM \"" + table + "\""));
+
+        // host/port/database instead of url reach the same server; both at once is an error.
+        java.net.URI uri = java.net.URI.create(PgTestSupport.url().substring("jdbc:".length()));
+        String byHost = "host: %s\nport: %d\ndatabase: %s"
+                .formatted(uri.getHost(), uri.getPort(), uri.getPath().substring(1));
+        Path hostPipeline = changes("host", "", table, byHost);
+        Files.writeString(hostPipeline, Files.readString(hostPipeline).replaceFirst("(?m)^    url: .*\n", ""));
+        Result host = sluice("validate", hostPipeline.toString());
+        assertEquals(0, host.code(), host.stderr());
+        Result both = sluice("validate", changes("both", "", table, byHost).toString());
+        assertEquals(2, both.code(), both.stderr());
+        assertTrue(both.stderr().contains("give either url or host/port/database, not both"), both.stderr());
+
+        // A table that does not match, or is missing without create_table, is an error at the node.
+        String other = PgTestSupport.uniqueTable("mismatch");
+        PgTestSupport.execute("CREATE TABLE \"" + other
+                + "\" (id bigint PRIMARY KEY, name text, version boolean, extra int NOT NULL)");
+        Result mismatch = sluice("validate", changes("mismatch", "", other, "").toString());
+        assertEquals(2, mismatch.code(), mismatch.stderr());
+        assertTrue(
+                mismatch.stderr().contains("column version is boolean in the table but integer in the input"),
+                mismatch.stderr());
+        assertTrue(
+                mismatch.stderr().contains("column extra is NOT NULL without a default but not in the input"),
+                mismatch.stderr());
+        Result missing = sluice(
+                "validate",
+                changes("missing", "", PgTestSupport.uniqueTable("none"), "").toString());
+        assertEquals(2, missing.code(), missing.stderr());
+        assertTrue(
+                missing.stderr().contains("does not exist") && missing.stderr().contains("create_table: true"),
+                missing.stderr());
+    }
+
+    @Test
+    void thePasswordNeverAppearsInErrors() throws Exception {
+        String table = PgTestSupport.uniqueTable("secret");
+        String url = PgTestSupport.url().replace("127.0.0.1", "127.0.0.1").replaceFirst(":\\d+/", ":1/");
+        Path p = write("secret.yaml", """
+                sources:
+                  in: {type: file, path: x.jsonl, schema: {id: bigint}}
+                sinks:
+                  db: {type: postgres, from: in, url: "%s", user: postgres, password: "s3cr3t-pw", table: %s, primary_key: id}
+                """.formatted(url, table));
+        write("x.jsonl", "{\"id\": 1}\n");
+        Result r = sluice("validate", p.toString());
+        assertEquals(2, r.code(), r.stderr());
+        assertTrue(r.stderr().contains("cannot reach PostgreSQL at"), r.stderr());
+        assertFalse(r.stderr().contains("s3cr3t-pw"), r.stderr());
+    }
+}
