@@ -263,7 +263,7 @@ unsafe fn import_fixed_width(
     // SAFETY: values is readable for `end` values (this function's contract), so the address
     // `offset` values in is inside that memory.
     let first = unsafe { values.add(offset * width) };
-    if (first.as_ptr() as usize) % width.min(16) != 0 {
+    if !(first.as_ptr() as usize).is_multiple_of(width.min(16)) {
         return Err(out); // arrow-rs copies misaligned buffers; let it
     }
     if validity.is_null() && null_count > 0 {
