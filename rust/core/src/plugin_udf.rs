@@ -169,8 +169,8 @@ impl ScalarUDFImpl for PluginFunction {
             }
         }
         // Borrowed by the plugin for the call; dropping them afterwards releases them.
-        let mut exported: Vec<FFI_ArrowArray> = arrays.iter().map(|a| FFI_ArrowArray::new(&a.to_data())).collect();
-        let mut pointers: Vec<*mut ArrowArray> = exported.iter_mut().map(|a| (a as *mut FFI_ArrowArray).cast::<ArrowArray>()).collect();
+        let mut exported = Exported(arrays.iter().map(export_argument).collect());
+        let mut pointers: Vec<*mut ArrowArray> = exported.0.iter_mut().map(|a| a as *mut ArrowArray).collect();
         let mut out = FFI_ArrowArray::empty();
         let mut error: *mut c_char = std::ptr::null_mut();
         // SAFETY: the descriptor is valid while any transform using it lives (Functions::add's
@@ -214,6 +214,85 @@ impl ScalarUDFImpl for PluginFunction {
             return exec_err!("{}: returned {} values for {rows} rows", self.name, result.len());
         }
         Ok(ColumnarValue::Array(result))
+    }
+}
+
+/// The argument structs of one call; dropping them releases those the plugin did not move out.
+struct Exported(Vec<ArrowArray>);
+
+impl Drop for Exported {
+    fn drop(&mut self) {
+        for array in &mut self.0 {
+            if let Some(release) = array.release {
+                // SAFETY: an unreleased struct this module exported (export_argument), released once.
+                unsafe { release(array) };
+            }
+        }
+    }
+}
+
+/// What a directly exported argument's struct keeps alive until its release.
+struct ArgumentBuffers {
+    _array: ArrayRef,
+    pointers: [*const c_void; 2],
+}
+
+/// The `release` of an argument exported by [`export_argument`]'s direct path.
+///
+/// # Safety
+/// `array` is a struct written by that path (or moved from one), released at most once.
+unsafe extern "C" fn release_argument(array: *mut ArrowArray) {
+    // SAFETY: a valid struct (this function's contract).
+    let array = unsafe { &mut *array };
+    if array.release.is_some() {
+        // SAFETY: private_data is the Box export_argument leaked for this struct, freed once here.
+        drop(unsafe { Box::from_raw(array.private_data.cast::<ArgumentBuffers>()) });
+        array.release = None;
+        array.private_data = std::ptr::null_mut();
+    }
+}
+
+/// An argument as a C struct for the call. A fixed-width primitive array (not empty, its
+/// validity bitmap, if it has nulls, starting on a byte) is written directly: its buffers are
+/// the array's own, kept alive by one boxed `ArrayRef` until the struct's release, which may
+/// come after the call when the plugin moves the struct out (an identity). arrow-rs's
+/// `to_data` + `FFI_ArrowArray::new` clone the array data and allocate four times per argument
+/// (~1 600 instructions a call, callgrind). Everything else goes through arrow-rs.
+fn export_argument(array: &ArrayRef) -> ArrowArray {
+    let values: &dyn Array = array.as_ref();
+    let direct: Option<*const u8> = arrow::array::downcast_primitive_array!(
+        values => Some(values.values().inner().as_ptr()),
+        _ => None
+    );
+    let nulls = array.nulls().filter(|n| n.null_count() > 0);
+    match (direct, nulls) {
+        (Some(values), nulls) if !array.is_empty() && nulls.is_none_or(|n| n.offset() % 8 == 0) => {
+            let (validity, null_count) = match nulls {
+                // SAFETY: the bitmap holds offset + len bits; a whole number of bytes in is inside it.
+                Some(n) => (unsafe { n.buffer().as_ptr().add(n.offset() / 8) }, n.null_count()),
+                None => (std::ptr::null(), 0),
+            };
+            let mut keep = Box::new(ArgumentBuffers { _array: array.clone(), pointers: [validity.cast(), values.cast()] });
+            let buffers = keep.pointers.as_mut_ptr();
+            ArrowArray {
+                length: array.len() as i64,
+                null_count: null_count as i64,
+                offset: 0,
+                n_buffers: 2,
+                n_children: 0,
+                buffers,
+                children: std::ptr::null_mut(),
+                dictionary: std::ptr::null_mut(),
+                release: Some(release_argument),
+                private_data: Box::into_raw(keep).cast(),
+            }
+        }
+        _ => {
+            let exported = FFI_ArrowArray::new(&array.to_data());
+            // SAFETY: FFI_ArrowArray is the C Data Interface struct, which ArrowArray mirrors
+            // field for field; its release takes the struct by pointer either way.
+            unsafe { std::mem::transmute::<FFI_ArrowArray, ArrowArray>(exported) }
+        }
     }
 }
 
@@ -391,6 +470,19 @@ mod tests {
         t.push(0, batch.slice(0, 3)).unwrap();
         let out = t.next_output().unwrap();
         assert_eq!(out.column(0).as_primitive::<Int64Type>().iter().collect::<Vec<_>>(), vec![Some(2), Some(10)]);
+        // Nulls at a bit offset that is not a whole byte (arrow-rs's export) and at one that is
+        // (the direct export moves the bitmap pointer).
+        let long: Int64Array = (0..20).map(|v| if v % 3 == 0 { None } else { Some(100 + v) }).collect();
+        let long = RecordBatch::try_new(schema.clone(), vec![Arc::new(long)]).unwrap();
+        // No WHERE here: a filter would copy the rows and drop the nulls before the call.
+        let mut all = SqlTransform::with_functions("SELECT twice(x) AS y FROM s", vec![("s".into(), schema.clone())], &[], &functions).unwrap();
+        for start in [1, 8] {
+            all.push(0, long.slice(start, 12)).unwrap();
+            let out = all.next_output().unwrap();
+            assert_eq!(out.column(0).null_count(), 4, "slice at {start}");
+            let expected: Vec<Option<i64>> = (start as i64..start as i64 + 12).map(|v| if v % 3 == 0 { None } else { Some(2 * (100 + v)) }).collect();
+            assert_eq!(out.column(0).as_primitive::<Int64Type>().iter().collect::<Vec<_>>(), expected, "slice at {start}");
+        }
         let bad = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![13]))]).unwrap();
         let error = t.push(0, bad).unwrap_err();
         assert!(error.message.contains("twice: 13 is unlucky"), "{}", error.message);
