@@ -94,8 +94,11 @@ public class CallShapeBenchmark {
             downcall("sluice_bench_two_pointers", TWO_POINTERS_DESC, Linker.Option.critical(false));
     private static final MethodHandle UPCALL = downcall("sluice_bench_upcall", UPCALL_DESC);
 
-    /** Loads libsluice_bench.so from the class path (extracted once, as the core is) for JNI and FFM alike. */
-    private static Path loadLibrary() {
+    /**
+     * Loads libsluice_bench.so from the class path (extracted once, as the core is) for JNI and FFM
+     * alike; UdfBenchmark loads it too (a second load in the same class loader does nothing).
+     */
+    static Path loadLibrary() {
         String name = System.mapLibraryName("sluice_bench");
         String resource = "/native/linux-x86_64/" + name;
         URL url = CallShapeBenchmark.class.getResource(resource);

@@ -263,7 +263,9 @@ public final class DirectExport {
 
     /**
      * The vector's null count, from its validity bitmap read as a segment: Arrow Java's own
-     * {@code getNullCount} checks bounds and the buffer's reference count on every word.
+     * {@code getNullCount} checks bounds and the buffer's reference count on every word. Most
+     * bitmaps are all ones: the leading 0xff bytes are skipped by a vectorized comparison with
+     * {@link #ONES} (the JDK's mismatch intrinsic), and only the rest is counted bit by bit.
      */
     static int nullCount(FieldVector vector) {
         int count = vector.getValueCount();
@@ -273,16 +275,33 @@ public final class DirectExport {
             return vector.getNullCount();
         }
         MemorySegment bits = MemorySegment.ofAddress(validity.memoryAddress()).reinterpret(bytes);
-        int words = count / 64;
-        int set = 0;
-        for (int w = 0; w < words; w++) {
-            set += Long.bitCount(bits.get(JAVA_LONG_UNALIGNED, 8L * w));
+        long whole = count >>> 3; // bytes whose 8 bits are all values
+        long at = 0;
+        while (at < whole) {
+            long span = Math.min(whole - at, ONES.byteSize());
+            long differs = MemorySegment.mismatch(bits, at, at + span, ONES, 0, span);
+            if (differs >= 0) {
+                at += differs;
+                break;
+            }
+            at += span;
         }
-        for (int bit = words * 64; bit < count; bit++) {
-            set += (bits.get(JAVA_BYTE, bit >>> 3) >>> (bit & 7)) & 1;
+        long set = 8 * at; // every bit before `at` is set
+        for (; at + 8 <= whole; at += 8) {
+            set += Long.bitCount(bits.get(JAVA_LONG_UNALIGNED, at));
         }
-        return count - set;
+        for (; at < whole; at++) {
+            set += Integer.bitCount(bits.get(JAVA_BYTE, at) & 0xff);
+        }
+        int tail = count & 7;
+        if (tail != 0) {
+            set += Integer.bitCount(bits.get(JAVA_BYTE, whole) & ((1 << tail) - 1));
+        }
+        return count - (int) set;
     }
+
+    /** 0xff bytes to compare validity bitmaps with (64 Ki rows' worth; longer bitmaps in spans). */
+    private static final MemorySegment ONES = Arena.global().allocate(8192, 8).fill((byte) -1);
 
     private static int writeBuffers(
             Owner owner, byte layout, FieldVector vector, int nulls, MemorySegment block, long at) {

@@ -98,6 +98,21 @@ public final class JavaFunction {
         }
     }
 
+    /**
+     * The function's {@code invoke} for a native caller other than the upcall stub (the
+     * benchmarks' JNI callback), with the ABI's arguments as addresses: {@code args} points to the
+     * argument {@code ArrowArray} pointers, {@code out} to the result struct, {@code error} to the
+     * message pointer. Returns the plugin status, as the upcall does; never throws.
+     */
+    public int invoke(long args, long rows, long out, long error) {
+        return invoke(
+                MemorySegment.NULL,
+                MemorySegment.ofAddress(args),
+                rows,
+                MemorySegment.ofAddress(out),
+                MemorySegment.ofAddress(error));
+    }
+
     /** The upcall: never throws into native code; a failure is a status and a malloc'ed message. */
     private int invoke(MemorySegment state, MemorySegment args, long rows, MemorySegment out, MemorySegment error) {
         UPCALLS.incrementAndGet();

@@ -285,6 +285,39 @@ class DirectExportTest {
     }
 
     @Test
+    void nullCountsAgreeWhenTheOnlyNullsComeLate() {
+        // The count skips leading all-valid bytes in spans of 64 Ki rows: nulls after long valid
+        // runs, in the last partial byte, across a span boundary and in later spans.
+        int[][] cases = {
+            {9, 8},
+            {15, 14},
+            {64, 63},
+            {65, 64},
+            {4097, 4096},
+            {65536, 65535},
+            {65537, 65536},
+            {70000, 65535, 65536, 69999},
+            {140000, 7, 131071, 131072, 139999},
+            {200000}
+        };
+        for (int[] c : cases) {
+            int rows = c[0];
+            try (IntVector v = new IntVector("v", allocator)) {
+                v.allocateNew(rows);
+                for (int r = 0; r < rows; r++) {
+                    v.set(r, r);
+                }
+                for (int i = 1; i < c.length; i++) {
+                    v.setNull(c[i]);
+                }
+                v.setValueCount(rows);
+                assertEquals(c.length - 1, v.getNullCount());
+                assertEquals(v.getNullCount(), DirectExport.nullCount(v), rows + " rows, nulls " + Arrays.toString(c));
+            }
+        }
+    }
+
+    @Test
     void theCoreReferencesTheVectorsOwnBuffers() {
         Schema schema = new Schema(List.of(
                 Field.notNullable("id", new ArrowType.Int(64, true)), Field.nullable("name", ArrowType.Utf8.INSTANCE)));

@@ -29,6 +29,8 @@ class ProductionLibraryExportsTest {
             "sluice_bench_two_pointers",
             "sluice_bench_upcall",
             "Java_dev_sluice_benchmarks_CallShapeBenchmark_00024Jni_noop",
+            "sluice_bench_jni_udf_invoke",
+            "Java_dev_sluice_benchmarks_UdfBenchmark_00024Jni_register",
             "sluice_debug_live_bytes");
 
     /** The copy of the core next to NativeLibrary's own class: the bridge module's, the one sluice.jar ships. */
