@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kafka_bench import BID_SCHEMA, QUERIES, ROOT, sh, sluice
+from kafka_bench import BID_SCHEMA, QUERIES, ROOT, load_bids, sh
 
 
 def sluice_measured(pipeline_yaml, workdir):
@@ -104,18 +104,7 @@ def main():
     topic = f"delivery-bids-{stamp.lower()}"
     sh("bash", "ci/kafka.sh", "topics", "create", topic, "--partitions", "1")
 
-    load = work / "load.yaml"
-    load.write_text(f"""name: delivery-load
-sources:
-  bid: {{type: generator, entity: bid, count: {(events * 50 + 45) // 46}, seed: 1}}
-transforms:
-  bids: {{type: sql, sql: "SELECT * FROM bid"}}
-sinks:
-  out: {{type: kafka, from: bids, topic: {topic}, bootstrap_servers: "{servers}"}}
-""")
-    loaded = sluice(load, work)
-    n = loaded["records_out"]
-    print(f"loaded {n:,} bid events into {topic} in {loaded['seconds']:.1f} s", file=sys.stderr)
+    n = load_bids(servers, topic, events, work)
 
     runs = {c: [] for c in CONFIGS}
     for rep in range(repeats):

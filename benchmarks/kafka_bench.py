@@ -58,6 +58,23 @@ def sluice(pipeline_yaml, workdir, state_arg=None):
     return json.loads(summary.read_text())
 
 
+def load_bids(servers, topic, events, work):
+    """Writes about EVENTS Nexmark bids (JSON, seed 1) into `topic` with Sluice's own generator
+    (46 of every 50 events are bids); returns how many were written."""
+    load = work / "load.yaml"
+    load.write_text(f"""name: bench-load
+sources:
+  bid: {{type: generator, entity: bid, count: {(events * 50 + 45) // 46}, seed: 1}}
+transforms:
+  bids: {{type: sql, sql: "SELECT * FROM bid"}}
+sinks:
+  out: {{type: kafka, from: bids, topic: {topic}, bootstrap_servers: "{servers}"}}
+""")
+    loaded = sluice(load, work)
+    print(f"loaded {loaded['records_out']:,} bid events into {topic} in {loaded['seconds']:.1f} s", file=sys.stderr)
+    return loaded["records_out"]
+
+
 def query_pipeline(path, name, servers, topic, group, sql, out):
     """Writes a bounded kafka source -> sql -> kafka sink pipeline to `path`."""
     path.write_text(f"""name: {name}
@@ -121,19 +138,7 @@ def main():
     topic = f"bench-bids-{stamp.lower()}"
     sh("bash", "ci/kafka.sh", "topics", "create", topic, "--partitions", "1")
 
-    # Load: EVENTS bids from the Nexmark generator (46 of every 50 events are bids).
-    load = work / "load.yaml"
-    load.write_text(f"""name: bench-load
-sources:
-  bid: {{type: generator, entity: bid, count: {(events * 50 + 45) // 46}, seed: 1}}
-transforms:
-  bids: {{type: sql, sql: "SELECT * FROM bid"}}
-sinks:
-  out: {{type: kafka, from: bids, topic: {topic}, bootstrap_servers: "{servers}"}}
-""")
-    loaded = sluice(load, work)
-    n = loaded["records_out"]
-    print(f"loaded {n:,} bid events into {topic} in {loaded['seconds']:.1f} s", file=sys.stderr)
+    n = load_bids(servers, topic, events, work)
 
     repeats = int(os.environ.get("KAFKA_BENCH_REPEATS", "3"))
     rows = []
