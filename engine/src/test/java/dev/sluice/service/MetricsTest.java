@@ -134,11 +134,28 @@ class MetricsTest {
             assertTrue(
                     p99 != null && p99 >= 0 && p99 < 30, "p99 latency of a file read just now: " + p99 + "\n" + text);
             assertTrue(
-                    sample(text, "sluice_sink_latency_seconds", Map.of("node", "out", "quantile", "1.0")) >= p99, text);
+                    sample(
+                                    text,
+                                    "sluice_sink_latency_seconds",
+                                    Map.of("pipeline", "counted", "node", "out", "quantile", "1.0"))
+                            >= p99,
+                    text);
             assertEquals(null, sample(text, "sluice_sink_latency_seconds", even), "only sinks have a latency");
             // Rows per batch (the file source reads batches of 100, the filter keeps half) and own time.
-            assertEquals(100.0, sample(text, "sluice_node_batch_rows", Map.of("node", "src", "quantile", "0.5")), text);
-            assertEquals(50.0, sample(text, "sluice_node_batch_rows", Map.of("node", "out", "quantile", "1.0")), text);
+            assertEquals(
+                    100.0,
+                    sample(
+                            text,
+                            "sluice_node_batch_rows",
+                            Map.of("pipeline", "counted", "node", "src", "quantile", "0.5")),
+                    text);
+            assertEquals(
+                    50.0,
+                    sample(
+                            text,
+                            "sluice_node_batch_rows",
+                            Map.of("pipeline", "counted", "node", "out", "quantile", "1.0")),
+                    text);
             assertTrue(sample(text, "sluice_node_processing_seconds_total", even) > 0, text);
             assertTrue(
                     Pattern.compile("^sluice_native_handles [0-9.E]+$", Pattern.MULTILINE)
