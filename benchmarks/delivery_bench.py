@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kafka_bench import BID_SCHEMA, QUERIES, ROOT, load_bids, sh
+from kafka_bench import QUERIES, ROOT, load_bids, query_pipeline, sh
 
 
 def sluice_measured(pipeline_yaml, workdir):
@@ -52,23 +52,8 @@ CONFIGS = [(d, i) for i in ("1s", "10s") for d in ("at_least_once", "exactly_onc
 
 
 def throughput_pipeline(path, servers, topic, group, out, delivery, interval):
-    path.write_text(f"""name: delivery-bench
-delivery: {delivery}
-checkpoint: {{interval: {interval}}}
-sources:
-  bid:
-    type: kafka
-    topic: {topic}
-    group_id: {group}
-    bootstrap_servers: "{servers}"
-    schema: {BID_SCHEMA}
-    bounded: true
-transforms:
-  result: {{type: sql, sql: "{QUERIES['q0']}"}}
-sinks:
-  out: {{type: kafka, from: result, topic: {out}, bootstrap_servers: "{servers}"}}
-""")
-    return path
+    return query_pipeline(path, "delivery-bench", servers, topic, group, QUERIES["q0"], out,
+                          f"delivery: {delivery}\ncheckpoint: {{interval: {interval}}}\n")
 
 
 def latency_pipeline(path, servers, topic, group, out, delivery, interval):

@@ -75,10 +75,11 @@ sinks:
     return loaded["records_out"]
 
 
-def query_pipeline(path, name, servers, topic, group, sql, out):
-    """Writes a bounded kafka source -> sql -> kafka sink pipeline to `path`."""
+def query_pipeline(path, name, servers, topic, group, sql, out, settings=""):
+    """Writes a bounded kafka source -> sql -> kafka sink pipeline to `path`; `settings` are more
+    top-level lines (e.g. delivery and checkpoint)."""
     path.write_text(f"""name: {name}
-sources:
+{settings}sources:
   bid:
     type: kafka
     topic: {topic}

@@ -382,19 +382,11 @@ class ExactlyOnceKafkaTest {
      * the time is up, then 3 s more for anything late; checks each row's values against its id.
      */
     private static Verified readCommitted(String servers, String topic, int n, Duration within) throws IOException {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, "verify-" + UUID.randomUUID());
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
         byte[] seen = new byte[n];
         long records = 0;
         long distinct = 0;
         long duplicates = 0;
-        try (KafkaConsumer<byte[], byte[]> consumer =
-                new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            consumer.subscribe(List.of(topic));
+        try (KafkaConsumer<byte[], byte[]> consumer = readCommittedFromStart(servers, topic)) {
             long deadline = System.nanoTime() + within.toNanos();
             long graceEnd = Long.MAX_VALUE;
             while (System.nanoTime() < Math.min(deadline, graceEnd)) {
@@ -419,17 +411,24 @@ class ExactlyOnceKafkaTest {
         return new Verified(records, distinct, duplicates);
     }
 
-    /** The dead-letter topic holds each bad record once, read committed (its writes join the transactions). */
-    private static void assertDeadLettersExactlyOnce(String servers, String topic, int poison) {
+    /** A consumer of {@code topic} from its start that sees only committed transactions (a fresh group). */
+    private static KafkaConsumer<byte[], byte[]> readCommittedFromStart(String servers, String topic) {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, "verify-" + UUID.randomUUID());
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+        KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        consumer.subscribe(List.of(topic));
+        return consumer;
+    }
+
+    /** The dead-letter topic holds each bad record once, read committed (its writes join the transactions). */
+    private static void assertDeadLettersExactlyOnce(String servers, String topic, int poison) {
         List<String> values = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer =
-                new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            consumer.subscribe(List.of(topic));
+        try (KafkaConsumer<byte[], byte[]> consumer = readCommittedFromStart(servers, topic)) {
             long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (System.nanoTime() < end) {
                 consumer.poll(Duration.ofMillis(200))
