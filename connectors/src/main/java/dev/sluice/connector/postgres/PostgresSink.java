@@ -52,22 +52,25 @@ import org.postgresql.util.ServerErrorMessage;
  * target's column types, then one {@code INSERT … SELECT … ON CONFLICT (key) DO UPDATE} and one
  * {@code DELETE … USING} apply it (with a TRUNCATE of the temporary table, in one round trip).
  *
- * <p>Why COPY: measured on the project's PostgreSQL 15 (ci/postgres.sh, 2 shared vCPUs, 200 000
- * rows of bigint, text, double, timestamp per run, 5 runs, medians, rows/s), against multi-row
- * {@code INSERT … VALUES (…), … ON CONFLICT} statements of 1 000 rows, with the values bound as
- * text ({@code ?::bigint}, as this sink holds them) or as typed parameters:
+ * <p>Why COPY: measured on the project's PostgreSQL 15 (ci/postgres.sh, 2 shared vCPUs) by
+ * benchmarks/postgres/WriteStrategyBench.java: 200 000 rows of bigint, text, double, timestamp
+ * per run against multi-row {@code INSERT … VALUES (…), … ON CONFLICT} statements of 1 000 rows,
+ * with the values bound as text ({@code ?::bigint}, as this sink holds them) or as typed
+ * parameters. Medians of the 5 rounds in
+ * benchmarks/results/postgres-write-strategy-20261202T035400Z.txt, rows/s:
  *
  * <pre>
  * flush size   COPY + INSERT…SELECT    multi-row, text    multi-row, typed
  *              insert   upsert         insert   upsert    insert   upsert
- * 10 000       154 k    92 k           107 k    74 k      134 k    99 k
+ * 10 000       154 k    90 k           107 k    74 k      123 k    96 k
  *  1 000        66 k    60 k            74 k    55 k      128 k    85 k
  * </pre>
  *
- * At the default flush size (10 000 keys) COPY is the fastest way for text values and even with
- * typed binding; at 1 000-row flushes typed multi-row statements are ~1.9× faster for inserts
- * (COPY's fixed cost per flush: the COPY round trip and the TRUNCATE), which small epochs would
- * feel. (The numbers vary ±30 % between runs on these shared machines.)
+ * At the default flush size (10 000 keys) COPY is the fastest for inserts and for text-bound
+ * values; typed multi-row upserts were within the spread (96 k against 90 k); at 1 000-row
+ * flushes typed multi-row statements are ~1.9× faster for inserts (COPY's fixed cost per flush:
+ * the COPY round trip and the TRUNCATE), which small epochs would feel. (Rounds of one strategy
+ * vary by up to ±30 % on these shared machines.)
  *
  * <p>Every flush of an epoch runs in the epoch's transaction, which commits in {@link #onBarrier};
  * the flushed rows are kept until then, so a connection lost mid-epoch is recovered by
