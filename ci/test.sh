@@ -54,6 +54,12 @@ bash ci/postgres.sh restart --fresh
 SLUICE_PG_URL=$(bash ci/postgres.sh url)
 export SLUICE_PG_URL
 
+echo "== Browser and terminal for the inspect UI tests: Debian's chromium + chromium-driver, tmux (ci/ui-tools.sh)"
+eval "$(bash ci/ui-tools.sh ensure)"
+export SLUICE_CHROMIUM="$CHROMIUM" SLUICE_CHROMEDRIVER="$CHROMEDRIVER"
+# Here a missing browser or tmux fails those tests instead of skipping them.
+export SLUICE_UI_TESTS_REQUIRED=1
+
 echo "== Java: mvn verify (builds the native core into the JAR, runs the JUnit suites)"
 mvn -B -ntp verify
 

@@ -44,6 +44,10 @@ pub struct EncodeOptions {
     /// Avro: the writer schema (JSON text); absent means derived from the columns.
     #[serde(default)]
     pub avro_schema: Option<String>,
+    /// Encode only the first rows, at most this many (the inspect sampler takes a few rows of a
+    /// batch of thousands).
+    #[serde(default)]
+    pub max_rows: Option<usize>,
 }
 
 /// Encoded rows: one slab, and optionally per-row offsets and keys.
@@ -58,6 +62,14 @@ pub struct Encoded {
 
 /// Encodes a batch with record offsets and keys as `options` asks.
 pub fn encode_records(batch: &RecordBatch, options: &EncodeOptions) -> Result<Encoded> {
+    let limited;
+    let batch = match options.max_rows {
+        Some(max) if max < batch.num_rows() => {
+            limited = batch.slice(0, max); // zero-copy: shares the buffers
+            &limited
+        }
+        _ => batch,
+    };
     let values = if options.exclude_columns.is_empty() {
         batch.clone()
     } else {
@@ -392,6 +404,7 @@ mod tests {
             key_columns: vec!["id".into()],
             exclude_columns: vec![],
             avro_schema: None,
+            max_rows: None,
         };
         let out = encode_records(&batch, &options).unwrap();
         let record = |i: usize| &out.bytes[out.offsets[i] as usize..out.offsets[i + 1] as usize - 1];
@@ -407,6 +420,18 @@ mod tests {
         let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![7])), Arc::new(StringArray::from(vec!["d"]))]).unwrap();
         let options = EncodeOptions { record_offsets: true, exclude_columns: vec!["_op".into()], ..EncodeOptions::default() };
         assert_eq!(encode_records(&batch, &options).unwrap().bytes, b"{\"id\":7}\n");
+    }
+
+    #[test]
+    fn max_rows_encodes_only_the_first_rows() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![1, 2, 3]))]).unwrap();
+        let options = EncodeOptions { record_offsets: true, key_columns: vec!["id".into()], max_rows: Some(2), ..EncodeOptions::default() };
+        let out = encode_records(&batch, &options).unwrap();
+        assert_eq!(out.bytes, b"{\"id\":1}\n{\"id\":2}\n");
+        assert_eq!((out.offsets.len(), out.key_offsets.len()), (3, 3));
+        let all = EncodeOptions { record_offsets: true, max_rows: Some(5), ..EncodeOptions::default() };
+        assert_eq!(encode_records(&batch, &all).unwrap().offsets.len(), 4);
     }
 
     #[test]

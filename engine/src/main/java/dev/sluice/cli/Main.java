@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
             ServiceCommands.ListPipelines.class,
             ServiceCommands.Status.class,
             ServiceCommands.Logs.class,
+            InspectCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class Main implements java.util.concurrent.Callable<Integer> {

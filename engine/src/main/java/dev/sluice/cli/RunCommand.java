@@ -1,6 +1,7 @@
 package dev.sluice.cli;
 
 import dev.sluice.config.StageTypes;
+import dev.sluice.observe.Inspections;
 import dev.sluice.observe.Metrics;
 import dev.sluice.observe.PipelineMetrics;
 import dev.sluice.observe.Progress;
@@ -41,6 +42,14 @@ final class RunCommand implements Callable<Integer> {
             description =
                     "Serve the run's metrics (Prometheus text format) at http://127.0.0.1:PORT/metrics (0: any free port).")
     Integer metricsPort;
+
+    @picocli.CommandLine.Option(
+            names = "--inspect-port",
+            paramLabel = "PORT",
+            description = "Serve live inspection of the run at http://127.0.0.1:PORT/inspect/NAME (web page; also"
+                    + " what 'sluice inspect' reads) and its metrics at /metrics (0: any free port). With"
+                    + " --metrics-port too, give both the same port.")
+    Integer inspectPort;
 
     /**
      * With {@code SLUICE_SUMMARY_JSON=FILE}, writes the run's totals as JSON for scripts (the
@@ -168,18 +177,29 @@ final class RunCommand implements Callable<Integer> {
         }
         PipelineMetrics metrics = null;
         ServiceApi.MetricsEndpoint endpoint = null;
-        if (metricsPort != null || Metrics.otlpEnabled()) {
+        Integer port = inspectPort != null ? inspectPort : metricsPort;
+        if (metricsPort != null && inspectPort != null && !metricsPort.equals(inspectPort)) {
+            lanes.close();
+            System.err.println("error: --metrics-port and --inspect-port are served by one server: give them the same"
+                    + " port, or only one of them");
+            return Main.EXIT_USAGE;
+        }
+        Inspections.Registration inspection = Inspections.register(
+                new Inspections.View(pipeline.name(), pipeline.graph(), pipeline.stats(), lanes::lag));
+        if (port != null || Metrics.otlpEnabled()) {
             try {
                 metrics = Metrics.register(pipeline.name(), pipeline.stats(), lanes::lag);
-                if (metricsPort != null) {
-                    endpoint = ServiceApi.startMetricsOnly("127.0.0.1", metricsPort);
+                if (port != null) {
+                    endpoint = ServiceApi.startForRun("127.0.0.1", port);
                     System.err.printf(
-                            "[%s] metrics at http://127.0.0.1:%d/metrics%n", pipeline.name(), endpoint.port());
+                            "[%s] metrics at http://127.0.0.1:%d/metrics, inspect at http://127.0.0.1:%d/inspect/%s%n",
+                            pipeline.name(), endpoint.port(), endpoint.port(), pipeline.name());
                 }
             } catch (RuntimeException e) {
                 Metrics.unregister(metrics);
+                inspection.close();
                 lanes.close();
-                options.report(System.err, "error: cannot serve metrics on port " + metricsPort + ": ", e);
+                options.report(System.err, "error: cannot serve metrics and inspection on port " + port + ": ", e);
                 return Main.EXIT_CONFIG;
             }
         }
@@ -205,6 +225,7 @@ final class RunCommand implements Callable<Integer> {
             if (endpoint != null) {
                 endpoint.close();
             }
+            inspection.close();
             Metrics.unregister(metrics);
         }
     }

@@ -70,6 +70,53 @@ final class ServiceClient {
         return send("DELETE", path, null);
     }
 
+    /**
+     * Reads the server-sent events at {@code path} until the stream ends or {@code onEvent}
+     * returns false; each event's name and data go to {@code onEvent}. Returns the HTTP status
+     * (200 for a stream that ran).
+     */
+    int events(String path, java.util.function.BiPredicate<String, String> onEvent) {
+        HttpRequest.Builder request =
+                HttpRequest.newBuilder(server.resolve(path)).header("Accept", "text/event-stream");
+        if (token != null) {
+            request.header("Authorization", "Bearer " + token);
+        }
+        HttpResponse<java.util.stream.Stream<String>> response;
+        try {
+            response = http.send(request.build(), HttpResponse.BodyHandlers.ofLines());
+        } catch (IOException e) {
+            throw new UnreachableException("cannot reach the Sluice server at " + server + ": " + e
+                    + ". Point at it with --server URL (a `run --inspect-port PORT`: http://127.0.0.1:PORT).");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UnreachableException("interrupted while waiting for " + server);
+        }
+        if (response.statusCode() != 200) {
+            response.body().close();
+            return response.statusCode();
+        }
+        try (java.util.stream.Stream<String> lines = response.body()) {
+            String event = "message";
+            java.util.Iterator<String> it = lines.iterator();
+            while (it.hasNext()) {
+                String line = it.next();
+                if (line.startsWith("event:")) {
+                    event = line.substring("event:".length()).strip();
+                } else if (line.startsWith("data:")) {
+                    if (!onEvent.test(event, line.substring("data:".length()).strip())) {
+                        break;
+                    }
+                } else if (line.isEmpty()) {
+                    event = "message";
+                }
+            }
+        } catch (java.io.UncheckedIOException e) {
+            throw new UnreachableException(
+                    "lost the connection to " + server + ": " + e.getCause().getMessage());
+        }
+        return 200;
+    }
+
     private Answer send(String method, String path, String body) {
         HttpRequest.Builder request = HttpRequest.newBuilder(server.resolve(path))
                 .timeout(REQUEST_TIMEOUT)

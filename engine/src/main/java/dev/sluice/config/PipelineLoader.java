@@ -33,7 +33,16 @@ public final class PipelineLoader {
      * so that a misspelt block is not silently ignored.
      */
     public static final List<String> TOP_LEVEL_KEYS = List.of(
-            "name", "checkpoint", "restart", "delivery", PathPolicy.KEY, PLUGINS, "sources", "transforms", "sinks");
+            "name",
+            "checkpoint",
+            "restart",
+            "delivery",
+            "inspect",
+            PathPolicy.KEY,
+            PLUGINS,
+            "sources",
+            "transforms",
+            "sinks");
 
     static final String TYPE = "type";
     static final String FROM = "from";

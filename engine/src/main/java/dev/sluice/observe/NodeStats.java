@@ -17,9 +17,18 @@ public final class NodeStats {
     private final RecentValues batchRows = new RecentValues();
     /** Time spent in the node's own calls, without the downstream nodes they deliver to. */
     private final LongAdder processingNanos = new LongAdder();
+    /** A few of the rows the node emitted (sinks: received), for live inspection. */
+    private final RowSamples samples;
+    /** When the node last emitted (sinks: received) a batch, epoch ms; 0 before the first. */
+    private volatile long lastBatchMillis;
 
-    public NodeStats(String node) {
+    public NodeStats(String node, RowSamples samples) {
         this.node = node;
+        this.samples = samples;
+    }
+
+    public RowSamples samples() {
+        return samples;
     }
 
     public String node() {
@@ -34,11 +43,18 @@ public final class NodeStats {
         rowsOut.add(rows);
         batchesOut.increment();
         batchRows.record(rows);
+        lastBatchMillis = System.currentTimeMillis();
+    }
+
+    /** When the node last emitted (sinks: received) a batch, epoch ms; 0 before the first. */
+    public long lastBatchMillis() {
+        return lastBatchMillis;
     }
 
     /** A sink received a batch of {@code rows}: its batch sizes (sinks emit none). */
     public void addSinkBatch(long rows) {
         batchRows.record(rows);
+        lastBatchMillis = System.currentTimeMillis();
     }
 
     public RecentValues batchRows() {

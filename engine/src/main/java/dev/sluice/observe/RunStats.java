@@ -15,9 +15,14 @@ public final class RunStats {
     private final CheckpointStats checkpoints = new CheckpointStats();
     private volatile long firstRecordMillis;
 
-    public RunStats(List<String> allNodes, List<String> sources, List<String> sinks) {
+    /**
+     * Counters for the nodes {@code allNodes}; each node samples up to {@code sampleRows} rows
+     * per {@code sampleWindowNanos} of its output for the inspector (0: none).
+     */
+    public RunStats(
+            List<String> allNodes, List<String> sources, List<String> sinks, int sampleRows, long sampleWindowNanos) {
         for (String n : allNodes) {
-            nodes.put(n, new NodeStats(n));
+            nodes.put(n, new NodeStats(n, new RowSamples(sampleRows, sampleWindowNanos)));
         }
         this.sources = List.copyOf(sources);
         this.sinks = List.copyOf(sinks);

@@ -9,6 +9,7 @@ import dev.sluice.config.ParsedConfig;
 import dev.sluice.config.PipelineLoader;
 import dev.sluice.config.PipelineSpec;
 import dev.sluice.config.StageTypes;
+import dev.sluice.observe.Inspections;
 import dev.sluice.observe.RunStats;
 import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
@@ -44,6 +45,7 @@ public final class Pipeline implements AutoCloseable {
     private final CheckpointSettings checkpoint;
     private final RestartPolicy restart;
     private final DeliverySetting delivery;
+    private final InspectSettings inspect;
     private final PositionStore positions;
     /** Objects the stages of this lane share ({@code StageContext.laneShared}), closed after them. */
     private final Map<String, AutoCloseable> laneShared = new java.util.LinkedHashMap<>();
@@ -61,6 +63,7 @@ public final class Pipeline implements AutoCloseable {
             CheckpointSettings checkpoint,
             RestartPolicy restart,
             DeliverySetting delivery,
+            InspectSettings inspect,
             PositionStore positions,
             PipelinePlugins plugins) {
         this.spec = spec;
@@ -71,6 +74,7 @@ public final class Pipeline implements AutoCloseable {
         this.checkpoint = checkpoint;
         this.restart = restart;
         this.delivery = delivery;
+        this.inspect = inspect;
         this.positions = positions;
         this.plugins = plugins;
     }
@@ -106,6 +110,7 @@ public final class Pipeline implements AutoCloseable {
         PipelinePlugins plugins = null;
         RestartPolicy restart = null;
         DeliverySetting delivery = null;
+        InspectSettings inspect = null;
         try {
             checkpoint = CheckpointSettings.of(spec);
         } catch (ConfigException e) {
@@ -118,6 +123,11 @@ public final class Pipeline implements AutoCloseable {
         }
         try {
             delivery = DeliverySetting.of(spec);
+        } catch (ConfigException e) {
+            problems.add(e);
+        }
+        try {
+            inspect = InspectSettings.of(spec);
         } catch (ConfigException e) {
             problems.add(e);
         }
@@ -155,12 +165,17 @@ public final class Pipeline implements AutoCloseable {
         List<String> names = order.stream().map(PipelineNode::name).toList();
         RunStats stats = shared != null
                 ? shared
-                : new RunStats(names, namesOf(order, NodeKind.SOURCE), namesOf(order, NodeKind.SINK));
+                : new RunStats(
+                        names,
+                        namesOf(order, NodeKind.SOURCE),
+                        namesOf(order, NodeKind.SINK),
+                        inspect.sampleRows(),
+                        inspect.sampleWindow().toNanos());
         BufferAllocator allocator =
                 ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
         List<DeadLetterFile> deadLetters = new ArrayList<>();
         Pipeline pipeline = new Pipeline(
-                spec, order, stats, allocator, deadLetters, checkpoint, restart, delivery, positions, plugins);
+                spec, order, stats, allocator, deadLetters, checkpoint, restart, delivery, inspect, positions, plugins);
         try {
             positions.awaitOpen();
             pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
@@ -203,6 +218,22 @@ public final class Pipeline implements AutoCloseable {
             }
         }
         return lag;
+    }
+
+    /** The {@code inspect:} block: how the nodes' rows are sampled for live inspection. */
+    public InspectSettings inspectSettings() {
+        return inspect;
+    }
+
+    /** The nodes in topological order, with their kinds and inputs: what the inspector draws. */
+    public List<Inspections.Node> graph() {
+        return order.stream()
+                .map(n -> new Inspections.Node(n.name(), n.kind().word(), n.type.name(), n.inputs))
+                .toList();
+    }
+
+    BufferAllocator allocator() {
+        return allocator;
     }
 
     /** The {@code restart:} block, which the service follows when the pipeline fails. */

@@ -44,6 +44,8 @@ public final class PipelineRunner {
     private long sourceTimeMillis;
     /** Nanoseconds the stage call in progress spent delivering downstream (not its own work). */
     private long nestedNanos;
+    /** Takes a few rows of the nodes' batches for the inspector. */
+    private final RowSampler sampler;
 
     public PipelineRunner(Pipeline pipeline, Progress progress) {
         this.pipeline = pipeline;
@@ -51,6 +53,7 @@ public final class PipelineRunner {
         this.intervalNanos = pipeline.checkpointSettings().interval().toNanos();
         this.timeoutNanos = pipeline.checkpointSettings().timeout().toNanos();
         this.nextCheckpointNanos = System.nanoTime() + intervalNanos;
+        this.sampler = new RowSampler(pipeline.inspectSettings().maskColumns(), pipeline.allocator());
         for (PipelineNode node : pipeline.nodes()) {
             node.emitter = node.kind() == NodeKind.SOURCE ? new SourceEmitter(node) : batch -> deliver(node, batch);
             node.context.onCheckpointRequest(() -> checkpoint(false));
@@ -254,6 +257,7 @@ public final class PipelineRunner {
                 pipeline.stats().firstRecord();
             }
             from.stats.addOut(rows);
+            sampler.offer(from.stats.samples(), batch, rows);
             for (PipelineNode.Edge edge : from.downstream) {
                 PipelineNode to = edge.to();
                 to.stats.addIn(rows);
@@ -264,6 +268,7 @@ public final class PipelineRunner {
                     if (to.kind() == NodeKind.SINK) {
                         to.sink().write(batch);
                         to.stats.addSinkBatch(rows);
+                        sampler.offer(to.stats.samples(), batch, rows);
                         if (rows > 0) {
                             to.stats.recordLatency(System.currentTimeMillis() - sourceTimeMillis);
                         }

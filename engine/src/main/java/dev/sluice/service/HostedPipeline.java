@@ -4,6 +4,7 @@ import dev.sluice.config.ConfigException;
 import dev.sluice.config.PipelineSpec;
 import dev.sluice.config.Secrets;
 import dev.sluice.config.StageTypes;
+import dev.sluice.observe.Inspections;
 import dev.sluice.observe.Metrics;
 import dev.sluice.observe.PipelineMetrics;
 import dev.sluice.observe.Progress;
@@ -165,6 +166,7 @@ final class HostedPipeline {
         while (!stop.get()) {
             Pipeline pipeline = null;
             Lanes all = null;
+            Inspections.Registration inspection = null;
             try {
                 PipelineSpec spec = Preprocessors.parse(running.yaml(), file);
                 pipeline = Pipeline.assemble(spec, types, StatePositionStore.in(store, name));
@@ -177,6 +179,8 @@ final class HostedPipeline {
                 runningLanes = all;
                 Metrics.unregister(metrics);
                 metrics = Metrics.register(name, pipeline.stats(), this::lag);
+                inspection =
+                        Inspections.register(new Inspections.View(name, pipeline.graph(), pipeline.stats(), this::lag));
                 startedAt = Instant.now();
                 state = State.RUNNING;
                 log.add("running version " + running.version() + (lanes > 1 ? " on " + lanes + " lanes" : ""));
@@ -204,6 +208,9 @@ final class HostedPipeline {
                 failuresInARow++;
             } finally {
                 runningLanes = null;
+                if (inspection != null) {
+                    inspection.close();
+                }
                 closeQuietly(all, pipeline);
             }
             if (stop.get()) {

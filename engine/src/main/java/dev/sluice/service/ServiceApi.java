@@ -115,6 +115,7 @@ public final class ServiceApi implements AutoCloseable {
         routes.put(new Route("get", "/health/ready"), this::ready);
         routes.put(new Route("get", "/openapi.json"), ServiceApi::openApi);
         routes.put(new Route("get", "/metrics"), ServiceApi::metrics);
+        routes.putAll(InspectApi.handlers());
         return routes;
     }
 
@@ -137,13 +138,19 @@ public final class ServiceApi implements AutoCloseable {
             return;
         }
         String header = ctx.header("Authorization");
+        // A browser cannot put a header on a page it opens or on an EventSource: the inspect
+        // page and its stream also take the token as ?token=.
+        String inPage = ctx.path().startsWith("/inspect/") ? ctx.queryParam("token") : null;
         byte[] given = header != null && header.startsWith("Bearer ")
                 ? header.substring("Bearer ".length()).strip().getBytes(StandardCharsets.UTF_8)
-                : new byte[0];
+                : inPage != null ? inPage.getBytes(StandardCharsets.UTF_8) : new byte[0];
         if (!MessageDigest.isEqual(given, token)) {
             ctx.header("WWW-Authenticate", "Bearer");
             throw new ApiException(
-                    401, header == null ? "this service needs a bearer token (sluice --token-file)" : "wrong token");
+                    401,
+                    header == null && inPage == null
+                            ? "this service needs a bearer token (sluice --token-file)"
+                            : "wrong token");
         }
     }
 
@@ -197,10 +204,11 @@ public final class ServiceApi implements AutoCloseable {
     }
 
     /**
-     * Serves only {@code /metrics} and the health probes on {@code host:port}: {@code sluice run
-     * --metrics-port}. Loopback unless the caller binds wider (metrics carry no secrets).
+     * Serves {@code /metrics}, the health probe and live inspection ({@code /inspect/NAME}) on
+     * {@code host:port}: {@code sluice run --metrics-port} or {@code --inspect-port}. Loopback
+     * unless the caller binds wider.
      */
-    public static MetricsEndpoint startMetricsOnly(String host, int port) {
+    public static MetricsEndpoint startForRun(String host, int port) {
         Javalin app = Javalin.create(config -> {
             config.startup.showJavalinBanner = false;
             config.startup.showOldJavalinVersionWarning = false;
@@ -210,12 +218,14 @@ public final class ServiceApi implements AutoCloseable {
             config.routes.get(
                     "/health/live",
                     ctx -> json(ctx, 200, JSON.createObjectNode().put("status", "live")));
+            InspectApi.handlers().forEach((route, handler) -> config.routes.get(route.path(), handler));
+            config.routes.exception(PipelineNotFoundException.class, (e, ctx) -> error(ctx, 404, e.getMessage()));
         });
         app.start();
         return new MetricsEndpoint(app);
     }
 
-    /** The {@code /metrics} endpoint of a {@code run}; closing it stops its server. */
+    /** The HTTP endpoint of a {@code run}; closing it stops its server. */
     public record MetricsEndpoint(Javalin app) implements AutoCloseable {
         public int port() {
             return app.port();

@@ -110,6 +110,30 @@ class ConfigErrorsTest {
     }
 
     @Test
+    void badInspectSettingsAreNamedWithTheirLines() throws IOException {
+        Result result = validate("""
+                inspect:
+                  sample_rows: -3
+                  sample_window: 10ms
+                  mask_columns: email
+                  sample_every: 2
+                sources:
+                  g: {type: generator, entity: bid, count: 1}
+                sinks:
+                  out: {type: blackhole, from: g}
+                """);
+        assertEquals(Main.EXIT_CONFIG, result.code());
+        assertEquals(
+                List.of(
+                        "error: p.yaml:2:16: inspect.sample_rows must be a whole number from 0 to 1000, got -3",
+                        "error: p.yaml:3:18: inspect.sample_window must be at least 100ms",
+                        "error: p.yaml:4:17: inspect.mask_columns must be a list of column names, got 'email'",
+                        "error: p.yaml:5:3: unknown key 'inspect.sample_every'; known: sample_rows, sample_window,"
+                                + " mask_columns"),
+                result.errors());
+    }
+
+    @Test
     void everyStageThatFailsToOpenIsReportedNotOnlyTheFirst() throws IOException {
         Files.writeString(dir.resolve("in.jsonl"), "{\"id\": 1}\n");
         Result result = validate("""
