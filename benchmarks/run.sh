@@ -13,6 +13,9 @@
 #   benchmarks/run.sh delivery [EVENTS [REPEATS]]  exactly-once vs at-least-once, Kafka -> q0 -> Kafka, at
 #                                         checkpoint intervals 1s and 10s: throughput (default 2 000 000
 #                                         events, 3 rounds) and end-to-end latency (delivery_bench.py)
+#   benchmarks/run.sh inspect [EVENTS [REPEATS [QUERIES]]]  what live inspection's row sampling costs:
+#                                         Kafka -> q0,q1,q22 -> Kafka with sampling off, at its defaults and
+#                                         at its heaviest (default 2 000 000 events, 5 rounds; inspect_bench.py)
 #   benchmarks/run.sh nexmark [EVENTS [QUERIES]] [--partitions P] [--parallelism N] [--series kafka,memory]
 #                                         [--engines 'Sluice FFM,Flink SQL'] [--no-parity] [--keep-topics]
 #                                         Nexmark side by side: Sluice FFM/JNI, Flink SQL, Kafka Streams over
@@ -105,6 +108,15 @@ case "$mode" in
       echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
       echo
       python3 benchmarks/delivery_bench.py "$@"
+    }
+    ;;
+  inspect)
+    mvn -q -B -ntp -DskipTests package -pl engine -am
+    bash ci/kafka.sh start
+    {
+      echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
+      echo
+      python3 benchmarks/inspect_bench.py "$@"
     }
     ;;
   nexmark)

@@ -6,6 +6,7 @@ import dev.sluice.config.PipelineLoader;
 import dev.sluice.config.PipelineSpec;
 import dev.sluice.config.Secrets;
 import dev.sluice.config.StageTypes;
+import dev.sluice.observe.Logs;
 import dev.sluice.pluginhost.Preprocessors;
 import dev.sluice.runtime.BackgroundPositionStore;
 import dev.sluice.runtime.Pipeline;
@@ -32,11 +33,27 @@ final class CommonOptions {
             description = "How Java calls the native core: ffm (Foreign Function & Memory API, the default) or jni.")
     String bridge;
 
+    @Option(
+            names = "--log-format",
+            paramLabel = "text|json",
+            description = "Log lines on stderr as text (default) or as JSON objects, one per line, with the pipeline"
+                    + " and node of each.")
+    String logFormat = "text";
+
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
 
     /** Applies the options; called first by every command, before anything touches the core. */
     void apply() {
+        Logs.Format format;
+        try {
+            format = Logs.Format.parse(logFormat);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(command.commandLine(), e.getMessage());
+        }
+        if (format == Logs.Format.JSON || verbose) {
+            Logs.configure(format, verbose); // else logback.xml's text lines, already in place
+        }
         if (bridge != null) {
             try {
                 NativeCore.select(bridge);
@@ -60,10 +77,6 @@ final class CommonOptions {
      * when it is null.
      */
     Pipeline assemble(Path file, PrintStream err, boolean withState, Path stateDir) {
-        if (verbose) {
-            // Kafka's client logs are off unless asked for (simplelogger.properties); set before its loggers exist.
-            System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka", "warn");
-        }
         PositionStore positions = PositionStore.NONE;
         try {
             // Preprocessors (plugins.preprocessors) rewrite the text first; without them this is PipelineLoader.load.
@@ -84,8 +97,21 @@ final class CommonOptions {
         return null;
     }
 
+    /** JSON log lines asked for: then what a command writes on stderr goes through {@link #err}. */
+    boolean jsonLogs() {
+        return logFormat.equals("json");
+    }
+
+    /**
+     * Where a command writes its messages of {@code level} about {@code pipeline} (may be null):
+     * stderr, or with JSON logs a stream whose lines become log lines.
+     */
+    PrintStream err(ch.qos.logback.classic.Level level, String pipeline) {
+        return jsonLogs() ? Logs.lines(level, pipeline) : System.err;
+    }
+
     /** Messages show environment references, not their values, and no secret (read only on an error). */
-    private static UnaryOperator<String> maskOf(Path file) {
+    static UnaryOperator<String> maskOf(Path file) {
         try {
             return Secrets.of(PipelineLoader.read(file), file);
         } catch (ConfigException unreadable) {

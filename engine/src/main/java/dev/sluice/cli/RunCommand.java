@@ -1,7 +1,9 @@
 package dev.sluice.cli;
 
+import ch.qos.logback.classic.Level;
 import dev.sluice.config.StageTypes;
 import dev.sluice.observe.Inspections;
+import dev.sluice.observe.Logs;
 import dev.sluice.observe.Metrics;
 import dev.sluice.observe.PipelineMetrics;
 import dev.sluice.observe.Progress;
@@ -9,10 +11,12 @@ import dev.sluice.runtime.Lanes;
 import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.PipelineRunner;
 import dev.sluice.service.ServiceApi;
+import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.MDC;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
@@ -138,7 +142,7 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() {
         ClassDataArchive archive = ClassDataArchive.fromEnvironment();
         options.apply();
-        Pipeline pipeline = options.assemble(file, System.err, true, stateDir);
+        Pipeline pipeline = options.assemble(file, options.err(Level.ERROR, null), true, stateDir);
         if (pipeline == null) {
             archive.runEnded(false);
             return Main.EXIT_CONFIG;
@@ -151,12 +155,17 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private int run(Pipeline pipeline) {
+        // Every log line of this thread (and the lanes', see PipelineRunner) names the pipeline.
+        MDC.put(Logs.PIPELINE, pipeline.name());
+        Logs.maskFor(pipeline.name(), CommonOptions.maskOf(file));
+        PrintStream err = options.err(Level.ERROR, pipeline.name());
+        PrintStream info = options.err(Level.INFO, pipeline.name());
         Lanes lanes;
         try {
             lanes = Lanes.of(pipeline, StageTypes.installed());
         } catch (RuntimeException e) {
             pipeline.close();
-            options.report(System.err, "error: " + file + ": ", e);
+            options.report(err, "error: " + file + ": ", e);
             return Main.EXIT_CONFIG;
         }
         try {
@@ -169,9 +178,9 @@ final class RunCommand implements Callable<Integer> {
                 e.addSuppressed(closing);
             }
             if (e instanceof dev.sluice.config.ConfigException config) {
-                options.report(System.err, config);
+                options.report(err, config);
             } else {
-                options.report(System.err, "error: " + file + ": ", e);
+                options.report(err, "error: " + file + ": ", e);
             }
             return Main.EXIT_CONFIG;
         }
@@ -180,7 +189,7 @@ final class RunCommand implements Callable<Integer> {
         Integer port = inspectPort != null ? inspectPort : metricsPort;
         if (metricsPort != null && inspectPort != null && !metricsPort.equals(inspectPort)) {
             lanes.close();
-            System.err.println("error: --metrics-port and --inspect-port are served by one server: give them the same"
+            err.println("error: --metrics-port and --inspect-port are served by one server: give them the same"
                     + " port, or only one of them");
             return Main.EXIT_USAGE;
         }
@@ -191,7 +200,7 @@ final class RunCommand implements Callable<Integer> {
                 metrics = Metrics.register(pipeline.name(), pipeline.stats(), lanes::lag);
                 if (port != null) {
                     endpoint = ServiceApi.startForRun("127.0.0.1", port);
-                    System.err.printf(
+                    info.printf(
                             "[%s] metrics at http://127.0.0.1:%d/metrics, inspect at http://127.0.0.1:%d/inspect/%s%n",
                             pipeline.name(), endpoint.port(), endpoint.port(), pipeline.name());
                 }
@@ -199,26 +208,28 @@ final class RunCommand implements Callable<Integer> {
                 Metrics.unregister(metrics);
                 inspection.close();
                 lanes.close();
-                options.report(System.err, "error: cannot serve metrics and inspection on port " + port + ": ", e);
+                options.report(err, "error: cannot serve metrics and inspection on port " + port + ": ", e);
                 return Main.EXIT_CONFIG;
             }
         }
         AtomicBoolean stop = new AtomicBoolean();
         StopSignals signals = StopSignals.install(stop, pipeline.name());
-        boolean terminal = System.console() != null && System.console().isTerminal();
-        Progress progress = new Progress(pipeline.name(), pipeline.stats(), System.err, terminal);
+        boolean terminal = !options.jsonLogs()
+                && System.console() != null
+                && System.console().isTerminal();
+        Progress progress = new Progress(pipeline.name(), pipeline.stats(), info, terminal);
         try (lanes) {
             if (lanes.count() > 1) {
-                System.err.printf("[%s] running %d lanes%n", pipeline.name(), lanes.count());
+                info.printf("[%s] running %d lanes%n", pipeline.name(), lanes.count());
             }
             PipelineRunner.Outcome outcome = lanes.run(stop, progress);
             progress.summary(outcome == PipelineRunner.Outcome.COMPLETED ? "completed" : "stopped");
             writeSummaryJson(pipeline);
-            lanes.deadLetterReport().forEach(line -> System.err.println("  " + line));
+            lanes.deadLetterReport().forEach(line -> info.println("  " + line));
             return 0;
         } catch (RuntimeException e) {
             progress.summary("failed");
-            options.report(System.err, "error: ", e);
+            options.report(err, "error: ", e);
             return Main.EXIT_FAILED;
         } finally {
             signals.close();

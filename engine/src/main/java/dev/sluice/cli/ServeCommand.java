@@ -1,5 +1,6 @@
 package dev.sluice.cli;
 
+import ch.qos.logback.classic.Level;
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.PipelineLoader;
 import dev.sluice.config.StageTypes;
@@ -9,6 +10,7 @@ import dev.sluice.service.ServiceApi;
 import dev.sluice.state.StateException;
 import dev.sluice.state.StateStore;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -74,48 +76,49 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         options.apply();
+        PrintStream err = options.err(Level.ERROR, null);
+        PrintStream info = options.err(Level.INFO, null);
         String token;
         try {
             token = tokenFile == null ? null : readToken(tokenFile);
         } catch (IllegalArgumentException e) {
-            System.err.println("error: " + e.getMessage());
+            err.println("error: " + e.getMessage());
             return Main.EXIT_CONFIG;
         }
         StateStore store;
         try {
             store = StateStore.open(stateDir);
         } catch (StateException e) {
-            System.err.println("error: " + e.getMessage());
+            err.println("error: " + e.getMessage());
             return Main.EXIT_CONFIG;
         }
-        PipelineService service = new PipelineService(store, StageTypes.installed(), baseDir, System.err);
+        PipelineService service = new PipelineService(store, StageTypes.installed(), baseDir, null);
         ServiceApi api;
         try {
             api = ServiceApi.start(service, host, port, token);
         } catch (RuntimeException e) {
             service.close();
-            options.report(System.err, "error: cannot serve on " + host + ":" + port + ": ", e);
+            options.report(err, "error: cannot serve on " + host + ":" + port + ": ", e);
             return Main.EXIT_CONFIG;
         }
         AtomicBoolean stop = new AtomicBoolean();
         StopSignals signals = StopSignals.install(stop, "service");
         try {
-            System.err.printf(
+            info.printf(
                     "sluice service listening on http://%s:%d (state DB %s)%n",
                     host, api.port(), stateDir.toAbsolutePath());
             // Ready (the readiness probe) only once the --apply-dir pipelines are applied too.
-            if (!service.boot(() -> applyDir == null || applyAll(service, applyDir))) {
+            if (!service.boot(() -> applyDir == null || applyAll(service, applyDir, err, info))) {
                 return Main.EXIT_CONFIG;
             }
-            System.err.printf(
-                    "sluice service ready: %d pipelines%n", service.list().size());
+            info.printf("sluice service ready: %d pipelines%n", service.list().size());
             while (!stop.get()) {
                 LockSupport.parkNanos(100_000_000);
             }
-            System.err.println("sluice service stopping: every pipeline takes a final checkpoint");
+            info.println("sluice service stopping: every pipeline takes a final checkpoint");
             return 0;
         } catch (RuntimeException e) {
-            options.report(System.err, "error: ", e);
+            options.report(err, "error: ", e);
             return Main.EXIT_FAILED;
         } finally {
             api.close();
@@ -125,7 +128,7 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /** Applies each pipeline file in {@code dir}; false (after saying why) if one is refused. */
-    private static boolean applyAll(PipelineService service, Path dir) {
+    private static boolean applyAll(PipelineService service, Path dir, PrintStream err, PrintStream info) {
         List<Path> files;
         try (Stream<Path> listing = Files.list(dir)) {
             files = listing.filter(file ->
@@ -133,7 +136,7 @@ final class ServeCommand implements Callable<Integer> {
                     .sorted()
                     .toList();
         } catch (IOException e) {
-            System.err.println("error: --apply-dir " + dir + ": " + e.getMessage());
+            err.println("error: --apply-dir " + dir + ": " + e.getMessage());
             return false;
         }
         boolean ok = true;
@@ -141,14 +144,14 @@ final class ServeCommand implements Callable<Integer> {
             try {
                 String yaml = PipelineLoader.read(file);
                 String name = ServiceCommands.Apply.nameOf(yaml, file);
-                System.err.printf(
+                info.printf(
                         "%s: pipeline '%s' %s%n",
                         file, name, service.apply(name, yaml).name().toLowerCase(Locale.ROOT));
             } catch (ConfigException e) {
-                System.err.println("error: " + e.getMessage());
+                err.println("error: " + e.getMessage());
                 ok = false;
             } catch (InvalidPipelineException e) {
-                e.problems().forEach(problem -> System.err.println("error: " + problem + " (from " + file + ")"));
+                e.problems().forEach(problem -> err.println("error: " + problem + " (from " + file + ")"));
                 ok = false;
             }
         }

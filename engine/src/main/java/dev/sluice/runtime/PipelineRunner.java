@@ -1,5 +1,7 @@
 package dev.sluice.runtime;
 
+import ch.qos.logback.classic.Level;
+import dev.sluice.observe.Logs;
 import dev.sluice.observe.Progress;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
@@ -11,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import org.slf4j.MDC;
 
 /**
  * Drives an assembled pipeline on the calling thread (one lane): polls the sources round-robin
@@ -62,6 +65,8 @@ public final class PipelineRunner {
 
     /** Runs until every source ends or {@code stop} is set. */
     public Outcome run(AtomicBoolean stop) {
+        // Log lines of the lane's thread (connectors' too) name the pipeline.
+        MDC.put(Logs.PIPELINE, pipeline.name());
         try {
             pipeline.start(); // a no-op when the caller started it to report failures as configuration errors
             return drive(stop);
@@ -71,6 +76,7 @@ public final class PipelineRunner {
             for (PipelineNode node : pipeline.nodes()) {
                 node.context.onCheckpointRequest(() -> {});
             }
+            MDC.remove(Logs.PIPELINE);
         }
     }
 
@@ -128,15 +134,18 @@ public final class PipelineRunner {
         } catch (StageFailure e) {
             if (e.getCause() instanceof CheckpointTimeoutException timeout && !last) {
                 pipeline.stats().checkpoints().recordTimeout();
-                System.err.printf(
-                        java.util.Locale.ROOT,
-                        "[%s] checkpoint %d timed out after %d ms in node '%s' (%s); "
-                                + "not committed, the next checkpoint covers it%n",
+                Logs.log(
+                        Level.WARN,
                         pipeline.name(),
-                        epoch,
-                        (System.nanoTime() - start) / 1_000_000,
                         e.node(),
-                        timeout.getMessage());
+                        String.format(
+                                java.util.Locale.ROOT,
+                                "checkpoint %d timed out after %d ms in node '%s' (%s); "
+                                        + "not committed, the next checkpoint covers it",
+                                epoch,
+                                (System.nanoTime() - start) / 1_000_000,
+                                e.node(),
+                                timeout.getMessage()));
                 return;
             }
             pipeline.stats().checkpoints().recordFailure();

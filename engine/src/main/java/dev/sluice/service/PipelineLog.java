@@ -1,5 +1,7 @@
 package dev.sluice.service;
 
+import ch.qos.logback.classic.Level;
+import dev.sluice.observe.Logs;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -13,7 +15,8 @@ import java.util.function.UnaryOperator;
 /**
  * The last lines one hosted pipeline logged — lifecycle events, its progress lines, errors —
  * numbered from 1 so that a follower ({@code sluice logs --follow}) asks only for what is new.
- * Each line is masked (secrets) before it is kept, and copied to the service's stderr.
+ * Each line is masked (secrets) before it is kept, and copied to the service's log (or to a
+ * stream given instead, for tests).
  */
 final class PipelineLog {
 
@@ -51,7 +54,11 @@ final class PipelineLog {
             }
             lines.addLast(new Line(next++, Instant.now(), masked));
         }
-        echo.println("[" + pipeline + "] " + masked);
+        if (echo != null) {
+            echo.println("[" + pipeline + "] " + masked);
+        } else {
+            Logs.log(Level.INFO, pipeline, null, masked);
+        }
     }
 
     /** The kept lines with a number above {@code seq}, oldest first. */

@@ -53,7 +53,8 @@ public final class PipelineService implements AutoCloseable {
 
     /**
      * A service over the open state DB {@code store} (it closes it); relative paths in the
-     * definitions resolve against {@code baseDir}; pipelines' log lines are echoed to {@code echo}.
+     * definitions resolve against {@code baseDir}; pipelines' log lines are echoed to {@code echo}, or logged
+     * (observe.Logs) when it is null.
      */
     public PipelineService(StateStore store, StageTypes types, Path baseDir, PrintStream echo) {
         this.store = store;
@@ -208,7 +209,12 @@ public final class PipelineService implements AutoCloseable {
                             try {
                                 pipeline.stop();
                             } catch (RuntimeException e) {
-                                echo.println("[" + pipeline.name() + "] " + e.getMessage());
+                                if (echo != null) {
+                                    echo.println("[" + pipeline.name() + "] " + e.getMessage());
+                                } else {
+                                    dev.sluice.observe.Logs.log(
+                                            ch.qos.logback.classic.Level.ERROR, pipeline.name(), null, e.getMessage());
+                                }
                             }
                         }
                     }));

@@ -25,12 +25,17 @@ import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * The {@code file} source: a JSON-lines, CSV or Parquet file, read and decoded in the core.
  * Lines that do not decode go to the node's {@code on_error} policy with their line number.
  */
 public final class FileSource implements Source {
+
+    private static final Logger LOG = LoggerFactory.getLogger(FileSource.class);
 
     /** The {@code path} setting. */
     public static final String PATH = "path";
@@ -133,12 +138,10 @@ public final class FileSource implements Source {
             throw new InvalidSettingException(PATH, e.getMessage(), e);
         }
         for (String warning : reader.warnings()) {
-            System.err.printf(
-                    java.util.Locale.ROOT,
-                    "[%s] warning: node '%s': %s%n",
-                    context.pipelineName(),
-                    context.nodeName(),
-                    warning);
+            try (var pipeline = MDC.putCloseable("pipeline", context.pipelineName());
+                    var node = MDC.putCloseable("node", context.nodeName())) {
+                LOG.warn("warning: node '{}': {}", context.nodeName(), warning);
+            }
         }
         return reader.schema();
     }

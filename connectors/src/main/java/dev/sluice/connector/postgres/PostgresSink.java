@@ -42,6 +42,9 @@ import org.postgresql.copy.CopyIn;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * The {@code postgres} sink: idempotent upserts and deletes by primary key.
@@ -78,6 +81,8 @@ import org.postgresql.util.ServerErrorMessage;
  * or a delete of a missing one leaves the same table.
  */
 public final class PostgresSink implements Sink {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresSink.class);
 
     public static final String URL = "url";
     public static final String HOST = "host";
@@ -855,9 +860,17 @@ public final class PostgresSink implements Sink {
                             e);
                 }
                 attempt++;
-                System.err.printf(
-                        "[%s] %s: %s (SQLState %s); retry %d of %d in %d ms%n",
-                        context.nodeName(), what, e.getMessage(), e.getSQLState(), attempt, maxRetries, backoff);
+                try (var node = MDC.putCloseable("node", context.nodeName())) {
+                    LOG.warn(
+                            "node '{}': {}: {} (SQLState {}); retry {} of {} in {} ms",
+                            context.nodeName(),
+                            what,
+                            e.getMessage(),
+                            e.getSQLState(),
+                            attempt,
+                            maxRetries,
+                            backoff);
+                }
                 Thread.sleep(backoff);
                 backoff = Math.min(backoff * 2, Duration.ofSeconds(10).toMillis());
                 reconnect = true;
