@@ -17,6 +17,8 @@ public final class NodeStats {
     private final RecentValues batchRows = new RecentValues();
     /** Time spent in the node's own calls, without the downstream nodes they deliver to. */
     private final LongAdder processingNanos = new LongAdder();
+    /** Time in the node's calls spent delivering downstream: how long downstream held it up. */
+    private final LongAdder downstreamNanos = new LongAdder();
     /** A few of the rows the node emitted (sinks: received), for live inspection. */
     private final RowSamples samples;
     /** When the node last emitted (sinks: received) a batch, epoch ms; 0 before the first. */
@@ -63,6 +65,18 @@ public final class NodeStats {
 
     public void addProcessingNanos(long nanos) {
         processingNanos.add(nanos);
+    }
+
+    /**
+     * Time the node's calls spent handing batches to the nodes downstream of it: delivery is
+     * synchronous, so this is the time it was held up by them (its backpressure).
+     */
+    public void addDownstreamNanos(long nanos) {
+        downstreamNanos.add(nanos);
+    }
+
+    public long downstreamNanos() {
+        return downstreamNanos.sum();
     }
 
     public long processingNanos() {

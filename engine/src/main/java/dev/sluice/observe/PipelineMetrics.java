@@ -61,6 +61,11 @@ public final class PipelineMetrics implements AutoCloseable {
                     .baseUnit("seconds")
                     .tags(tags)
                     .register(registry));
+            metrics.meters.add(FunctionCounter.builder("sluice.node.downstream", node, n -> n.downstreamNanos() / 1e9)
+                    .description("Seconds the node's calls spent waiting on the nodes downstream (backpressure)")
+                    .baseUnit("seconds")
+                    .tags(tags)
+                    .register(registry));
             metrics.window(
                     "sluice.node.batch.rows", "Rows per batch over the last 30-60 s", "rows", tags, node.batchRows());
         }

@@ -207,6 +207,7 @@ public final class PipelineRunner {
     private void charge(PipelineNode node, long startNanos, long outerNested) {
         long total = System.nanoTime() - startNanos;
         node.stats.addProcessingNanos(total - nestedNanos);
+        node.stats.addDownstreamNanos(nestedNanos);
         nestedNanos = outerNested + total;
     }
 

@@ -157,6 +157,9 @@ class MetricsTest {
                             Map.of("pipeline", "counted", "node", "out", "quantile", "1.0")),
                     text);
             assertTrue(sample(text, "sluice_node_processing_seconds_total", even) > 0, text);
+            // The source waits on everything after it; the sink on nothing.
+            assertTrue(sample(text, "sluice_node_downstream_seconds_total", src) > 0, text);
+            assertEquals(0.0, sample(text, "sluice_node_downstream_seconds_total", out), text);
             assertTrue(
                     Pattern.compile("^sluice_native_handles [0-9.E]+$", Pattern.MULTILINE)
                             .matcher(text)
