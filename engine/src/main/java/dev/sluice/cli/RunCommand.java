@@ -200,9 +200,10 @@ final class RunCommand implements Callable<Integer> {
                 metrics = Metrics.register(pipeline.name(), pipeline.stats(), lanes::lag);
                 if (port != null) {
                     endpoint = ServiceApi.startForRun("127.0.0.1", port);
+                    info.printf("[%s] metrics at http://127.0.0.1:%d/metrics%n", pipeline.name(), endpoint.port());
                     info.printf(
-                            "[%s] metrics at http://127.0.0.1:%d/metrics, inspect at http://127.0.0.1:%d/inspect/%s%n",
-                            pipeline.name(), endpoint.port(), endpoint.port(), pipeline.name());
+                            "[%s] inspect at http://127.0.0.1:%d/inspect/%s%n",
+                            pipeline.name(), endpoint.port(), pipeline.name());
                 }
             } catch (RuntimeException e) {
                 Metrics.unregister(metrics);
