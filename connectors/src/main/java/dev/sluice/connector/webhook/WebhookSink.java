@@ -426,6 +426,12 @@ public final class WebhookSink implements Sink {
             if (value.length() >= 4) {
                 text = text.replace(value, "****");
             }
+            // Each word too: a receiver may echo just the token of "Bearer <token>".
+            for (String part : value.strip().split("\\s+")) {
+                if (part.length() >= 4) {
+                    text = text.replace(part, "****");
+                }
+            }
         }
         text = text.length() <= 200 ? text : text.substring(0, 200) + "…";
         return ": " + text.replaceAll("\\s+", " ");
