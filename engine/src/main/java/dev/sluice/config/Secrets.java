@@ -12,15 +12,17 @@ import java.util.regex.Pattern;
 /**
  * The secret values of a pipeline definition, masked in every response, log line, status and
  * error the service produces (and in the errors of {@code run} and {@code validate}): the values of keys known to be secret ({@code password},
- * {@code token}, {@code sasl.jaas.config}, {@code ssl.*.password}, and any key ending in one of
- * those after a '.' or '_'), wherever they are in the file, become {@value #MASK}; values that
+ * {@code token}, {@code sasl.jaas.config}, {@code ssl.*.password}, the HTTP headers
+ * {@code Authorization}, {@code Cookie} and {@code api-key}/{@code api_key}, and any key ending in
+ * one of those after a '.', '_' or '-'), wherever they are in the file, become {@value #MASK}; values that
  * came from an environment reference show as the reference ({@code ${KAFKA_PASSWORD}}).
  */
 public final class Secrets implements UnaryOperator<String> {
 
     public static final String MASK = "****";
-    private static final Pattern SECRET_KEY =
-            Pattern.compile("(?i)(.*[._])?(password|passwd|secret|token|sasl\\.jaas\\.config)|ssl\\..*\\.password");
+    private static final Pattern SECRET_KEY = Pattern.compile(
+            "(?i)(.*[._-])?(password|passwd|secret|token|authorization|api[-_]?key|cookie|sasl\\.jaas\\.config)"
+                    + "|ssl\\..*\\.password");
     /** Values shorter than this are not masked by search: "a" would mask every 'a' in a message. */
     private static final int MIN_LENGTH = 4;
 

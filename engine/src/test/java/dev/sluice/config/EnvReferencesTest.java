@@ -94,5 +94,10 @@ class EnvReferencesTest {
         assertFalse(Secrets.isSecretKey("interval"));
         assertTrue(Secrets.isSecretKey("ssl.truststore.password"));
         assertTrue(Secrets.isSecretKey("sasl.jaas.config"));
+        // Webhook headers: Authorization: Bearer …, X-Api-Key: …
+        assertTrue(Secrets.isSecretKey("Authorization"));
+        assertTrue(Secrets.isSecretKey("Proxy-Authorization"));
+        assertTrue(Secrets.isSecretKey("X-Api-Key"));
+        assertFalse(Secrets.isSecretKey("X-Static"));
     }
 }

@@ -22,7 +22,8 @@ class StageTypeRegistrationTest {
         assertEquals(List.of("file", "generator", "kafka", "plugin"), names(types, NodeKind.SOURCE));
         assertEquals(List.of("plugin", "sql"), names(types, NodeKind.TRANSFORM));
         assertEquals(
-                List.of("blackhole", "file", "kafka", "plugin", "postgres", "stdout"), names(types, NodeKind.SINK));
+                List.of("blackhole", "file", "kafka", "plugin", "postgres", "stdout", "webhook"),
+                names(types, NodeKind.SINK));
     }
 
     @Test
