@@ -43,6 +43,9 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * The {@code webhook} sink: rows as a JSON array, {@code batch_size} rows per HTTP POST.
@@ -57,6 +60,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * before it succeeded or went to {@code on_error}.
  */
 public final class WebhookSink implements Sink {
+
+    private static final Logger LOG = LoggerFactory.getLogger(WebhookSink.class);
 
     public static final String URL = "url";
     public static final String HEADERS = "headers";
@@ -404,9 +409,18 @@ public final class WebhookSink implements Sink {
             if (failure.get() != null) {
                 return; // the run is failing anyway
             }
-            System.err.printf(
-                    "[%s] %s %s; retry %d of %d in %d ms%n",
-                    context.nodeName(), describe(request), problem, attempt + 1, maxRetries, waitMillis);
+            // On the HTTP client's thread: name the pipeline and node for the log line here.
+            try (var pipeline = MDC.putCloseable("pipeline", context.pipelineName());
+                    var node = MDC.putCloseable("node", context.nodeName())) {
+                LOG.warn(
+                        "node '{}': {} {}; retry {} of {} in {} ms",
+                        context.nodeName(),
+                        describe(request),
+                        problem,
+                        attempt + 1,
+                        maxRetries,
+                        waitMillis);
+            }
             Thread.sleep(waitMillis);
         }
     }
