@@ -22,7 +22,7 @@ import org.apache.arrow.memory.BufferAllocator;
  * imported into Java) and the mask columns replaced by {@code ****}. A failure here is recorded
  * as the sample, never the run's: inspection must not change what a pipeline does.
  */
-final class RowSampler {
+public final class RowSampler {
 
     static final String MASKED = "****";
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -30,13 +30,13 @@ final class RowSampler {
     private final Set<String> maskColumns;
     private final BufferAllocator allocator;
 
-    RowSampler(Set<String> maskColumns, BufferAllocator allocator) {
+    public RowSampler(Set<String> maskColumns, BufferAllocator allocator) {
         this.maskColumns = maskColumns;
         this.allocator = allocator;
     }
 
     /** Samples {@code batch} (of {@code rows} rows) into {@code samples} if a take is due. */
-    void offer(RowSamples samples, Batch batch, long rows) {
+    public void offer(RowSamples samples, Batch batch, long rows) {
         if (rows == 0) {
             return;
         }
