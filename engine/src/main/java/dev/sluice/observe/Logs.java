@@ -117,10 +117,18 @@ public final class Logs {
 
     /**
      * A stream whose every line becomes a log line of {@code pipeline} at {@code level}: how the
-     * progress reporter and a run's error report reach JSON logs. A leading {@code [pipeline] }
-     * is dropped (the line carries the pipeline anyway).
+     * progress reporter and a run's error report reach JSON logs.
      */
     public static PrintStream lines(Level level, String pipeline) {
+        return lineStream(pipeline, line -> log(level, pipeline, null, line));
+    }
+
+    /**
+     * A stream that hands each printed line to {@code onLine}, stripped, without a leading
+     * {@code [pipeline] } (the line carries the pipeline anyway) and skipping empty ones; a
+     * carriage return (a terminal's redrawn progress line) is dropped.
+     */
+    public static PrintStream lineStream(String pipeline, java.util.function.Consumer<String> onLine) {
         String prefix = "[" + pipeline + "] ";
         return new PrintStream(
                 new OutputStream() {
@@ -136,7 +144,7 @@ public final class Logs {
                                 line = line.substring(prefix.length());
                             }
                             if (!line.isEmpty()) {
-                                log(level, pipeline, null, line);
+                                onLine.accept(line);
                             }
                         } else if (b != '\r') {
                             current.write(b);

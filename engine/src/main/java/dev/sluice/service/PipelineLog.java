@@ -2,10 +2,7 @@ package dev.sluice.service;
 
 import ch.qos.logback.classic.Level;
 import dev.sluice.observe.Logs;
-import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -74,30 +71,6 @@ final class PipelineLog {
 
     /** A stream whose every printed line becomes a log line (for the progress reporter). */
     PrintStream stream() {
-        return new PrintStream(
-                new OutputStream() {
-                    private final ByteArrayOutputStream current = new ByteArrayOutputStream();
-
-                    @Override
-                    public synchronized void write(int b) {
-                        if (b == '\n') {
-                            String line =
-                                    current.toString(StandardCharsets.UTF_8).strip();
-                            current.reset();
-                            // The progress reporter names the pipeline itself; add() does that.
-                            String prefix = "[" + pipeline + "] ";
-                            if (line.startsWith(prefix)) {
-                                line = line.substring(prefix.length());
-                            }
-                            if (!line.isEmpty()) {
-                                add(line);
-                            }
-                        } else if (b != '\r') {
-                            current.write(b);
-                        }
-                    }
-                },
-                true,
-                StandardCharsets.UTF_8);
+        return Logs.lineStream(pipeline, this::add);
     }
 }
