@@ -2,15 +2,25 @@ package dev.sluice.observe;
 
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Checkpoint counters: completed, timed-out and failed epochs, and the last one's duration. */
+/** Checkpoint counters: started, completed, timed-out and failed epochs, and the last one's duration. */
 public final class CheckpointStats {
 
+    private final AtomicLong started = new AtomicLong();
     private final AtomicLong completed = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong timedOut = new AtomicLong();
     private final AtomicLong lastEpoch = new AtomicLong();
     private final AtomicLong lastMillis = new AtomicLong();
     private final AtomicLong lastAt = new AtomicLong();
+
+    /** A barrier went out (each lane counts its own). */
+    public void started() {
+        started.incrementAndGet();
+    }
+
+    public long startedCount() {
+        return started.get();
+    }
 
     public void completed(long epoch, long millis) {
         completed.incrementAndGet();

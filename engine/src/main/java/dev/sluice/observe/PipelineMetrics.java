@@ -80,6 +80,12 @@ public final class PipelineMetrics implements AutoCloseable {
         Tags tags = Tags.of("pipeline", pipeline);
         CheckpointStats checkpoints = stats.checkpoints();
         metrics.counter(
+                "sluice.checkpoints.started",
+                "Epochs begun (a barrier sent through a lane)",
+                tags,
+                checkpoints,
+                CheckpointStats::startedCount);
+        metrics.counter(
                 "sluice.checkpoints.completed", "Epochs finalized", tags, checkpoints, CheckpointStats::completed);
         metrics.counter(
                 "sluice.checkpoints.failed", "Epochs that failed the run", tags, checkpoints, CheckpointStats::failed);

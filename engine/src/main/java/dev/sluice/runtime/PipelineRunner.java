@@ -126,6 +126,7 @@ public final class PipelineRunner {
             return;
         }
         checkpointing = true;
+        pipeline.stats().checkpoints().started();
         long start = System.nanoTime();
         try {
             long current = barrier(last, start + timeoutNanos);

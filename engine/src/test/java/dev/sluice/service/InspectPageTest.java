@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
-import org.openqa.selenium.WebElement;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -76,6 +76,7 @@ class InspectPageTest {
             chrome = new ChromeDriver(driverService, options);
             chrome.get("http://127.0.0.1:" + api.port() + "/inspect/bids");
             WebDriverWait wait = new WebDriverWait(chrome, Duration.ofSeconds(60));
+            wait.ignoring(StaleElementReferenceException.class); // the graph's labels are redrawn every second
             ChromeDriver page = chrome;
 
             // Every node in the graph, and the two edges between them.
@@ -99,8 +100,10 @@ class InspectPageTest {
             wait.until(d -> d.findElement(By.id("rows-title")).getText().equals("Sampled rows of pricey"));
             wait.until(d -> !d.findElements(By.cssSelector("#rows .row")).isEmpty());
             long first = newestSeq(page);
+            // Read in one script: the list is redrawn whenever rows arrive, which would leave an
+            // element found a moment earlier stale.
             String firstRow =
-                    chrome.findElement(By.cssSelector("#rows .row pre")).getText();
+                    (String) chrome.executeScript("return document.querySelector('#rows .row pre').textContent");
             assertTrue(firstRow.contains("\"price\"") && firstRow.contains("\"url\": \"****\""), firstRow);
             wait.until(d -> newestSeq(page) > first);
 
@@ -119,13 +122,11 @@ class InspectPageTest {
         }
     }
 
-    /** The highest sequence number among the listed rows (the newest is listed first). */
+    /** The highest sequence number among the listed rows, read in one script (see above). */
     private static long newestSeq(ChromeDriver chrome) {
-        long newest = -1;
-        for (WebElement row : chrome.findElements(By.cssSelector("#rows .row"))) {
-            newest = Math.max(newest, Long.parseLong(row.getDomAttribute("data-seq")));
-        }
-        return newest;
+        Object newest = chrome.executeScript("return Math.max(-1, ...[...document.querySelectorAll('#rows .row')]"
+                + ".map(r => Number(r.dataset.seq)))");
+        return ((Number) newest).longValue();
     }
 
     private static String envOr(String name, String otherwise) {

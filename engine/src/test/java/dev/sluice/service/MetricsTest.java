@@ -126,6 +126,11 @@ class MetricsTest {
             assertTrue(sample(text, "sluice_node_batches_out_total", src) >= 10, "1 000 rows in batches of 100");
             assertTrue(sample(text, "sluice_checkpoints_completed_total", Map.of("pipeline", "counted")) >= 1);
             assertEquals(0.0, sample(text, "sluice_checkpoints_failed_total", Map.of("pipeline", "counted")));
+            // Every epoch begun was finalized (one lane, nothing failed or timed out).
+            assertEquals(
+                    sample(text, "sluice_checkpoints_completed_total", Map.of("pipeline", "counted")),
+                    sample(text, "sluice_checkpoints_started_total", Map.of("pipeline", "counted")),
+                    text);
             // Summed over the heap's pools: one of them (G1's eden) is empty right after a collection.
             assertTrue(sum(text, "jvm_memory_used_bytes", Map.of("area", "heap")) > 0, "JVM metrics");
             // Event-to-sink latency of the sink (a file source's rows: from when they were read).

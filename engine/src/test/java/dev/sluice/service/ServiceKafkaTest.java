@@ -226,6 +226,18 @@ class ServiceKafkaTest {
                         java.net.http.HttpResponse.BodyHandlers.ofString())
                 .body();
         assertTrue(metrics.contains("sluice_source_lag_records{node=\"src\",partition=\"" + input + "/0\""), metrics);
+        // The inspector shows the same lag on the source (summed over its partitions) and rows it read.
+        JsonNode inspected = JSON.readTree(java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/inspect/" + name + "/state"))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString())
+                .body());
+        JsonNode source = inspected.path("nodes").get(0);
+        assertEquals("src", source.path("name").asText(), inspected.toString());
+        assertEquals(0, source.path("lag").asLong(-1), inspected.toString());
+        assertTrue(source.path("samples").size() > 0, inspected.toString());
+        assertTrue(source.path("samples").get(0).path("row").has("id"), inspected.toString());
 
         // Identical re-apply: no restart.
         JsonNode running =
