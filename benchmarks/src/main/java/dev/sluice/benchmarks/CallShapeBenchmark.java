@@ -40,7 +40,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *       handle (what the generated bindings call), FFM with {@code Linker.Option.critical(false)} (no thread-state transition,
  *       allowed because the callee neither blocks nor calls back), and a JNI static native;</li>
  *   <li>{@code twoPointers*}: the shape of most ABI calls, two pointers in and a status out
- *       (the callee reads one {@code long} and writes another), the same three ways;</li>
+ *       (the callee reads one {@code long} and writes another), the same three ways, and with
+ *       FFM also as segments of the global scope and as plain {@code long} addresses (where a
+ *       segment argument's cost shows);</li>
  *   <li>{@code upcall*}: the core calls back into Java — an FFM upcall stub against JNI's
  *       {@code CallStaticVoidMethodA}; {@code upcallOnce*} is one downcall plus one upcall,
  *       {@code upcall16*} reports per upcall with 16 upcalls per downcall.</li>
@@ -93,6 +95,13 @@ public class CallShapeBenchmark {
     private static final MethodHandle TWO_POINTERS_CRITICAL =
             downcall("sluice_bench_two_pointers", TWO_POINTERS_DESC, Linker.Option.critical(false));
     private static final MethodHandle UPCALL = downcall("sluice_bench_upcall", UPCALL_DESC);
+    /**
+     * The same C function with its pointers passed as {@code long}s (one integer register each,
+     * as a pointer is on the LP64 ABIs this runs on): no memory segment, so no session to acquire
+     * and release around the call — what JNI's {@code jlong} arguments cost.
+     */
+    private static final MethodHandle TWO_LONGS =
+            downcall("sluice_bench_two_pointers", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
 
     /**
      * Loads libsluice_bench.so from the class path (extracted once, as the core is) for JNI and FFM
@@ -136,6 +145,10 @@ public class CallShapeBenchmark {
     private MemorySegment output;
     private long inputAddress;
     private long outputAddress;
+    private MemorySegment inputGlobal;
+    private MemorySegment outputGlobal;
+    private MemorySegment inputAuto;
+    private MemorySegment outputAuto;
 
     @Setup(Level.Trial)
     public void setUp() throws Throwable {
@@ -145,11 +158,19 @@ public class CallShapeBenchmark {
         input.set(JAVA_LONG, 0, 41);
         inputAddress = input.address();
         outputAddress = output.address();
+        inputGlobal = MemorySegment.ofAddress(inputAddress);
+        outputGlobal = MemorySegment.ofAddress(outputAddress);
+        Arena auto = Arena.ofAuto();
+        inputAuto = auto.allocate(JAVA_LONG);
+        outputAuto = auto.allocate(JAVA_LONG);
+        inputAuto.set(JAVA_LONG, 0, 41);
         // Each way must really call the native function: check the results once.
         long before = upcalls;
         if ((int) TWO_POINTERS.invokeExact(input, output) != 0
                 || output.get(JAVA_LONG, 0) != 42
                 || Jni.twoPointers(inputAddress, outputAddress) != 0
+                || (int) TWO_LONGS.invokeExact(inputAddress, outputAddress) != 0
+                || output.get(JAVA_LONG, 0) != 42
                 || Jni.upcall(3) != 0
                 || (int) UPCALL.invokeExact(ON_CALL_STUB, 3L) != 0
                 || upcalls - before != 12) {
@@ -189,6 +210,23 @@ public class CallShapeBenchmark {
     @Benchmark
     public int twoPointersFfmCritical() throws Throwable {
         return (int) TWO_POINTERS_CRITICAL.invokeExact(input, output);
+    }
+
+    /** Segments of an automatic (shared) arena: each call acquires and releases its session atomically. */
+    @Benchmark
+    public int twoPointersFfmAutoSegments() throws Throwable {
+        return (int) TWO_POINTERS.invokeExact(inputAuto, outputAuto);
+    }
+
+    /** Segments of the global scope ({@code MemorySegment.ofAddress}): no session to acquire. */
+    @Benchmark
+    public int twoPointersFfmGlobalSegments() throws Throwable {
+        return (int) TWO_POINTERS.invokeExact(inputGlobal, outputGlobal);
+    }
+
+    @Benchmark
+    public int twoPointersFfmLongs() throws Throwable {
+        return (int) TWO_LONGS.invokeExact(inputAddress, outputAddress);
     }
 
     @Benchmark
