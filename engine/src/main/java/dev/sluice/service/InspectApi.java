@@ -9,10 +9,10 @@ import dev.sluice.observe.NodeStats;
 import dev.sluice.observe.RowSamples;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
-import io.javalin.http.sse.SseClient;
-import io.javalin.http.sse.SseHandler;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -37,7 +37,7 @@ final class InspectApi {
         Map<ServiceApi.Route, Handler> routes = new LinkedHashMap<>();
         routes.put(new ServiceApi.Route("get", "/inspect/{name}"), InspectApi::page);
         routes.put(new ServiceApi.Route("get", "/inspect/{name}/state"), InspectApi::state);
-        routes.put(new ServiceApi.Route("get", "/inspect/{name}/events"), new SseHandler(InspectApi::events));
+        routes.put(new ServiceApi.Route("get", "/inspect/{name}/events"), InspectApi::events);
         return routes;
     }
 
@@ -62,33 +62,40 @@ final class InspectApi {
     }
 
     /**
-     * Sends a snapshot every second until the client goes away: rates against the previous
-     * snapshot, and only the sampled rows this client has not been sent.
+     * Sends a snapshot every second until the client goes away or the server stops: rates against
+     * the previous snapshot, and only the sampled rows this client has not been sent. Written
+     * straight to the response on the request's own thread (the server's pool, so stopping the
+     * server ends it); the first failed write ends the stream quietly.
      */
-    private static void events(SseClient client) {
-        String name = client.ctx().pathParam("name");
+    private static void events(Context ctx) {
+        String name = ctx.pathParam("name");
+        ctx.status(200).contentType("text/event-stream; charset=utf-8").header("Cache-Control", "no-cache");
         Snapshots snapshots = new Snapshots();
         Map<String, Long> sentSeq = new HashMap<>();
-        while (!client.terminated()) {
-            Inspections.View view = Inspections.find(name).orElse(null);
-            if (view == null) {
-                client.sendEvent(
-                        "waiting",
-                        JSON.createObjectNode()
-                                .put("pipeline", name)
-                                .put("message", "pipeline '" + name + "' is not running")
-                                .toString());
-                snapshots = new Snapshots();
-                sentSeq.clear();
-            } else {
-                client.sendEvent("snapshot", snapshots.next(view, sentSeq).toString());
-            }
-            try {
+        try {
+            OutputStream out = ctx.res().getOutputStream();
+            while (true) {
+                Inspections.View view = Inspections.find(name).orElse(null);
+                String event;
+                if (view == null) {
+                    event = "event: waiting\ndata: "
+                            + JSON.createObjectNode()
+                                    .put("pipeline", name)
+                                    .put("message", "pipeline '" + name + "' is not running")
+                            + "\n\n";
+                    snapshots = new Snapshots();
+                    sentSeq.clear();
+                } else {
+                    event = "event: snapshot\ndata: " + snapshots.next(view, sentSeq) + "\n\n";
+                }
+                out.write(event.getBytes(StandardCharsets.UTF_8));
+                out.flush();
                 Thread.sleep(EVENT_INTERVAL_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the server is stopping
+        } catch (IOException | RuntimeException e) {
+            // The client went away (or the server stopped under us): nothing to report to anyone.
         }
     }
 
