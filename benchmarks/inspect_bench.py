@@ -13,12 +13,12 @@ three configurations, alternating within each round, REPEATS rounds (default 5):
 Reports medians of events/s and events per CPU-second with min–max, and each configuration's ratio
 to `off` (medians). Writes JSON and Markdown to benchmarks/results/inspect-<UTC time>.*.
 """
+import json
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-import json
 from pathlib import Path
 
 from kafka_bench import QUERIES, ROOT, load_bids, query_pipeline, sh, sluice

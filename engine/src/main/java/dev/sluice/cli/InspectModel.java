@@ -79,10 +79,6 @@ final class InspectModel {
         scroll = Math.max(0, Math.min(scroll + by, Math.max(0, currentLines().size() - 1)));
     }
 
-    synchronized int scrollPosition() {
-        return scroll;
-    }
-
     synchronized void search(String text) {
         search = text == null ? "" : text;
         scroll = 0;

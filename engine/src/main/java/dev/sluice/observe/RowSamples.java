@@ -47,10 +47,6 @@ public final class RowSamples {
         return rowsPerWindow;
     }
 
-    public long windowNanos() {
-        return windowNanos;
-    }
-
     /**
      * How many rows the caller may take now (0: none). A positive answer is a promise kept by
      * counting them against the window at once, so lanes asking together never exceed the cap.
