@@ -6,6 +6,9 @@
 #                                         consume->produce loop (default 1 000 000 events, all queries)
 #   benchmarks/run.sh plugins [ROWS [REPEATS]]  native plugin source and transform vs the generator and
 #                                         SQL, whole pipelines (default 20 000 000 rows, 3 rounds)
+#   benchmarks/run.sh lookup [BIDS [REPEATS [CHANGES]]]  bids LEFT JOIN a 1 000 000-key table: static side
+#                                         table vs dynamic table, still and changing (default 10 000 000 bids,
+#                                         3 rounds, 50 changes; lookup_bench.py)
 #   benchmarks/run.sh restart [REPEATS]  restart to first new output record after kill -9 and SIGTERM
 #                                         (default 5 restarts per mode; see restart_bench.py)
 #   benchmarks/run.sh service [RUNS]     the service JAR: resume and apply to first output record, serve vs run
@@ -87,6 +90,11 @@ case "$mode" in
     bash rust/plugins/build.sh engine/target/plugins >&2
     export JAVA_HOME SLUICE_JVM_FLAGS
     python3 benchmarks/plugins_bench.py "$@"
+    ;;
+  lookup)
+    mvn -q -B -ntp -Dstyle.color=never -DskipTests package -pl engine -am >&2
+    export JAVA_HOME SLUICE_JVM_FLAGS
+    python3 benchmarks/lookup_bench.py "$@"
     ;;
   restart)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am

@@ -101,6 +101,11 @@ typedef struct SluiceBuffer SluiceBuffer;
 typedef struct SluiceDecoder SluiceDecoder;
 
 /*
+ A dynamic table: keyed rows that transforms look up while changes are applied to it.
+ */
+typedef struct SluiceDynamicTable SluiceDynamicTable;
+
+/*
  Reads a JSON-lines, CSV or Parquet file batch by batch.
  */
 typedef struct SluiceFileReader SluiceFileReader;
@@ -292,6 +297,75 @@ int32_t sluice_functions_add_scalar(struct SluiceFunctions *functions,
                                     const char *name,
                                     const void *udf,
                                     const void *free_string);
+
+/*
+ Adds a dynamic table to `functions`: every transform planned with the set may join it by
+ name and call `dynamic_contains('name', value)`.
+
+ # Safety
+ `functions` is NULL or a live set no other thread uses; `table` NULL or a live table,
+ borrowed (the set keeps its own reference). Any thread.
+ */
+int32_t sluice_functions_add_table(struct SluiceFunctions *functions,
+                                   const struct SluiceDynamicTable *table);
+
+/*
+ Creates an empty dynamic table from `{"name": "...", "columns": [{"name": "id", "type":
+ "Int64", "nullable": false}, ...], "key": ["id"], "max_rows": n, "max_bytes": n}` (limits
+ optional).
+
+ # Safety
+ `options_json` is NULL or a NUL-terminated string, borrowed for the call. `out_table` is NULL
+ or writable for one pointer; the caller owns the new table and frees it once with
+ `sluice_dynamic_table_free`. Any thread.
+ */
+int32_t sluice_dynamic_table_create(const char *options_json,
+                                    struct SluiceDynamicTable **out_table);
+
+/*
+ Applies a batch of changes (borrowed; the caller still frees it): its columns named like the
+ table's, cast to their types, plus an optional `_op` (`d` deletes the row's key; `i`, `u`,
+ `c`, `r` or NULL upsert it). A batch that cannot apply leaves the table unchanged; exceeding
+ a limit fails after applying.
+
+ # Safety
+ `table` is NULL or a live table; `batch` NULL or a live batch, borrowed. Any thread (the
+ table locks itself; transforms may read it meanwhile).
+ */
+int32_t sluice_dynamic_table_apply(const struct SluiceDynamicTable *table,
+                                   const struct SluiceBatch *batch);
+
+/*
+ Writes every live row of the table as one batch (what a checkpoint stores; applying it to an
+ empty table restores it). The caller owns the batch and frees it once.
+
+ # Safety
+ `table` is NULL or a live table; `out_batch` NULL or writable for one pointer. Any thread.
+ */
+int32_t sluice_dynamic_table_snapshot(const struct SluiceDynamicTable *table,
+                                      struct SluiceBatch **out_batch);
+
+/*
+ Writes the table's live rows, the bytes its batches hold, and its version (bumped by every
+ apply of a non-empty batch).
+
+ # Safety
+ `table` is NULL or a live table; each out pointer NULL or writable for one `int64_t`. Any thread.
+ */
+int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table,
+                                   int64_t *out_rows,
+                                   int64_t *out_bytes,
+                                   int64_t *out_version);
+
+/*
+ Frees a dynamic table (NULL is ignored). Transforms planned with a set holding it keep the
+ table alive until they are freed.
+
+ # Safety
+ `table` is NULL or a table handle from this library that was not freed before; it is invalid
+ afterwards.
+ */
+int32_t sluice_dynamic_table_free(struct SluiceDynamicTable *table);
 
 /*
  Frees a set of functions. Transforms created with it keep their own references.

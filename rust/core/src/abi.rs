@@ -20,7 +20,7 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Once;
+use std::sync::{Arc, Once};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
@@ -29,6 +29,7 @@ use serde::Deserialize;
 
 use crate::cdata::{export_batch, export_schema, import_batch, import_schema};
 use crate::decode::{split_records, DecoderOptions, RecordDecoder};
+use crate::dynamic_tables::{DynamicTable, TableOptions};
 use crate::encode::{encode_records, parse_options, Encoded};
 use crate::error::{CoreError, ErrorKind, Result};
 use crate::file_io::{FileReader, FileWriter, ReaderOptions, WriterOptions};
@@ -72,6 +73,11 @@ pub struct SluiceBuffer {
 /// Extra SQL functions (plugin UDFs) a pipeline's transforms may call.
 pub struct SluiceFunctions {
     functions: Functions,
+}
+
+/// A dynamic table: keyed rows that transforms look up while changes are applied to it.
+pub struct SluiceDynamicTable {
+    table: Arc<DynamicTable>,
 }
 
 /// A SQL transform, planned once.
@@ -530,6 +536,113 @@ pub unsafe extern "C" fn sluice_functions_add_scalar(
         let free_string = unsafe { free_string_of(free_string) };
         // SAFETY: udf stays valid while transforms may call it (this function's contract).
         unsafe { set.functions.add(name, udf.cast(), free_string) }
+    })
+}
+
+/// Adds a dynamic table to `functions`: every transform planned with the set may join it by
+/// name and call `dynamic_contains('name', value)`.
+///
+/// # Safety
+/// `functions` is NULL or a live set no other thread uses; `table` NULL or a live table,
+/// borrowed (the set keeps its own reference). Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_functions_add_table(functions: *mut SluiceFunctions, table: *const SluiceDynamicTable) -> i32 {
+    guard(|| {
+        // SAFETY: table is NULL or live (this function's contract).
+        let table = Arc::clone(&unsafe { borrow(table, "dynamic table") }?.table);
+        // SAFETY: functions is NULL or live and unshared (this function's contract).
+        unsafe { borrow_mut(functions, "functions") }?.functions.add_table(table)
+    })
+}
+
+/// Creates an empty dynamic table from `{"name": "...", "columns": [{"name": "id", "type":
+/// "Int64", "nullable": false}, ...], "key": ["id"], "max_rows": n, "max_bytes": n}` (limits
+/// optional).
+///
+/// # Safety
+/// `options_json` is NULL or a NUL-terminated string, borrowed for the call. `out_table` is NULL
+/// or writable for one pointer; the caller owns the new table and frees it once with
+/// `sluice_dynamic_table_free`. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_dynamic_table_create(options_json: *const c_char, out_table: *mut *mut SluiceDynamicTable) -> i32 {
+    guard(|| {
+        // SAFETY: options_json is NULL or NUL-terminated (this function's contract).
+        let options: TableOptions = unsafe { options(options_json, "dynamic table options") }?;
+        let table = Arc::new(DynamicTable::new(options)?);
+        // SAFETY: out_table is NULL or writable (this function's contract).
+        unsafe { write_out(out_table, new_handle(SluiceDynamicTable { table })) }
+    })
+}
+
+/// Applies a batch of changes (borrowed; the caller still frees it): its columns named like the
+/// table's, cast to their types, plus an optional `_op` (`d` deletes the row's key; `i`, `u`,
+/// `c`, `r` or NULL upsert it). A batch that cannot apply leaves the table unchanged; exceeding
+/// a limit fails after applying.
+///
+/// # Safety
+/// `table` is NULL or a live table; `batch` NULL or a live batch, borrowed. Any thread (the
+/// table locks itself; transforms may read it meanwhile).
+#[no_mangle]
+pub unsafe extern "C" fn sluice_dynamic_table_apply(table: *const SluiceDynamicTable, batch: *const SluiceBatch) -> i32 {
+    guard(|| {
+        // SAFETY: batch is NULL or live (this function's contract).
+        let batch = &unsafe { borrow(batch, "batch") }?.batch;
+        // SAFETY: table is NULL or live (this function's contract).
+        unsafe { borrow(table, "dynamic table") }?.table.apply(batch)
+    })
+}
+
+/// Writes every live row of the table as one batch (what a checkpoint stores; applying it to an
+/// empty table restores it). The caller owns the batch and frees it once.
+///
+/// # Safety
+/// `table` is NULL or a live table; `out_batch` NULL or writable for one pointer. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_dynamic_table_snapshot(table: *const SluiceDynamicTable, out_batch: *mut *mut SluiceBatch) -> i32 {
+    guard(|| {
+        // SAFETY: table is NULL or live (this function's contract).
+        let batch = unsafe { borrow(table, "dynamic table") }?.table.snapshot()?;
+        // SAFETY: out_batch is NULL or writable (this function's contract).
+        unsafe { write_out(out_batch, batch_handle(batch)) }
+    })
+}
+
+/// Writes the table's live rows, the bytes its batches hold, and its version (bumped by every
+/// apply of a non-empty batch).
+///
+/// # Safety
+/// `table` is NULL or a live table; each out pointer NULL or writable for one `int64_t`. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_dynamic_table_stats(
+    table: *const SluiceDynamicTable,
+    out_rows: *mut i64,
+    out_bytes: *mut i64,
+    out_version: *mut i64,
+) -> i32 {
+    guard(|| {
+        // SAFETY: table is NULL or live (this function's contract).
+        let stats = unsafe { borrow(table, "dynamic table") }?.table.stats();
+        // SAFETY: the out pointers are NULL or writable (this function's contract).
+        unsafe {
+            write_out(out_rows, stats.rows as i64)?;
+            write_out(out_bytes, stats.bytes as i64)?;
+            write_out(out_version, stats.version as i64)
+        }
+    })
+}
+
+/// Frees a dynamic table (NULL is ignored). Transforms planned with a set holding it keep the
+/// table alive until they are freed.
+///
+/// # Safety
+/// `table` is NULL or a table handle from this library that was not freed before; it is invalid
+/// afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_dynamic_table_free(table: *mut SluiceDynamicTable) -> i32 {
+    guard(|| {
+        // SAFETY: NULL or a live handle freed only here (this function's contract).
+        unsafe { free_handle(table) };
+        Ok(())
     })
 }
 

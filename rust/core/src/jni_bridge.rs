@@ -368,6 +368,151 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceFunctio
     })
 }
 
+/// The JNI twin of [`sluice_functions_add_table`](crate::abi::sluice_functions_add_table):
+/// `JniCoreBridge.sluiceFunctionsAddTable`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// the addresses (`functions`, `table`) meet the `# Safety` requirements of
+/// `sluice_functions_add_table`, as for a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceFunctionsAddTable(
+    _env: Env,
+    _: jclass,
+    functions: jlong,
+    table: jlong,
+) -> jint {
+    glue(|| {
+        // SAFETY: the addresses meet `sluice_functions_add_table`'s requirements (this function's
+        // safety contract).
+        unsafe { c::sluice_functions_add_table(ptr(functions), ptr(table)) }
+    })
+}
+
+/// The JNI twin of [`sluice_dynamic_table_create`](crate::abi::sluice_dynamic_table_create):
+/// `JniCoreBridge.sluiceDynamicTableCreate`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// `options_json` is a `byte[]` reference or null; `out` is a `long[]` of at least 1 element or
+/// null.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamicTableCreate(
+    env: Env,
+    _: jclass,
+    options_json: jbyteArray,
+    out: jlongArray,
+) -> jint {
+    glue(|| {
+        // SAFETY: `env` and `options_json` are as this function's `# Safety` requires.
+        let options_json = unsafe { CText::from_java(env, options_json) };
+        let mut out_table = null_mut();
+        // SAFETY: `options_json`: NULL or a NUL-terminated copy that outlives the call; the
+        // out-pointers point to the locals above.
+        let status = unsafe { c::sluice_dynamic_table_create(options_json.as_ptr(), &mut out_table) };
+        // SAFETY: `env` and `out` are as this function's `# Safety` requires.
+        unsafe { outputs(env, out, status, &[out_table as i64]) }
+    })
+}
+
+/// The JNI twin of [`sluice_dynamic_table_apply`](crate::abi::sluice_dynamic_table_apply):
+/// `JniCoreBridge.sluiceDynamicTableApply`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// the addresses (`table`, `batch`) meet the `# Safety` requirements of
+/// `sluice_dynamic_table_apply`, as for a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamicTableApply(
+    _env: Env,
+    _: jclass,
+    table: jlong,
+    batch: jlong,
+) -> jint {
+    glue(|| {
+        // SAFETY: the addresses meet `sluice_dynamic_table_apply`'s requirements (this function's
+        // safety contract).
+        unsafe { c::sluice_dynamic_table_apply(ptr(table), ptr(batch)) }
+    })
+}
+
+/// The JNI twin of [`sluice_dynamic_table_snapshot`](crate::abi::sluice_dynamic_table_snapshot):
+/// `JniCoreBridge.sluiceDynamicTableSnapshot`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// `out` is a `long[]` of at least 1 element or null; the addresses (`table`) meet the `# Safety`
+/// requirements of `sluice_dynamic_table_snapshot`, as for a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamicTableSnapshot(
+    env: Env,
+    _: jclass,
+    table: jlong,
+    out: jlongArray,
+) -> jint {
+    glue(|| {
+        let mut out_batch = null_mut();
+        // SAFETY: the addresses meet `sluice_dynamic_table_snapshot`'s requirements (this
+        // function's safety contract); the out-pointers point to the locals above.
+        let status = unsafe { c::sluice_dynamic_table_snapshot(ptr(table), &mut out_batch) };
+        // SAFETY: `env` and `out` are as this function's `# Safety` requires.
+        unsafe { outputs(env, out, status, &[out_batch as i64]) }
+    })
+}
+
+/// The JNI twin of [`sluice_dynamic_table_stats`](crate::abi::sluice_dynamic_table_stats):
+/// `JniCoreBridge.sluiceDynamicTableStats`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// `out` is a `long[]` of at least 3 elements or null; the addresses (`table`) meet the `# Safety`
+/// requirements of `sluice_dynamic_table_stats`, as for a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamicTableStats(
+    env: Env,
+    _: jclass,
+    table: jlong,
+    out: jlongArray,
+) -> jint {
+    glue(|| {
+        let mut out_rows = 0;
+        let mut out_bytes = 0;
+        let mut out_version = 0;
+        // SAFETY: the addresses meet `sluice_dynamic_table_stats`'s requirements (this function's
+        // safety contract); the out-pointers point to the locals above.
+        let status = unsafe {
+            c::sluice_dynamic_table_stats(
+                ptr(table),
+                &mut out_rows,
+                &mut out_bytes,
+                &mut out_version,
+            )
+        };
+        // SAFETY: `env` and `out` are as this function's `# Safety` requires.
+        unsafe { outputs(env, out, status, &[out_rows, out_bytes, out_version]) }
+    })
+}
+
+/// The JNI twin of [`sluice_dynamic_table_free`](crate::abi::sluice_dynamic_table_free):
+/// `JniCoreBridge.sluiceDynamicTableFree`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// the addresses (`table`) meet the `# Safety` requirements of `sluice_dynamic_table_free`, as for
+/// a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamicTableFree(
+    _env: Env,
+    _: jclass,
+    table: jlong,
+) -> jint {
+    glue(|| {
+        // SAFETY: the addresses meet `sluice_dynamic_table_free`'s requirements (this function's
+        // safety contract).
+        unsafe { c::sluice_dynamic_table_free(ptr(table)) }
+    })
+}
+
 /// The JNI twin of [`sluice_functions_free`](crate::abi::sluice_functions_free):
 /// `JniCoreBridge.sluiceFunctionsFree`.
 ///

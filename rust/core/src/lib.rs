@@ -13,6 +13,7 @@ pub mod alloc_stats;
 pub mod avro;
 pub mod cdata;
 pub mod decode;
+pub mod dynamic_tables;
 pub mod encode;
 pub mod error;
 pub mod file_io;

@@ -23,15 +23,18 @@ use sluice_plugin_sys::{
     ArrowArray, SluiceScalarUdf, SLUICE_PLUGIN_OK, SLUICE_VOLATILITY_IMMUTABLE, SLUICE_VOLATILITY_STABLE, SLUICE_VOLATILITY_VOLATILE,
 };
 
+use crate::dynamic_tables::{DynamicContains, DynamicTable, DynamicTableProvider};
 use crate::error::{CoreError, Result};
 
 /// Releases a string the function's owner allocated (the plugin descriptor's `free_string`).
 pub type FreeString = unsafe extern "C" fn(*mut c_char);
 
-/// The extra functions of a pipeline, shared by all its transforms.
+/// What a pipeline adds to every transform's SQL: plugin functions, and its dynamic tables
+/// (with `dynamic_contains` over them), shared by all its transforms.
 #[derive(Default, Clone)]
 pub struct Functions {
     udfs: Vec<Arc<ScalarUDF>>,
+    tables: Vec<Arc<DynamicTable>>,
 }
 
 impl Functions {
@@ -52,11 +55,33 @@ impl Functions {
         Ok(())
     }
 
-    /// Registers every function in `ctx`; a plugin function may shadow a built-in one.
-    pub fn register(&self, ctx: &SessionContext) {
+    /// Adds a dynamic table; a second table of the same name is a config error.
+    pub fn add_table(&mut self, table: Arc<DynamicTable>) -> Result<()> {
+        if self.tables.iter().any(|t| t.name() == table.name()) {
+            return Err(CoreError::config(format!("two dynamic tables are named '{}'", table.name())));
+        }
+        self.tables.push(table);
+        Ok(())
+    }
+
+    /// The dynamic tables' names.
+    pub fn table_names(&self) -> impl Iterator<Item = &str> {
+        self.tables.iter().map(|t| t.name())
+    }
+
+    /// Registers every function and dynamic table in `ctx`; a plugin function may shadow a
+    /// built-in one.
+    pub fn register(&self, ctx: &SessionContext) -> Result<()> {
         for udf in &self.udfs {
             ctx.register_udf(udf.as_ref().clone());
         }
+        for table in &self.tables {
+            ctx.register_table(table.name(), Arc::new(DynamicTableProvider(Arc::clone(table))))?;
+        }
+        if !self.tables.is_empty() {
+            ctx.register_udf(ScalarUDF::new_from_impl(DynamicContains::new(&self.tables)));
+        }
+        Ok(())
     }
 }
 

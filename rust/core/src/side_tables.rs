@@ -8,7 +8,9 @@
 //! past a checkpoint barrier. [`isolate_lookup_joins`] therefore wraps every such join in a
 //! [`LookupJoinExec`] that executes the join once per probe batch over a one-batch input, so
 //! the join's stream ends — and flushes — after each batch. The build side is collected once
-//! and kept by the join node across those executions.
+//! and kept by the join node across those executions; when it reads a dynamic table
+//! ([`crate::dynamic_tables`]) whose version moved since, the node is renewed first, so the
+//! batch is joined against the table as it is now.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -32,6 +34,7 @@ use datafusion::prelude::SessionContext;
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
 
+use crate::dynamic_tables::{DynamicScanExec, DynamicTable};
 use crate::error::{CoreError, Result};
 use crate::file_io::{FileReader, ReaderOptions};
 
@@ -67,6 +70,11 @@ impl SideTable {
     /// The declared schema, if any.
     pub fn schema(&self) -> Result<Option<SchemaRef>> {
         let Some(columns) = &self.columns else { return Ok(None) };
+        Self::columns_schema(columns).map(Some).map_err(|e| self.error(e))
+    }
+
+    /// The schema declared by `columns` (also a dynamic table's).
+    pub fn columns_schema(columns: &[SideColumn]) -> Result<SchemaRef> {
         let fields = columns
             .iter()
             .map(|c| {
@@ -74,9 +82,8 @@ impl SideTable {
                     .map(|t| Field::new(&c.name, t, c.nullable))
                     .map_err(|e| CoreError::config(format!("column '{}': {e}", c.name)))
             })
-            .collect::<Result<Vec<_>>>()
-            .map_err(|e| self.error(e))?;
-        Ok(Some(Arc::new(Schema::new(fields))))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Arc::new(Schema::new(fields)))
     }
 
     /// Reads the whole file. A line that does not decode fails the table: a lookup against a
@@ -188,6 +195,8 @@ pub struct LookupJoinExec {
     slots: Arc<ProbeSlots>,
     /// The original join's properties: its schema and partitioning, unbounded like the stream.
     properties: Arc<PlanProperties>,
+    /// The dynamic tables the build side reads: a new version renews the join node.
+    tables: Vec<Arc<DynamicTable>>,
 }
 
 /// Join executions after which a stream rebuilds its join node: DataFusion registers a fresh
@@ -210,9 +219,16 @@ impl LookupJoinExec {
         properties: Arc<PlanProperties>,
     ) -> datafusion::error::Result<Arc<dyn ExecutionPlan>> {
         let slots = Arc::new(ProbeSlots::new(&probe));
+        let mut tables = Vec::new();
+        build.apply(|node| {
+            if let Some(scan) = node.downcast_ref::<DynamicScanExec>() {
+                tables.push(Arc::clone(scan.table()));
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })?;
         let children = vec![build, Arc::clone(&slots) as Arc<dyn ExecutionPlan>];
         let join = Arc::clone(join).replace_children(children, ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute))?;
-        Ok(Arc::new(LookupJoinExec { join, probe, slots, properties }))
+        Ok(Arc::new(LookupJoinExec { join, probe, slots, properties, tables }))
     }
 }
 
@@ -261,6 +277,8 @@ impl ExecutionPlan for LookupJoinExec {
             probe,
             current: None,
             executions: 0,
+            tables: self.tables.clone(),
+            seen: None,
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(self.schema(), stream)))
     }
@@ -275,14 +293,21 @@ struct LookupJoinStream {
     /// The join's stream over the current probe batch; it ends when that batch is done.
     current: Option<SendableRecordBatchStream>,
     executions: usize,
+    tables: Vec<Arc<DynamicTable>>,
+    /// The dynamic tables' versions when the join node last collected its build side.
+    seen: Option<Vec<u64>>,
 }
 
 impl LookupJoinStream {
     fn start_join(&mut self, batch: RecordBatch) -> datafusion::error::Result<()> {
-        if self.executions == EXECUTIONS_PER_JOIN_NODE {
+        // Read before the join executes: its build side then sees these versions or newer.
+        let versions: Vec<u64> = self.tables.iter().map(|t| t.version()).collect();
+        let changed = self.seen.as_ref().is_some_and(|seen| *seen != versions);
+        if changed || self.executions == EXECUTIONS_PER_JOIN_NODE {
             self.join = Arc::clone(&self.join).reset_state()?;
             self.executions = 0;
         }
+        self.seen = Some(versions);
         self.executions += 1;
         self.slots.put(self.partition, batch);
         self.current = Some(self.join.execute(self.partition, Arc::clone(&self.context))?);

@@ -74,9 +74,12 @@ impl SqlTransform {
     /// As [`SqlTransform::with_side_tables`], with the pipeline's plugin functions callable by name.
     pub fn with_functions(sql: &str, inputs: Vec<(String, SchemaRef)>, side_tables: &[SideTable], functions: &Functions) -> Result<SqlTransform> {
         let ctx = streaming_context()?;
-        functions.register(&ctx);
+        functions.register(&ctx)?;
         let mut hubs = Vec::with_capacity(inputs.len());
         for (name, schema) in inputs {
+            if functions.table_names().any(|t| t == name) {
+                return Err(CoreError::config(format!("input '{name}' has the name of a dynamic table")));
+            }
             let hub = InputHub::new(name, schema);
             register_input(&ctx, &hub)?;
             hubs.push(hub);

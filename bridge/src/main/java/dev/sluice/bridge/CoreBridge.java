@@ -134,6 +134,57 @@ public interface CoreBridge {
     void functionsAddScalar(long functions, String name, long udf, long freeString);
 
     /**
+     * Adds a dynamic table to `functions`: every transform planned with the set may join it by
+     * name and call `dynamic_contains('name', value)`.
+     * <p>
+     * C function: {@code sluice_functions_add_table}.
+     */
+    void functionsAddTable(long functions, long table);
+
+    /**
+     * Creates an empty dynamic table from `{"name": "...", "columns": [{"name": "id", "type":
+     * "Int64", "nullable": false}, ...], "key": ["id"], "max_rows": n, "max_bytes": n}` (limits
+     * optional).
+     * <p>
+     * C function: {@code sluice_dynamic_table_create}.
+     */
+    long dynamicTableCreate(String optionsJson);
+
+    /**
+     * Applies a batch of changes (borrowed; the caller still frees it): its columns named like the
+     * table's, cast to their types, plus an optional `_op` (`d` deletes the row's key; `i`, `u`,
+     * `c`, `r` or NULL upsert it). A batch that cannot apply leaves the table unchanged; exceeding
+     * a limit fails after applying.
+     * <p>
+     * C function: {@code sluice_dynamic_table_apply}.
+     */
+    void dynamicTableApply(long table, long batch);
+
+    /**
+     * Writes every live row of the table as one batch (what a checkpoint stores; applying it to an
+     * empty table restores it). The caller owns the batch and frees it once.
+     * <p>
+     * C function: {@code sluice_dynamic_table_snapshot}.
+     */
+    long dynamicTableSnapshot(long table);
+
+    /**
+     * Writes the table's live rows, the bytes its batches hold, and its version (bumped by every
+     * apply of a non-empty batch).
+     * <p>
+     * C function: {@code sluice_dynamic_table_stats}.
+     */
+    long[] dynamicTableStats(long table);
+
+    /**
+     * Frees a dynamic table (NULL is ignored). Transforms planned with a set holding it keep the
+     * table alive until they are freed.
+     * <p>
+     * C function: {@code sluice_dynamic_table_free}.
+     */
+    void dynamicTableFree(long table);
+
+    /**
      * Frees a set of functions. Transforms created with it keep their own references.
      * <p>
      * C function: {@code sluice_functions_free}.

@@ -154,6 +154,44 @@ public final class FfmCoreBridge implements CoreBridge {
     }
 
     @Override
+    public void functionsAddTable(long functions, long table) {
+        check(sluice_h.sluice_functions_add_table(at(functions), at(table)));
+    }
+
+    @Override
+    public long dynamicTableCreate(String optionsJson) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = SCRATCH.get();
+            check(sluice_h.sluice_dynamic_table_create(cString(arena, optionsJson), out));
+            return out.get(JAVA_LONG, 0);
+        }
+    }
+
+    @Override
+    public void dynamicTableApply(long table, long batch) {
+        check(sluice_h.sluice_dynamic_table_apply(at(table), at(batch)));
+    }
+
+    @Override
+    public long dynamicTableSnapshot(long table) {
+        MemorySegment out = SCRATCH.get();
+        check(sluice_h.sluice_dynamic_table_snapshot(at(table), out));
+        return out.get(JAVA_LONG, 0);
+    }
+
+    @Override
+    public long[] dynamicTableStats(long table) {
+        MemorySegment out = SCRATCH.get();
+        check(sluice_h.sluice_dynamic_table_stats(at(table), out, out.asSlice(8), out.asSlice(16)));
+        return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8), out.get(JAVA_LONG, 16)};
+    }
+
+    @Override
+    public void dynamicTableFree(long table) {
+        check(sluice_h.sluice_dynamic_table_free(at(table)));
+    }
+
+    @Override
     public void functionsFree(long functions) {
         check(sluice_h.sluice_functions_free(at(functions)));
     }

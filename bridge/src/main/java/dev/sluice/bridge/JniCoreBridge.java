@@ -43,6 +43,12 @@ public final class JniCoreBridge implements CoreBridge {
     private static native int sluiceBatchFree(long batch);
     private static native int sluiceFunctionsCreate(long[] out);
     private static native int sluiceFunctionsAddScalar(long functions, byte[] name, long udf, long freeString);
+    private static native int sluiceFunctionsAddTable(long functions, long table);
+    private static native int sluiceDynamicTableCreate(byte[] optionsJson, long[] out);
+    private static native int sluiceDynamicTableApply(long table, long batch);
+    private static native int sluiceDynamicTableSnapshot(long table, long[] out);
+    private static native int sluiceDynamicTableStats(long table, long[] out);
+    private static native int sluiceDynamicTableFree(long table);
     private static native int sluiceFunctionsFree(long functions);
     private static native int sluiceTransformCreate(byte[] optionsJson, long inputSchemas, long nInputs, long functions, long[] out);
     private static native int sluiceTransformOutputSchema(long transform, long outSchema);
@@ -185,6 +191,42 @@ public final class JniCoreBridge implements CoreBridge {
     @Override
     public void functionsAddScalar(long functions, String name, long udf, long freeString) {
         check(sluiceFunctionsAddScalar(functions, utf8(name), udf, freeString));
+    }
+
+    @Override
+    public void functionsAddTable(long functions, long table) {
+        check(sluiceFunctionsAddTable(functions, table));
+    }
+
+    @Override
+    public long dynamicTableCreate(String optionsJson) {
+        long[] out = OUT.get();
+        check(sluiceDynamicTableCreate(utf8(optionsJson), out));
+        return out[0];
+    }
+
+    @Override
+    public void dynamicTableApply(long table, long batch) {
+        check(sluiceDynamicTableApply(table, batch));
+    }
+
+    @Override
+    public long dynamicTableSnapshot(long table) {
+        long[] out = OUT.get();
+        check(sluiceDynamicTableSnapshot(table, out));
+        return out[0];
+    }
+
+    @Override
+    public long[] dynamicTableStats(long table) {
+        long[] out = OUT.get();
+        check(sluiceDynamicTableStats(table, out));
+        return Arrays.copyOf(out, 3);
+    }
+
+    @Override
+    public void dynamicTableFree(long table) {
+        check(sluiceDynamicTableFree(table));
     }
 
     @Override

@@ -3,7 +3,8 @@ package dev.sluice.bridge;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The extra SQL functions of a pipeline (plugin UDFs), handed to every transform it plans. Each
+ * The extra SQL functions of a pipeline (plugin UDFs) and its dynamic tables, handed to every
+ * transform it plans. Each
  * function is a {@code struct SluiceScalarUdf} of the plugin ABI ({@code sluice_plugin.h}) that
  * DataFusion calls inside the plan: a native plugin's function directly, a Java function through
  * an FFM upcall stub. Whoever adds a function keeps its memory (the plugin library, the stub's
@@ -28,6 +29,16 @@ public final class NativeFunctions extends NativeHandle {
      */
     public void addScalar(String name, MemorySegment udf, MemorySegment freeString) {
         core().functionsAddScalar(address(), name, udf.address(), freeString.address());
+    }
+
+    /**
+     * Adds a dynamic table: transforms planned with this set may join it by name and call
+     * {@code dynamic_contains(name, value)}. The set keeps the table alive.
+     *
+     * @throws NativeConfigException when another table has its name
+     */
+    public void addTable(NativeDynamicTable table) {
+        core().functionsAddTable(address(), table.handle());
     }
 
     /** The handle, for {@link NativeTransform#plan}. */

@@ -38,6 +38,7 @@ public final class PipelineLoader {
             "restart",
             "delivery",
             "inspect",
+            "tables",
             PathPolicy.KEY,
             PLUGINS,
             "sources",

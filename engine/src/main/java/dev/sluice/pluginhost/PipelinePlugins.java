@@ -219,6 +219,17 @@ public final class PipelinePlugins implements AutoCloseable {
     }
 
     /**
+     * The pipeline's function set even when it has no UDFs: dynamic tables ride on it into every
+     * transform ({@code runtime.DynamicTables}).
+     */
+    public synchronized NativeFunctions functionsForTables() {
+        if (functions == null && udfLibraries.isEmpty()) {
+            functions = NativeFunctions.create();
+        }
+        return functions();
+    }
+
+    /**
      * The scalar functions of the {@code udfs} libraries, loaded on first use.
      *
      * @throws ConfigException at the library's entry when it cannot be loaded or lacks a function

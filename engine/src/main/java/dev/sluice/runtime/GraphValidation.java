@@ -62,12 +62,12 @@ final class GraphValidation {
     static List<ConfigException> unread(Map<String, PipelineNode> nodes) {
         List<ConfigException> problems = new ArrayList<>();
         for (PipelineNode node : nodes.values()) {
-            if (produces(node) && node.downstream.isEmpty()) {
+            if (produces(node) && node.downstream.isEmpty() && node.tableFeeds.isEmpty()) {
                 problems.add(new ConfigException(
                         node.spec.location(),
                         node.name(),
                         "nothing reads this " + node.kind().word()
-                                + "; name it in a transform's SQL or a sink's `from:`"));
+                                + "; name it in a transform's SQL, a sink's `from:` or a table's `from:`"));
             }
         }
         return problems;

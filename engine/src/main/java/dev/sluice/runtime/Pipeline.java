@@ -51,6 +51,8 @@ public final class Pipeline implements AutoCloseable {
     private final Map<String, AutoCloseable> laneShared = new java.util.LinkedHashMap<>();
     /** The {@code plugins:} block: where libraries may come from, the pipeline's UDFs. */
     private final PipelinePlugins plugins;
+    /** The {@code tables:} block: dynamic tables the transforms read and nodes fill. */
+    private final DynamicTables tables;
 
     private boolean started;
 
@@ -65,7 +67,8 @@ public final class Pipeline implements AutoCloseable {
             DeliverySetting delivery,
             InspectSettings inspect,
             PositionStore positions,
-            PipelinePlugins plugins) {
+            PipelinePlugins plugins,
+            DynamicTables tables) {
         this.spec = spec;
         this.order = order;
         this.stats = stats;
@@ -77,6 +80,7 @@ public final class Pipeline implements AutoCloseable {
         this.inspect = inspect;
         this.positions = positions;
         this.plugins = plugins;
+        this.tables = tables;
     }
 
     /**
@@ -111,6 +115,7 @@ public final class Pipeline implements AutoCloseable {
         RestartPolicy restart = null;
         DeliverySetting delivery = null;
         InspectSettings inspect = null;
+        List<DynamicTables.Definition> tableDefinitions = List.of();
         try {
             checkpoint = CheckpointSettings.of(spec);
         } catch (ConfigException e) {
@@ -137,6 +142,11 @@ public final class Pipeline implements AutoCloseable {
             problems.add(e);
         }
         try {
+            tableDefinitions = DynamicTables.read(spec);
+        } catch (ConfigException e) {
+            problems.add(e);
+        }
+        try {
             // A pipeline's Java plugins (plugins.jars) add stage types for this pipeline only.
             StageTypes withPlugins = plugins == null ? types : types.with(plugins.stageTypes());
             nodes = PipelineGraph.configure(spec, withPlugins);
@@ -156,11 +166,36 @@ public final class Pipeline implements AutoCloseable {
             }
             throw ConfigException.of(problems);
         }
-        List<PipelineNode> order = PipelineGraph.link(nodes);
-        List<ConfigException> deliveryProblems = delivery.problems(order);
-        if (!deliveryProblems.isEmpty()) {
+        DynamicTables tables;
+        List<PipelineNode> order;
+        try {
+            tables = tableDefinitions.isEmpty()
+                    ? DynamicTables.NONE
+                    : DynamicTables.create(tableDefinitions, plugins.functionsForTables());
+        } catch (NativeException e) {
             plugins.close();
-            throw ConfigException.of(deliveryProblems);
+            throw new ConfigException(spec.topLevel().get(DynamicTables.BLOCK).location(), e.getMessage());
+        }
+        try {
+            List<ConfigException> tableProblems = tables.attach(nodes);
+            if (!tableProblems.isEmpty()) {
+                throw ConfigException.of(tableProblems);
+            }
+            order = PipelineGraph.link(nodes);
+            List<ConfigException> deliveryProblems = new ArrayList<>(delivery.problems(order));
+            if (!tables.isEmpty() && GraphValidation.laneCount(order) > 1) {
+                deliveryProblems.add(new ConfigException(
+                        spec.topLevel().get(DynamicTables.BLOCK).location(),
+                        "tables: a dynamic table must see every change, but parallelism > 1 runs lanes that would each "
+                                + "see a part of them; run the pipeline with parallelism 1"));
+            }
+            if (!deliveryProblems.isEmpty()) {
+                throw ConfigException.of(deliveryProblems);
+            }
+        } catch (RuntimeException e) {
+            tables.close();
+            plugins.close();
+            throw e;
         }
         List<String> names = order.stream().map(PipelineNode::name).toList();
         RunStats stats = shared != null
@@ -175,10 +210,22 @@ public final class Pipeline implements AutoCloseable {
                 ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
         List<DeadLetterFile> deadLetters = new ArrayList<>();
         Pipeline pipeline = new Pipeline(
-                spec, order, stats, allocator, deadLetters, checkpoint, restart, delivery, inspect, positions, plugins);
+                spec,
+                order,
+                stats,
+                allocator,
+                deadLetters,
+                checkpoint,
+                restart,
+                delivery,
+                inspect,
+                positions,
+                plugins,
+                tables);
         try {
             positions.awaitOpen();
             pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
+            tables.restore(positions, allocator);
         } catch (RuntimeException e) {
             try {
                 pipeline.close();
@@ -249,6 +296,10 @@ public final class Pipeline implements AutoCloseable {
         return order;
     }
 
+    DynamicTables tables() {
+        return tables;
+    }
+
     List<DeadLetterFile> deadLetters() {
         return deadLetters;
     }
@@ -312,6 +363,9 @@ public final class Pipeline implements AutoCloseable {
                 }
             }
         }
+        Map<String, Schema> schemas = new HashMap<>();
+        byName.forEach((name, node) -> schemas.put(name, node.schema));
+        problems.addAll(tables.checkColumns(schemas));
         if (!problems.isEmpty()) {
             throw ConfigException.of(problems);
         }
@@ -524,6 +578,7 @@ public final class Pipeline implements AutoCloseable {
             }
         }
         laneShared.clear();
+        tables.close();
         plugins.close();
         for (DeadLetterFile deadLetter : deadLetters) {
             try {

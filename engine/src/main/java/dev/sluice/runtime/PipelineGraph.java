@@ -55,6 +55,8 @@ final class PipelineGraph {
      * @throws ConfigException with the problems of every node, not only the first bad one
      */
     static Map<String, PipelineNode> configure(PipelineSpec spec, StageTypes types) {
+        // The SQL names dynamic tables like upstream nodes; they are not inputs.
+        java.util.Set<String> tables = DynamicTables.names(spec);
         List<ConfigException> problems = new ArrayList<>();
         Map<String, PipelineNode> nodes = new LinkedHashMap<>();
         for (NodeSpec node : spec.allNodes()) {
@@ -62,7 +64,9 @@ final class PipelineGraph {
                 StageType type = types.typeOf(node);
                 type.prepare();
                 ParsedConfig config = SettingsParser.parse(type.config(), node);
-                List<String> inputs = inputsOf(node, type, config);
+                List<String> inputs = inputsOf(node, type, config).stream()
+                        .filter(input -> !tables.contains(input))
+                        .toList();
                 nodes.put(node.name(), new PipelineNode(node, type, config, inputs));
             } catch (ConfigException e) {
                 problems.addAll(e.problems());

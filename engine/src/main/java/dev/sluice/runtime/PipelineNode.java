@@ -29,6 +29,8 @@ final class PipelineNode {
     NodeContext context;
     NodeStats stats;
     Emitter emitter;
+    /** The dynamic tables this node's output fills ({@link DynamicTables}); usually none. */
+    List<DynamicTables.Table> tableFeeds = List.of();
 
     PipelineNode(NodeSpec spec, StageType type, ParsedConfig config, List<String> inputs) {
         this.spec = spec;

@@ -11,6 +11,7 @@ import dev.sluice.plugin.Source;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.MDC;
@@ -162,13 +163,16 @@ public final class PipelineRunner {
 
     /** Every sink acknowledged {@code epoch}: persist the positions, then let sources commit. */
     private void finalizeEpoch(long epoch) {
-        java.util.Map<String, java.util.Map<String, String>> positions = new java.util.LinkedHashMap<>();
+        Map<String, Map<String, String>> positions = new java.util.LinkedHashMap<>();
         for (PipelineNode node : pipeline.nodes()) {
             if (node.kind() == NodeKind.SOURCE) {
                 positions.put(node.name(), node.source().positions(epoch));
             }
         }
+        Map<String, Map<String, String>> tables = pipeline.tables().checkpoint(pipeline.allocator());
+        positions.putAll(tables);
         pipeline.positions().save(epoch, positions);
+        pipeline.tables().saved(tables);
         for (PipelineNode node : pipeline.nodes()) {
             if (node.kind() == NodeKind.SOURCE || node.kind() == NodeKind.SINK) {
                 try {
@@ -269,6 +273,14 @@ public final class PipelineRunner {
             }
             from.stats.addOut(rows);
             sampler.offer(from.stats.samples(), batch, rows);
+            // Tables first: the node's own downstream already sees the changes it carries.
+            for (DynamicTables.Table table : from.tableFeeds) {
+                try {
+                    table.apply(batch, pipeline.allocator());
+                } catch (RuntimeException e) {
+                    throw new StageFailure(from.name(), e);
+                }
+            }
             for (PipelineNode.Edge edge : from.downstream) {
                 PipelineNode to = edge.to();
                 to.stats.addIn(rows);

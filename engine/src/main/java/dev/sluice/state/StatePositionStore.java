@@ -16,6 +16,8 @@ import java.util.Map;
 public final class StatePositionStore implements PositionStore {
 
     private static final String PREFIX = "source/";
+    /** The position-store name of a dynamic table's checkpoint (runtime.DynamicTables). */
+    private static final String TABLE_NODE = "table:";
 
     private final StateStore store;
     private final String pipeline;
@@ -46,9 +48,17 @@ public final class StatePositionStore implements PositionStore {
         return new StatePositionStore(store, pipeline, false);
     }
 
+    /**
+     * Where a "node"'s rows live: a source's under {@code source/<node>/}, a dynamic table's
+     * checkpoint ("node" {@code table:<name>}) under {@code table/<name>/}.
+     */
+    private static String prefixOf(String node) {
+        return node.startsWith(TABLE_NODE) ? "table/" + node.substring(TABLE_NODE.length()) + "/" : PREFIX + node + "/";
+    }
+
     @Override
     public Map<String, String> load(String node) {
-        String prefix = PREFIX + node + "/";
+        String prefix = prefixOf(node);
         Map<String, String> positions = new HashMap<>();
         for (StateRow row : store.scan(pipeline)) {
             if (row.namespace().equals(pipeline) && row.key().startsWith(prefix)) {
@@ -62,7 +72,7 @@ public final class StatePositionStore implements PositionStore {
     public void save(long epoch, Map<String, Map<String, String>> positionsByNode) {
         List<StateRow> rows = new ArrayList<>();
         positionsByNode.forEach((node, positions) ->
-                positions.forEach((key, json) -> rows.add(StateRow.of(pipeline, PREFIX + node + "/" + key, json))));
+                positions.forEach((key, json) -> rows.add(StateRow.of(pipeline, prefixOf(node) + key, json))));
         if (!rows.isEmpty()) {
             store.putAll(rows);
         }

@@ -1150,6 +1150,385 @@ public class sluice_h {
         }
     }
 
+    private static final FunctionDescriptor sluice_functions_add_table$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_functions_add_table {
+        public static final FunctionDescriptor DESC = sluice_functions_add_table$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_functions_add_table");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_add_table(struct SluiceFunctions *functions, const struct SluiceDynamicTable *table)
+     * }
+     */
+    public static FunctionDescriptor sluice_functions_add_table$descriptor() {
+        return sluice_functions_add_table$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_add_table(struct SluiceFunctions *functions, const struct SluiceDynamicTable *table)
+     * }
+     */
+    public static MethodHandle sluice_functions_add_table$handle() {
+        return sluice_functions_add_table.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_functions_add_table(struct SluiceFunctions *functions, const struct SluiceDynamicTable *table)
+     * }
+     */
+    public static MemorySegment sluice_functions_add_table$address() {
+        return sluice_functions_add_table.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_functions_add_table(struct SluiceFunctions *functions, const struct SluiceDynamicTable *table)
+     * }
+     */
+    public static int sluice_functions_add_table(MemorySegment functions, MemorySegment table) {
+        var mh$ = sluice_functions_add_table.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_functions_add_table", functions, table);
+            }
+            return (int)mh$.invokeExact(functions, table);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_dynamic_table_create$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_dynamic_table_create {
+        public static final FunctionDescriptor DESC = sluice_dynamic_table_create$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_dynamic_table_create");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_create(const char *options_json, struct SluiceDynamicTable **out_table)
+     * }
+     */
+    public static FunctionDescriptor sluice_dynamic_table_create$descriptor() {
+        return sluice_dynamic_table_create$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_create(const char *options_json, struct SluiceDynamicTable **out_table)
+     * }
+     */
+    public static MethodHandle sluice_dynamic_table_create$handle() {
+        return sluice_dynamic_table_create.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_create(const char *options_json, struct SluiceDynamicTable **out_table)
+     * }
+     */
+    public static MemorySegment sluice_dynamic_table_create$address() {
+        return sluice_dynamic_table_create.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_create(const char *options_json, struct SluiceDynamicTable **out_table)
+     * }
+     */
+    public static int sluice_dynamic_table_create(MemorySegment options_json, MemorySegment out_table) {
+        var mh$ = sluice_dynamic_table_create.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_dynamic_table_create", options_json, out_table);
+            }
+            return (int)mh$.invokeExact(options_json, out_table);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_dynamic_table_apply$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_dynamic_table_apply {
+        public static final FunctionDescriptor DESC = sluice_dynamic_table_apply$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_dynamic_table_apply");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_apply(const struct SluiceDynamicTable *table, const struct SluiceBatch *batch)
+     * }
+     */
+    public static FunctionDescriptor sluice_dynamic_table_apply$descriptor() {
+        return sluice_dynamic_table_apply$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_apply(const struct SluiceDynamicTable *table, const struct SluiceBatch *batch)
+     * }
+     */
+    public static MethodHandle sluice_dynamic_table_apply$handle() {
+        return sluice_dynamic_table_apply.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_apply(const struct SluiceDynamicTable *table, const struct SluiceBatch *batch)
+     * }
+     */
+    public static MemorySegment sluice_dynamic_table_apply$address() {
+        return sluice_dynamic_table_apply.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_apply(const struct SluiceDynamicTable *table, const struct SluiceBatch *batch)
+     * }
+     */
+    public static int sluice_dynamic_table_apply(MemorySegment table, MemorySegment batch) {
+        var mh$ = sluice_dynamic_table_apply.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_dynamic_table_apply", table, batch);
+            }
+            return (int)mh$.invokeExact(table, batch);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_dynamic_table_snapshot$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_dynamic_table_snapshot {
+        public static final FunctionDescriptor DESC = sluice_dynamic_table_snapshot$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_dynamic_table_snapshot");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_snapshot(const struct SluiceDynamicTable *table, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static FunctionDescriptor sluice_dynamic_table_snapshot$descriptor() {
+        return sluice_dynamic_table_snapshot$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_snapshot(const struct SluiceDynamicTable *table, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static MethodHandle sluice_dynamic_table_snapshot$handle() {
+        return sluice_dynamic_table_snapshot.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_snapshot(const struct SluiceDynamicTable *table, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static MemorySegment sluice_dynamic_table_snapshot$address() {
+        return sluice_dynamic_table_snapshot.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_snapshot(const struct SluiceDynamicTable *table, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static int sluice_dynamic_table_snapshot(MemorySegment table, MemorySegment out_batch) {
+        var mh$ = sluice_dynamic_table_snapshot.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_dynamic_table_snapshot", table, out_batch);
+            }
+            return (int)mh$.invokeExact(table, out_batch);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_dynamic_table_stats$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_dynamic_table_stats {
+        public static final FunctionDescriptor DESC = sluice_dynamic_table_stats$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_dynamic_table_stats");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version)
+     * }
+     */
+    public static FunctionDescriptor sluice_dynamic_table_stats$descriptor() {
+        return sluice_dynamic_table_stats$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version)
+     * }
+     */
+    public static MethodHandle sluice_dynamic_table_stats$handle() {
+        return sluice_dynamic_table_stats.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version)
+     * }
+     */
+    public static MemorySegment sluice_dynamic_table_stats$address() {
+        return sluice_dynamic_table_stats.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version)
+     * }
+     */
+    public static int sluice_dynamic_table_stats(MemorySegment table, MemorySegment out_rows, MemorySegment out_bytes, MemorySegment out_version) {
+        var mh$ = sluice_dynamic_table_stats.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_dynamic_table_stats", table, out_rows, out_bytes, out_version);
+            }
+            return (int)mh$.invokeExact(table, out_rows, out_bytes, out_version);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_dynamic_table_free$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_dynamic_table_free {
+        public static final FunctionDescriptor DESC = sluice_dynamic_table_free$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_dynamic_table_free");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_free(struct SluiceDynamicTable *table)
+     * }
+     */
+    public static FunctionDescriptor sluice_dynamic_table_free$descriptor() {
+        return sluice_dynamic_table_free$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_free(struct SluiceDynamicTable *table)
+     * }
+     */
+    public static MethodHandle sluice_dynamic_table_free$handle() {
+        return sluice_dynamic_table_free.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_free(struct SluiceDynamicTable *table)
+     * }
+     */
+    public static MemorySegment sluice_dynamic_table_free$address() {
+        return sluice_dynamic_table_free.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_free(struct SluiceDynamicTable *table)
+     * }
+     */
+    public static int sluice_dynamic_table_free(MemorySegment table) {
+        var mh$ = sluice_dynamic_table_free.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_dynamic_table_free", table);
+            }
+            return (int)mh$.invokeExact(table);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static final FunctionDescriptor sluice_functions_free$DESC = FunctionDescriptor.of(
         sluice_h.C_INT,
         sluice_h.C_POINTER

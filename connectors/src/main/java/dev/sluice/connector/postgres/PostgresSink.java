@@ -39,7 +39,6 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;
-import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
 import org.slf4j.Logger;
@@ -84,12 +83,8 @@ public final class PostgresSink implements Sink {
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresSink.class);
 
-    public static final String URL = "url";
-    public static final String HOST = "host";
-    public static final String PORT = "port";
-    public static final String DATABASE = "database";
-    public static final String USER = "user";
-    public static final String PASSWORD = "password";
+    public static final String URL = PgConnections.URL;
+    public static final String HOST = PgConnections.HOST;
     public static final String SCHEMA = "schema";
     public static final String TABLE = "table";
     public static final String PRIMARY_KEY = "primary_key";
@@ -104,39 +99,7 @@ public final class PostgresSink implements Sink {
     /** The {@code postgres} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
 
-        private static final ConfigDef CONFIG = new ConfigDef()
-                .define(
-                        URL,
-                        ConfigType.STRING,
-                        null,
-                        false,
-                        "JDBC URL, e.g. `jdbc:postgresql://db:5432/shop`. Instead of it: `host`, `port`, `database`.")
-                .define(
-                        HOST,
-                        ConfigType.STRING,
-                        null,
-                        false,
-                        "Server host (when `url` is not set). Default: localhost.")
-                .define(
-                        PORT,
-                        ConfigType.INT,
-                        5432,
-                        false,
-                        "Server port (when `url` is not set).",
-                        Validator.between(1, 65535))
-                .define(
-                        DATABASE,
-                        ConfigType.STRING,
-                        null,
-                        false,
-                        "Database (when `url` is not set). Default: the user's name.")
-                .define(USER, ConfigType.STRING, null, false, "User name.")
-                .define(
-                        PASSWORD,
-                        ConfigType.STRING,
-                        null,
-                        false,
-                        "Password; write an environment reference such as `${PG_PASSWORD}`. Never logged or shown in errors.")
+        private static final ConfigDef CONFIG = PgConnections.define(new ConfigDef())
                 .define(
                         SCHEMA,
                         ConfigType.STRING,
@@ -298,10 +261,7 @@ public final class PostgresSink implements Sink {
     @Override
     public void open(StageContext context, Schema schema) {
         this.context = context;
-        if (config.getString(URL) != null
-                && (config.getString(HOST) != null || config.getString(DATABASE) != null || config.has(PORT))) {
-            throw new InvalidSettingException(URL, "give either url or host/port/database, not both");
-        }
+        PgConnections.checkExclusive(config);
         if (config.getString(UPDATE_WHERE) != null
                 && config.getString(ON_CONFLICT).equals("nothing")) {
             throw new InvalidSettingException(UPDATE_WHERE, "update_where needs on_conflict: update");
@@ -350,7 +310,7 @@ public final class PostgresSink implements Sink {
                 checkTable(c, !config.getBoolean(CREATE_TABLE));
             } catch (SQLException e) {
                 throw new InvalidSettingException(
-                        config.getString(URL) != null ? URL : HOST, "cannot reach " + target() + ": " + e.getMessage());
+                        PgConnections.addressKey(config), "cannot reach " + target() + ": " + e.getMessage());
             }
         });
         buildStatements();
@@ -358,44 +318,11 @@ public final class PostgresSink implements Sink {
 
     /** Where the sink writes, for messages: no user, no password, no URL parameters. */
     private String target() {
-        String url = config.getString(URL);
-        if (url != null) {
-            int q = url.indexOf('?');
-            String base = q < 0 ? url : url.substring(0, q);
-            return "PostgreSQL at " + base.replaceFirst("//[^/@]*@", "//");
-        }
-        return "PostgreSQL at " + (config.getString(HOST) == null ? "localhost" : config.getString(HOST)) + ":"
-                + config.getInt(PORT) + "/" + (config.getString(DATABASE) == null ? "" : config.getString(DATABASE));
+        return PgConnections.target(config);
     }
 
     private Connection connect(boolean readOnly) throws SQLException {
-        PGSimpleDataSource ds = new PGSimpleDataSource();
-        String url = config.getString(URL);
-        if (url != null) {
-            if (!url.startsWith("jdbc:postgresql:")) {
-                throw new InvalidSettingException(URL, "not a PostgreSQL JDBC URL (jdbc:postgresql://host:port/db)");
-            }
-            ds.setURL(url);
-        } else {
-            ds.setServerNames(new String[] {config.getString(HOST) == null ? "localhost" : config.getString(HOST)});
-            ds.setPortNumbers(new int[] {config.getInt(PORT)});
-            if (config.getString(DATABASE) != null) {
-                ds.setDatabaseName(config.getString(DATABASE));
-            }
-        }
-        if (config.getString(USER) != null) {
-            ds.setUser(config.getString(USER));
-        }
-        if (config.getString(PASSWORD) != null) {
-            ds.setPassword(config.getString(PASSWORD));
-        }
-        ds.setApplicationName("sluice " + context.pipelineName() + "/" + context.nodeName());
-        ds.setConnectTimeout(10);
-        ds.setTcpKeepAlive(true);
-        Connection c = ds.getConnection();
-        c.setReadOnly(readOnly);
-        c.setAutoCommit(false);
-        return c;
+        return PgConnections.connect(config, context, readOnly);
     }
 
     /** A column of the existing table. */

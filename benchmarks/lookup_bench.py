@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Lookup joins against a 1 000 000-key table: a dynamic table (`tables:`) against the static side
+table of the same rows, whole pipelines (issue 15).
+
+Called by `benchmarks/run.sh lookup [BIDS [REPEATS [CHANGES]]]` after the JAR is built. Every
+configuration is one `java -jar engine/target/sluice.jar run` of Nexmark bids (the generator)
+LEFT JOINed on `bidder % KEYS = id` with a table of KEYS = 1 000 000 customers, into a blackhole.
+The configurations run in turn, REPEATS rounds (default 3); rows/s is the engine's own summary
+line (records in over the run's elapsed time), so JVM start is not part of it.
+
+  side_table        the rows as a static side table (a CSV file the core reads once when planning)
+  dynamic           the rows as a dynamic table restored from the state DB (a previous run filled it
+                    from the same CSV and checkpointed it; this run reads no changes)
+  dynamic_changing  as dynamic, while a second source applies CHANGES one-row upserts (default 50),
+                    one per poll round at the start of the run: each makes the next bid batch
+                    rebuild the join's hash table over the whole table
+
+Ratios are against side_table measured in the same rounds. The whole-run time of the runs that
+fill and checkpoint the table (JVM start included) is reported too; the `dynamic` runs' whole
+times, which include restoring the table, are in the JSON.
+Writes benchmarks/results/lookup-<time>.{json,md} and prints the table.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SUMMARY = re.compile(r"in ([\d,]+) \| out ([\d,]+) \| ([\d,]+) rec/s")
+KEYS = 1_000_000
+SQL = ("SELECT B.auction, B.bidder, B.price, C.name FROM bid B "
+       f"LEFT JOIN customers C ON B.bidder % {KEYS} = C.id")
+
+
+def pipeline(name, bids, changes_file):
+    bid = f"  bid: {{type: generator, entity: bid, count: {int(bids / 0.92)}}}\n"
+    sink = "sinks:\n  out: {type: blackhole, from: enriched}\n"
+    transform = f"transforms:\n  enriched:\n    type: sql\n    sql: \"{SQL}\"\n"
+    if name == "side_table":
+        return ("sources:\n" + bid + transform
+                + "    tables:\n      customers: {path: customers.csv, header: false, schema: {id: bigint, name: string}}\n"
+                + sink)
+    source = "customers.csv" if name == "fill" else changes_file
+    table = ("tables:\n  customers:\n    type: dynamic\n    from: changes\n"
+             "    schema: {id: bigint, name: string}\n    key: id\n    max_bytes: 1GiB\n")
+    changes = (f"  changes: {{type: file, path: {source}, header: false, schema: {{id: bigint, name: string}}, "
+               f"batch_size: {8192 if name == 'fill' else 1}}}\n")
+    if name == "fill":
+        # Fills and checkpoints the table; the bids only keep the transform fed.
+        return "name: lookup\nsources:\n" + changes + "  bid: {type: generator, entity: bid, count: 1}\n" + transform + table + sink
+    return "name: lookup\nsources:\n" + changes + bid + transform + table + sink
+
+
+def run(java, flags, file, state):
+    started = time.monotonic()
+    done = subprocess.run([java, *flags, "-jar", str(ROOT / "engine/target/sluice.jar"), "run", str(file),
+                           "--state-dir", str(state)], cwd=file.parent, text=True, capture_output=True)
+    elapsed = time.monotonic() - started
+    if done.returncode != 0:
+        sys.exit(f"lookup_bench: {file.name} failed:\n{done.stderr}")
+    match = SUMMARY.search(done.stderr)
+    if not match:
+        sys.exit(f"lookup_bench: no summary line in:\n{done.stderr}")
+    return int(match.group(1).replace(",", "")), int(match.group(3).replace(",", "")), elapsed
+
+
+def main():
+    bids = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
+    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    n_changes = int(sys.argv[3]) if len(sys.argv) > 3 else 50
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+    flags = os.environ.get("SLUICE_JVM_FLAGS", "").split()
+    names = ["side_table", "dynamic", "dynamic_changing"]
+    results = {n: [] for n in names}
+    fills, restores = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        with open(tmp / "customers.csv", "w") as f:
+            for k in range(KEYS):
+                f.write(f"{k},customer-{k}\n")
+        (tmp / "none.csv").write_text("")
+        step = max(1, KEYS // max(1, n_changes))
+        (tmp / "changes.csv").write_text("".join(f"{k * step},changed-{k}\n" for k in range(n_changes)))
+        for round_ in range(repeats):
+            for name in names:
+                state = tmp / f"state-{name}-{round_}"
+                if name != "side_table":
+                    fill = tmp / "fill.yaml"
+                    fill.write_text(pipeline("fill", bids, None))
+                    _, _, seconds = run(java, flags, fill, state)
+                    fills.append(seconds)
+                file = tmp / f"{name}.yaml"
+                file.write_text(pipeline(name, bids, "changes.csv" if name == "dynamic_changing" else "none.csv"))
+                records, rate, seconds = run(java, flags, file, state)
+                if name == "dynamic":
+                    restores.append(seconds)
+                results[name].append(rate)
+                print(f"round {round_ + 1}: {name:17s} {records:>12,} rows  {rate:>12,} rows/s  {seconds:6.1f} s",
+                      file=sys.stderr)
+    med = {n: statistics.median(v) for n, v in results.items()}
+    jvm = subprocess.run([java, "-version"], text=True, capture_output=True).stderr.splitlines()[0]
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    lines = [f"JVM: {jvm}; CPU: {cpu} ({os.cpu_count()} cores)", "",
+             f"bids per run: {bids:,}; table: {KEYS:,} keys; changes in dynamic_changing: {n_changes}; "
+             f"{repeats} rounds; rows/s from the engine's summary (min / median / max)", "",
+             "| pipeline | rows/s min | median | max | ratio of medians |", "|---|---|---|---|---|"]
+    for n in names:
+        v = results[n]
+        lines.append(f"| {n} | {min(v):,} | {med[n]:,.0f} | {max(v):,} | {med[n] / med['side_table']:.2f}× side_table |")
+    lines += ["", f"Filling and checkpointing the 1 M-row table (whole run, JVM start included): "
+              f"{min(fills):.1f}–{max(fills):.1f} s over {len(fills)} runs."]
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    out = ROOT / "benchmarks" / "results" / f"lookup-{stamp}"
+    out.with_suffix(".json").write_text(json.dumps(
+        {"bids": bids, "keys": KEYS, "changes": n_changes, "repeats": repeats, "rows_per_s": results,
+         "fill_seconds": fills, "restore_run_seconds": restores}, indent=2))
+    text = "\n".join(lines) + "\n"
+    out.with_suffix(".md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

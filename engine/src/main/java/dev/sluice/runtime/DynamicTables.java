@@ -1,0 +1,467 @@
+package dev.sluice.runtime;
+
+import dev.sluice.bridge.NativeBatch;
+import dev.sluice.bridge.NativeDynamicTable;
+import dev.sluice.bridge.NativeException;
+import dev.sluice.bridge.NativeFunctions;
+import dev.sluice.config.ConfigException;
+import dev.sluice.config.ConfigProblems;
+import dev.sluice.config.ConfigValue;
+import dev.sluice.config.Location;
+import dev.sluice.config.PipelineSpec;
+import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.ColumnTypes;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.channels.Channels;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * The pipeline's top-level {@code tables:} block: dynamic tables, keyed tables that every SQL
+ * transform of the pipeline may join by name and test with {@code dynamic_contains(name, value)}
+ * while they change. A table is filled {@code from:} a node of the pipeline: each row it emits
+ * upserts its key, or deletes it when its {@code _op} is {@code d}. The rows live in the core
+ * ({@link NativeDynamicTable}); this class reads the block, feeds the tables and checkpoints them.
+ *
+ * <p>Checkpoints: a table that changed since the last finalized epoch is written whole, in the same
+ * atomic state-DB write as the sources' positions (Arrow IPC, base64, in chunks of
+ * {@value #CHUNK_ROWS} rows), so a restart resumes the table and the sources from one epoch and
+ * never replays the stream that filled it.
+ */
+final class DynamicTables implements AutoCloseable {
+
+    static final String BLOCK = "tables";
+    static final String TYPE = "type";
+    static final String BACKEND = "backend";
+    static final String FROM = "from";
+    static final String SCHEMA = "schema";
+    static final String KEY = "key";
+    static final String MAX_ROWS = "max_rows";
+    static final String MAX_BYTES = "max_bytes";
+    private static final List<String> KEYS = List.of(TYPE, BACKEND, FROM, SCHEMA, KEY, MAX_ROWS, MAX_BYTES);
+
+    static final long DEFAULT_MAX_ROWS = 1_000_000;
+    static final long DEFAULT_MAX_BYTES = 256L << 20;
+    /** Rows per state-DB row of a checkpointed table. */
+    static final int CHUNK_ROWS = 100_000;
+    /** The position-store "node" under which a table's checkpoint is kept ({@link PositionStore}). */
+    static final String STATE_PREFIX = "table:";
+
+    private static final Pattern SIZE =
+            Pattern.compile("(\\d+)\\s*(|b|kib|mib|gib|kb|mb|gb)", Pattern.CASE_INSENSITIVE);
+
+    /** One table as written in the file. */
+    record Definition(
+            String name,
+            Location location,
+            String from,
+            Location fromLocation,
+            Schema schema,
+            List<String> key,
+            long maxRows,
+            long maxBytes) {}
+
+    /** A table being fed: its definition, the core's table, and the version last checkpointed. */
+    static final class Table {
+        final Definition definition;
+        final NativeDynamicTable rows;
+        long checkpointedVersion;
+
+        Table(Definition definition, NativeDynamicTable rows) {
+            this.definition = definition;
+            this.rows = rows;
+        }
+
+        /** Applies the changes a node emitted; a failure names the table. */
+        void apply(Batch batch, BufferAllocator allocator) {
+            try {
+                NativeBatch.with(batch, allocator, rows::apply);
+            } catch (NativeException e) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
+        }
+    }
+
+    private final List<Table> tables;
+
+    private DynamicTables(List<Table> tables) {
+        this.tables = tables;
+    }
+
+    static final DynamicTables NONE = new DynamicTables(List.of());
+
+    /** The names the block gives its tables (as written, valid or not): they are not upstream nodes. */
+    static Set<String> names(PipelineSpec spec) {
+        ConfigValue block = spec.topLevel().get(BLOCK);
+        return block != null && block.isMap() ? block.asMap().keySet() : Set.of();
+    }
+
+    /**
+     * Reads the block.
+     *
+     * @throws ConfigException at each setting at fault, all at once
+     */
+    static List<Definition> read(PipelineSpec spec) {
+        ConfigValue block = spec.topLevel().get(BLOCK);
+        if (block == null || block.isNull()) {
+            return List.of();
+        }
+        if (!block.isMap()) {
+            throw new ConfigException(
+                    block.location(),
+                    "tables: expected a map of dynamic tables, e.g. {customers: {type: dynamic, from: customer_changes, "
+                            + "schema: {id: bigint, name: string}, key: [id]}}");
+        }
+        ConfigProblems problems = new ConfigProblems();
+        List<Definition> definitions = new ArrayList<>();
+        for (Map.Entry<String, ConfigValue> entry : block.asMap().entrySet()) {
+            Definition definition =
+                    definition(entry.getKey(), entry.getValue(), block.keyLocation(entry.getKey()), problems);
+            if (definition != null) {
+                definitions.add(definition);
+            }
+        }
+        problems.throwIfAny();
+        return definitions;
+    }
+
+    private static Definition definition(String name, ConfigValue table, Location where, ConfigProblems problems) {
+        String at = "tables." + name;
+        if (!name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+            problems.add(where, null, at + ": a table's name must be a plain SQL name (letters, digits, _)");
+            return null;
+        }
+        if (!table.isMap()) {
+            problems.add(table.location(), null, at + ": expected a map with type, from, schema and key");
+            return null;
+        }
+        Map<String, ConfigValue> settings = table.asMap();
+        int before = problems.list().size();
+        for (String key : settings.keySet()) {
+            if (!KEYS.contains(key)) {
+                problems.add(
+                        table.keyLocation(key),
+                        null,
+                        "unknown key '" + at + "." + key + "'; known: " + String.join(", ", KEYS));
+            }
+        }
+        String type = text(settings.get(TYPE));
+        if (!"dynamic".equals(type)) {
+            problems.add(
+                    settings.containsKey(TYPE) ? settings.get(TYPE).location() : table.location(),
+                    null,
+                    at + ".type must be dynamic (the only kind of pipeline table; static files are a sql transform's "
+                            + "own tables:), got " + (type == null ? "nothing" : "'" + type + "'"));
+        }
+        String backend = settings.containsKey(BACKEND) ? text(settings.get(BACKEND)) : "memory";
+        if (!"memory".equals(backend)) {
+            problems.add(
+                    settings.get(BACKEND).location(),
+                    null,
+                    at + ".backend: '" + backend + "' is not available; this version keeps dynamic tables in memory "
+                            + "(backend: memory)");
+        }
+        String from = text(settings.get(FROM));
+        if (from == null) {
+            problems.add(table.location(), null, at + ".from must name the node whose rows fill the table");
+        }
+        Schema schema = null;
+        ConfigValue schemaValue = settings.get(SCHEMA);
+        if (schemaValue == null || !schemaValue.isMap() || schemaValue.asMap().isEmpty()) {
+            problems.add(
+                    schemaValue == null ? table.location() : schemaValue.location(),
+                    null,
+                    at + ".schema must map each column to its type, e.g. {id: bigint, name: string}; types: "
+                            + ColumnTypes.ACCEPTED);
+        } else {
+            Map<String, String> columns = new LinkedHashMap<>();
+            schemaValue
+                    .asMap()
+                    .forEach((column, columnType) -> columns.put(column, String.valueOf(columnType.toPlain())));
+            try {
+                schema = ColumnTypes.schema(columns);
+                schema.getFields().forEach(f -> SideTables.arrowRsName(f.getType()));
+            } catch (IllegalArgumentException e) {
+                problems.add(schemaValue.location(), null, at + ".schema: " + e.getMessage());
+            }
+        }
+        List<String> key = new ArrayList<>();
+        ConfigValue keyValue = settings.get(KEY);
+        if (keyValue != null && keyValue.value() instanceof String single) {
+            key.add(single);
+        } else if (keyValue != null
+                && keyValue.isList()
+                && keyValue.asList().stream().allMatch(v -> v.value() instanceof String)) {
+            keyValue.asList().forEach(v -> key.add((String) v.value()));
+        }
+        if (key.isEmpty()) {
+            problems.add(
+                    keyValue == null ? table.location() : keyValue.location(),
+                    null,
+                    at + ".key must name the column (or list the columns) that identify a row");
+        } else if (schema != null) {
+            Set<String> columns = new LinkedHashSet<>(
+                    schema.getFields().stream().map(Field::getName).toList());
+            for (String column : key) {
+                if (!columns.contains(column)) {
+                    problems.add(
+                            keyValue.location(),
+                            null,
+                            at + ".key: '" + column + "' is not a column of its schema " + columns);
+                }
+            }
+        }
+        long maxRows = limit(settings.get(MAX_ROWS), DEFAULT_MAX_ROWS, at + "." + MAX_ROWS, false, problems);
+        long maxBytes = limit(settings.get(MAX_BYTES), DEFAULT_MAX_BYTES, at + "." + MAX_BYTES, true, problems);
+        if (problems.list().size() > before) {
+            return null;
+        }
+        return new Definition(
+                name, where, from, settings.get(FROM).location(), schema, List.copyOf(key), maxRows, maxBytes);
+    }
+
+    private static String text(ConfigValue value) {
+        return value != null && value.value() instanceof String s ? s : null;
+    }
+
+    private static long limit(ConfigValue value, long fallback, String what, boolean size, ConfigProblems problems) {
+        if (value == null) {
+            return fallback;
+        }
+        if (value.value() instanceof Long number && number > 0) {
+            return number;
+        }
+        Matcher m = size && value.value() instanceof String s ? SIZE.matcher(s.trim()) : null;
+        if (m != null && m.matches()) {
+            long unit = switch (m.group(2).toLowerCase(java.util.Locale.ROOT)) {
+                case "kib" -> 1L << 10;
+                case "mib" -> 1L << 20;
+                case "gib" -> 1L << 30;
+                case "kb" -> 1_000L;
+                case "mb" -> 1_000_000L;
+                case "gb" -> 1_000_000_000L;
+                default -> 1L;
+            };
+            return Long.parseLong(m.group(1)) * unit;
+        }
+        problems.add(
+                value.location(),
+                null,
+                what + " must be a positive whole number" + (size ? " of bytes or a size such as 64MiB" : "") + ", got "
+                        + value.describe());
+        return fallback;
+    }
+
+    /**
+     * Creates the tables in the core and adds them to the pipeline's functions, so that every
+     * transform planned afterwards can read them.
+     */
+    static DynamicTables create(List<Definition> definitions, NativeFunctions functions) {
+        if (definitions.isEmpty()) {
+            return NONE;
+        }
+        List<Table> tables = new ArrayList<>();
+        DynamicTables created = new DynamicTables(tables);
+        try {
+            for (Definition d : definitions) {
+                List<Map<String, Object>> columns = new ArrayList<>();
+                for (Field field : d.schema().getFields()) {
+                    columns.add(Map.of(
+                            "name", field.getName(),
+                            "type", SideTables.arrowRsName(field.getType()),
+                            "nullable", true));
+                }
+                NativeDynamicTable rows =
+                        NativeDynamicTable.create(d.name(), columns, d.key(), d.maxRows(), d.maxBytes());
+                tables.add(new Table(d, rows));
+                functions.addTable(rows);
+            }
+        } catch (RuntimeException e) {
+            created.close();
+            throw e;
+        }
+        return created;
+    }
+
+    List<Table> tables() {
+        return tables;
+    }
+
+    boolean isEmpty() {
+        return tables.isEmpty();
+    }
+
+    /**
+     * The problems of the {@code from:} settings once the graph is known: a table must be filled by
+     * a source or transform of the pipeline, and its name must not be a node's.
+     */
+    List<ConfigException> attach(Map<String, PipelineNode> nodes) {
+        List<ConfigException> problems = new ArrayList<>();
+        for (Table table : tables) {
+            Definition d = table.definition;
+            if (nodes.containsKey(d.name())) {
+                problems.add(new ConfigException(
+                        d.location(), "tables." + d.name() + ": a node has the same name; rename one"));
+            }
+            PipelineNode from = nodes.get(d.from());
+            if (from == null || !GraphValidation.produces(from)) {
+                problems.add(new ConfigException(
+                        d.fromLocation(),
+                        "tables." + d.name() + ".from: '" + d.from() + "' is no source or transform of the pipeline"));
+                continue;
+            }
+            List<Table> feeds = new ArrayList<>(from.tableFeeds);
+            feeds.add(table);
+            from.tableFeeds = List.copyOf(feeds);
+        }
+        return problems;
+    }
+
+    /** After the stages opened: each filling node emits every column of its table. */
+    List<ConfigException> checkColumns(Map<String, Schema> schemas) {
+        List<ConfigException> problems = new ArrayList<>();
+        for (Table table : tables) {
+            Definition d = table.definition;
+            Schema from = schemas.get(d.from());
+            if (from == null) {
+                continue; // the node failed to open; that is reported at the node
+            }
+            Set<String> emitted = new LinkedHashSet<>(
+                    from.getFields().stream().map(Field::getName).toList());
+            List<String> missing = d.schema().getFields().stream()
+                    .map(Field::getName)
+                    .filter(c -> !emitted.contains(c))
+                    .toList();
+            if (!missing.isEmpty()) {
+                problems.add(new ConfigException(
+                        d.fromLocation(),
+                        "tables." + d.name() + ": '" + d.from() + "' emits no column " + String.join(", ", missing)
+                                + " (it emits " + emitted + ")"));
+            }
+        }
+        return problems;
+    }
+
+    /** Puts back each table's rows of the last finalized epoch, if the state DB has them. */
+    void restore(PositionStore positions, BufferAllocator allocator) {
+        for (Table table : tables) {
+            Map<String, String> saved = positions.load(STATE_PREFIX + table.definition.name());
+            String meta = saved.get("meta");
+            if (meta == null) {
+                continue;
+            }
+            int chunks = Integer.parseInt(field(meta, "chunks"));
+            for (int i = 0; i < chunks; i++) {
+                String chunk = saved.get(chunkKey(i));
+                if (chunk == null) {
+                    throw new IllegalStateException("dynamic table '" + table.definition.name()
+                            + "': the state DB lacks " + chunkKey(i) + " of its checkpoint");
+                }
+                byte[] ipc = Base64.getDecoder().decode(field(chunk, "ipc"));
+                try (ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(ipc), allocator)) {
+                    VectorSchemaRoot root = reader.getVectorSchemaRoot();
+                    while (reader.loadNextBatch()) {
+                        try (NativeBatch batch = NativeBatch.fromVectors(allocator, root)) {
+                            table.rows.apply(batch);
+                        }
+                    }
+                } catch (IOException e) {
+                    throw new IllegalStateException(
+                            "dynamic table '" + table.definition.name() + "': reading its checkpoint: "
+                                    + e.getMessage(),
+                            e);
+                }
+            }
+            table.checkpointedVersion = table.rows.stats().version();
+        }
+    }
+
+    /**
+     * The state-DB entries of every table that changed since its last checkpoint, to save with
+     * the epoch's positions; {@link #saved} records that they were.
+     */
+    Map<String, Map<String, String>> checkpoint(BufferAllocator allocator) {
+        Map<String, Map<String, String>> entries = new LinkedHashMap<>();
+        for (Table table : tables) {
+            long version = table.rows.stats().version();
+            if (version == table.checkpointedVersion) {
+                continue;
+            }
+            Map<String, String> rows = new LinkedHashMap<>();
+            int chunks = 0;
+            try (NativeBatch snapshot = table.rows.snapshot();
+                    VectorSchemaRoot root = snapshot.toVectors(allocator)) {
+                for (int start = 0; start < root.getRowCount(); start += CHUNK_ROWS) {
+                    int length = Math.min(CHUNK_ROWS, root.getRowCount() - start);
+                    try (VectorSchemaRoot slice = root.slice(start, length)) {
+                        rows.put(
+                                chunkKey(chunks++),
+                                "{\"ipc\":\"" + Base64.getEncoder().encodeToString(ipc(slice)) + "\"}");
+                    }
+                }
+                rows.put(
+                        "meta",
+                        "{\"version\":" + version + ",\"rows\":" + root.getRowCount() + ",\"chunks\":" + chunks + "}");
+            }
+            entries.put(STATE_PREFIX + table.definition.name(), rows);
+        }
+        return entries;
+    }
+
+    /** The entries {@link #checkpoint} returned are in the state DB. */
+    void saved(Map<String, Map<String, String>> entries) {
+        for (Table table : tables) {
+            Map<String, String> rows = entries.get(STATE_PREFIX + table.definition.name());
+            if (rows != null) {
+                table.checkpointedVersion = Long.parseLong(field(rows.get("meta"), "version"));
+            }
+        }
+    }
+
+    private static byte[] ipc(VectorSchemaRoot root) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, Channels.newChannel(out))) {
+            writer.start();
+            writer.writeBatch();
+            writer.end();
+        } catch (IOException e) {
+            throw new IllegalStateException("encoding a dynamic table's checkpoint: " + e.getMessage(), e);
+        }
+        return out.toByteArray();
+    }
+
+    private static String chunkKey(int index) {
+        return String.format(java.util.Locale.ROOT, "chunk-%06d", index);
+    }
+
+    /** A top-level field of one of the small JSON objects this class writes. */
+    private static String field(String json, String name) {
+        Matcher m = Pattern.compile("\"" + name + "\":\"?([^\",}]*)").matcher(json);
+        if (!m.find()) {
+            throw new IllegalStateException("a dynamic table's checkpoint row lacks '" + name + "': " + json);
+        }
+        return m.group(1);
+    }
+
+    @Override
+    public void close() {
+        for (Table table : tables) {
+            table.rows.close();
+        }
+    }
+}

@@ -1,0 +1,214 @@
+package dev.sluice.connector.postgres;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.cli.Main;
+import dev.sluice.config.PipelineLoader;
+import dev.sluice.config.StageTypes;
+import dev.sluice.config.TestStageType;
+import dev.sluice.plugin.Barrier;
+import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.Sink;
+import dev.sluice.plugin.StageContext;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.runtime.Pipeline;
+import dev.sluice.runtime.PipelineRunner;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@code postgres} source against the real PostgreSQL of ci/postgres.sh: its snapshot as a
+ * change stream, and a dynamic table it keeps current while another connection changes the rows
+ * and a lookup join reads it.
+ */
+class PostgresSourceTest {
+
+    @TempDir
+    Path dir;
+
+    /** Every row the sink took, as "cid=name", in arrival order. */
+    private static final List<String> SEEN = new CopyOnWriteArrayList<>();
+
+    static final class RecordingSink implements Sink {
+        private BufferAllocator allocator;
+
+        @Override
+        public void open(StageContext context, Schema schema) {
+            allocator = context.allocator();
+        }
+
+        @Override
+        public void write(Batch batch) {
+            try (VectorSchemaRoot root = batch.toVectors(allocator)) {
+                for (int i = 0; i < root.getRowCount(); i++) {
+                    Object name = root.getVector("name").getObject(i);
+                    SEEN.add(root.getVector("cid").getObject(i) + "=" + (name == null ? "NULL" : name.toString()));
+                }
+            }
+        }
+
+        @Override
+        public void onBarrier(Barrier barrier) {}
+
+        @Override
+        public void close() {}
+    }
+
+    private static void notifyingTable(String table, String channel) throws Exception {
+        PgTestSupport.execute(
+                "CREATE TABLE " + table + " (id bigint PRIMARY KEY, name text)",
+                "INSERT INTO " + table + " VALUES (1, 'Ann'), (2, 'Bob')",
+                "CREATE FUNCTION " + table + "_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                        + "PERFORM pg_notify('" + channel + "', COALESCE(NEW.id, OLD.id)::text); RETURN NULL; END $$",
+                "CREATE TRIGGER " + table + "_changes AFTER INSERT OR UPDATE OR DELETE ON " + table
+                        + " FOR EACH ROW EXECUTE FUNCTION " + table + "_notify()");
+    }
+
+    private static void await(String what, Predicate<List<String>> condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!condition.test(SEEN)) {
+            assertTrue(
+                    System.nanoTime() < deadline,
+                    "timed out waiting for " + what + "; rows seen: "
+                            + SEEN.stream()
+                                    .collect(java.util.stream.Collectors.groupingBy(
+                                            r -> r, java.util.TreeMap::new, java.util.stream.Collectors.counting())));
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void aLookupJoinSeesTheChangesAnotherConnectionCommitsWhileItRuns() throws Exception {
+        String table = PgTestSupport.uniqueTable("customers");
+        String channel = table + "_ch";
+        notifyingTable(table, channel);
+        StageTypes types = StageTypes.installed();
+        types.register(TestStageType.of(NodeKind.SINK, "recording", new ConfigDef(), config -> new RecordingSink()));
+        var spec =
+                PipelineLoader.parse("""
+                name: pglookup
+                checkpoint: {interval: 100ms}
+                sources:
+                  customer_rows:
+                    type: postgres
+                    url: %s
+                    user: postgres
+                    table: %s
+                    key: id
+                    columns: {id: bigint, name: string}
+                    notify_channel: %s
+                  bid: {type: generator, entity: bid, rate: 3000, batch_size: 30}
+                transforms:
+                  enriched:
+                    type: sql
+                    sql: SELECT B.bidder %% 3 AS cid, C.name FROM bid B LEFT JOIN customers C ON B.bidder %% 3 = C.id
+                tables:
+                  customers: {type: dynamic, from: customer_rows, schema: {id: bigint, name: string}, key: id}
+                sinks:
+                  out: {type: recording, from: enriched}
+                """.formatted(PgTestSupport.url(), table, channel), dir.resolve("pglookup.yaml"));
+        SEEN.clear();
+        AtomicBoolean stop = new AtomicBoolean();
+        ExecutorService lane = Executors.newSingleThreadExecutor();
+        try (Pipeline pipeline = Pipeline.assemble(spec, types)) {
+            Future<PipelineRunner.Outcome> outcome = lane.submit(() -> new PipelineRunner(pipeline, null).run(stop));
+            await(
+                    "the snapshot's rows",
+                    rows -> rows.contains("1=Ann") && rows.contains("2=Bob") && rows.contains("0=NULL"));
+            int before = SEEN.size();
+            PgTestSupport.execute(
+                    "UPDATE " + table + " SET name = 'Anna' WHERE id = 1",
+                    "DELETE FROM " + table + " WHERE id = 2",
+                    "INSERT INTO " + table + " VALUES (0, 'Zed')");
+            await("the changes", rows -> rows.contains("1=Anna") && rows.contains("2=NULL") && rows.contains("0=Zed"));
+            stop.set(true);
+            assertEquals(PipelineRunner.Outcome.STOPPED, outcome.get(60, TimeUnit.SECONDS));
+
+            // Rows joined before the snapshot arrived may miss their customer; once the snapshot
+            // is in, each key shows its snapshot value until the change, and once a change shows,
+            // never the old value again.
+            List<String> rows = new ArrayList<>(SEEN);
+            for (String row : rows.subList(0, before)) {
+                assertTrue(
+                        List.of("1=Ann", "2=Bob", "0=NULL", "1=NULL", "2=NULL").contains(row), row);
+            }
+            int bob = rows.indexOf("2=Bob");
+            assertTrue(
+                    rows.subList(bob, before).stream().noneMatch("2=NULL"::equals), "2 lost its row before the delete");
+            assertTrue(rows.subList(rows.indexOf("1=Ann"), before).stream().noneMatch("1=NULL"::equals));
+            for (String[] change : new String[][] {{"1=Ann", "1=Anna"}, {"2=Bob", "2=NULL"}, {"0=NULL", "0=Zed"}}) {
+                int first = before + rows.subList(before, rows.size()).indexOf(change[1]);
+                assertTrue(
+                        rows.subList(first, rows.size()).stream().noneMatch(change[0]::equals),
+                        change[0] + " after " + change[1]);
+            }
+        } finally {
+            lane.shutdownNow();
+        }
+    }
+
+    @Test
+    void withoutAChannelItReadsTheTableOnceAsAChangeStream() throws Exception {
+        String table = PgTestSupport.uniqueTable("snapshot");
+        PgTestSupport.execute(
+                "CREATE TABLE " + table + " (id bigint PRIMARY KEY, name text, score double precision, extra text)",
+                "INSERT INTO " + table + " SELECT g, 'n' || g, g / 2.0, 'x' FROM generate_series(1, 2500) g");
+        Path pipeline = dir.resolve("snap.yaml");
+        Files.writeString(pipeline, """
+                name: snap
+                sources:
+                  rows:
+                    type: postgres
+                    url: %s
+                    user: postgres
+                    table: %s
+                    key: id
+                    columns: {id: bigint, name: string, score: double}
+                    batch_size: 1000
+                sinks:
+                  out: {type: file, from: rows, path: out.jsonl}
+                """.formatted(PgTestSupport.url(), table));
+        assertEquals(0, sluice("run", pipeline.toString()));
+        List<String> lines = Files.readAllLines(dir.resolve("out.jsonl"));
+        assertEquals(2501, lines.size());
+        assertEquals("{\"_op\":\"t\"}", lines.get(0).replaceAll("\"(id|name|score)\":null,?", ""));
+        assertTrue(lines.contains("{\"id\":7,\"name\":\"n7\",\"score\":3.5,\"_op\":\"r\"}"), lines.get(7));
+
+        Files.writeString(pipeline, Files.readString(pipeline).replace("score: double}", "rank: int}"));
+        PrintStream original = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            assertEquals(Main.EXIT_CONFIG, Main.execute("validate", pipeline.toString()));
+        } finally {
+            System.setErr(original);
+        }
+        String message = err.toString(StandardCharsets.UTF_8);
+        assertTrue(message.contains("snap.yaml:") && message.contains("has no column rank"), message);
+    }
+
+    private int sluice(String... args) {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--state-dir", dir.resolve("state").toString()));
+        return Main.execute(all.toArray(String[]::new));
+    }
+}

@@ -1,0 +1,786 @@
+//! Dynamic tables: keyed tables that a pipeline's SQL transforms consult while the stream runs,
+//! and that change under them. The engine fills one from a node of the pipeline (each row an
+//! upsert by key, or a delete when its `_op` is `d`); every transform of the pipeline sees the
+//! same table, by name, in lookup joins and through `dynamic_contains(name, value)`.
+//!
+//! Visibility: a transform reads the table's current version when a batch enters a lookup join
+//! or calls `dynamic_contains`, so a change applied before a batch is pushed is visible to that
+//! batch and every later one ([`crate::side_tables::LookupJoinExec`] rebuilds its hash table
+//! when the version moved).
+//!
+//! Storage: the batches as they arrived (projected and cast to the table's columns) with a
+//! liveness flag per row and an index from the key (Arrow's row format) to the live row. An
+//! update or delete only clears a flag; newer batches are merged into older ones as they grow
+//! ([`DynamicTable::merge_newest`]) and the table is compacted into one batch when dead rows
+//! outnumber live ones, so memory stays proportional to the live rows.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow::compute::{cast_with_options, concat_batches, filter_record_batch, CastOptions};
+use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
+use arrow::row::{RowConverter, SortField};
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{exec_err, plan_err, Result as DfResult, ScalarValue};
+use datafusion::datasource::TableType;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::{ColumnarValue, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility};
+use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+use serde::Deserialize;
+
+use crate::error::{CoreError, Result};
+use crate::side_tables::SideColumn;
+
+/// The column that says what a row does: `d` deletes its key, `i`, `u`, `c`, `r` or NULL
+/// upsert it, `t` empties the table (its other columns are ignored) — Debezium's letters, which
+/// Sluice's own change streams use too.
+pub const OP_COLUMN: &str = "_op";
+
+/// At most this many stored batches (the geometric merging keeps far fewer; a bound anyway).
+const MAX_STORED_BATCHES: usize = 64;
+/// Dead rows below this count never trigger a compaction on their own.
+const MIN_DEAD_TO_COMPACT: usize = 1024;
+
+/// A dynamic table as the engine describes it:
+/// `{"name": "customers", "columns": [{"name": "id", "type": "Int64"}, ...], "key": ["id"],
+///   "max_rows": 1000000, "max_bytes": 268435456}`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableOptions {
+    pub name: String,
+    pub columns: Vec<SideColumn>,
+    pub key: Vec<String>,
+    #[serde(default)]
+    pub max_rows: Option<u64>,
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+}
+
+/// The size of a table, for the engine's metrics and tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableStats {
+    pub rows: u64,
+    pub bytes: u64,
+    pub version: u64,
+}
+
+pub struct DynamicTable {
+    name: String,
+    schema: SchemaRef,
+    /// Indices of the key columns in `schema`.
+    key: Vec<usize>,
+    max_rows: Option<u64>,
+    max_bytes: Option<u64>,
+    /// Bumped by every apply that changed something; read without the lock by lookup joins.
+    version: AtomicU64,
+    state: Mutex<TableState>,
+}
+
+struct TableState {
+    converter: RowConverter,
+    stored: Vec<Stored>,
+    index: HashMap<Box<[u8]>, Slot>,
+    stored_rows: usize,
+    /// The live rows of `version`, built on first use after a change.
+    view: Option<(u64, Arc<[RecordBatch]>)>,
+}
+
+struct Stored {
+    batch: RecordBatch,
+    live: Vec<bool>,
+    live_count: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    batch: usize,
+    row: usize,
+}
+
+impl fmt::Debug for DynamicTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DynamicTable({})", self.name)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Upsert,
+    Delete,
+    Truncate,
+}
+
+impl DynamicTable {
+    pub fn new(options: TableOptions) -> Result<DynamicTable> {
+        let error = |why: String| CoreError::config(format!("dynamic table '{}': {why}", options.name));
+        if options.name.is_empty() || options.name.contains('.') {
+            return Err(error("a dynamic table's name must be a plain SQL name (no dots)".into()));
+        }
+        if options.columns.is_empty() {
+            return Err(error("it has no columns".into()));
+        }
+        let probe = crate::side_tables::SideTable::columns_schema(&options.columns).map_err(|e| error(e.message))?;
+        if probe.fields().iter().any(|f| f.name() == OP_COLUMN) {
+            return Err(error(format!("'{OP_COLUMN}' says what a change does; it is not a column of the table")));
+        }
+        if options.key.is_empty() {
+            return Err(error("it needs a key: the columns that identify a row".into()));
+        }
+        let mut key = Vec::with_capacity(options.key.len());
+        for name in &options.key {
+            let index = probe.index_of(name).map_err(|_| error(format!("key column '{name}' is not one of its columns")))?;
+            if key.contains(&index) {
+                return Err(error(format!("key column '{name}' is named twice")));
+            }
+            key.push(index);
+        }
+        // Every column is nullable in the schema: `apply` refuses NULL keys itself, and a truncate
+        // row (which never becomes live) has none.
+        let fields: Vec<Field> = probe.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect();
+        let schema = Arc::new(Schema::new(fields));
+        let converter = RowConverter::new(key.iter().map(|&i| SortField::new(schema.field(i).data_type().clone())).collect())
+            .map_err(|e| error(format!("its key cannot be indexed: {e}")))?;
+        Ok(DynamicTable {
+            name: options.name,
+            schema,
+            key,
+            max_rows: options.max_rows,
+            max_bytes: options.max_bytes,
+            version: AtomicU64::new(0),
+            state: Mutex::new(TableState { converter, stored: Vec::new(), index: HashMap::new(), stored_rows: 0, view: None }),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+
+    fn state(&self) -> MutexGuard<'_, TableState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn error(&self, why: impl fmt::Display) -> CoreError {
+        CoreError::data(format!("dynamic table '{}': {why}", self.name))
+    }
+
+    /// Applies a batch of changes in row order: the last change of a key wins. The whole batch
+    /// is checked before the table changes (missing columns, values that do not fit, NULL keys,
+    /// unknown `_op` letters), so a refused batch leaves the table as it was. Going over
+    /// `max_rows` or `max_bytes` fails after the batch was applied: the caller fails the run,
+    /// and a restart restores the last checkpoint's table.
+    pub fn apply(&self, changes: &RecordBatch) -> Result<()> {
+        let ops = self.ops(changes)?;
+        let rows = self.conform(changes, &ops)?;
+        let mut state = self.state();
+        let keys =
+            state.converter.convert_columns(&self.key.iter().map(|&i| Arc::clone(rows.column(i))).collect::<Vec<_>>()).map_err(|e| self.error(e))?;
+        let mut batch_index = state.stored.len();
+        let mut live = vec![false; rows.num_rows()];
+        for (row, op) in ops.into_iter().enumerate() {
+            if op == Op::Truncate {
+                state.stored.clear();
+                state.index.clear();
+                state.stored_rows = 0;
+                live.fill(false);
+                batch_index = 0;
+                continue;
+            }
+            let key = keys.row(row);
+            if let Some(old) = state.index.remove(key.as_ref()) {
+                if old.batch == batch_index {
+                    live[old.row] = false;
+                } else {
+                    let stored = &mut state.stored[old.batch];
+                    stored.live[old.row] = false;
+                    stored.live_count -= 1;
+                }
+            }
+            if let Op::Upsert = op {
+                state.index.insert(key.as_ref().into(), Slot { batch: batch_index, row });
+                live[row] = true;
+            }
+        }
+        let live_count = live.iter().filter(|l| **l).count();
+        if live_count > 0 {
+            state.stored_rows += rows.num_rows();
+            state.stored.push(Stored { batch: rows, live, live_count });
+        }
+        if changes.num_rows() > 0 {
+            state.view = None;
+            self.version.fetch_add(1, Ordering::AcqRel);
+        }
+        let dead = state.stored_rows - state.index.len();
+        if dead > state.index.len() && dead >= MIN_DEAD_TO_COMPACT {
+            self.compact(&mut state)?;
+        } else {
+            self.merge_newest(&mut state)?;
+        }
+        self.check_limits(&mut state)
+    }
+
+    /// Keeps the stored batches few and their sizes falling geometrically, oldest first (the
+    /// logarithmic method): while the newest batch has at least half the live rows of the one
+    /// before it, the two become one. So a row is copied O(log n) times over its life, the
+    /// batches number O(log n), and a stream of one-row changes never rewrites the whole table.
+    fn merge_newest(&self, state: &mut TableState) -> Result<()> {
+        while let [.., older, newer] = &state.stored[..] {
+            if older.live_count > 2 * newer.live_count && state.stored.len() <= MAX_STORED_BATCHES {
+                break;
+            }
+            let merged = [older, newer].iter().map(|s| live_rows(s)).collect::<Vec<_>>();
+            let batch = concat_batches(&self.schema, merged.iter()).map_err(|e| self.error(e))?;
+            let removed = older.batch.num_rows() + newer.batch.num_rows();
+            state.stored.truncate(state.stored.len() - 2);
+            let at = state.stored.len();
+            let keys = state
+                .converter
+                .convert_columns(&self.key.iter().map(|&i| Arc::clone(batch.column(i))).collect::<Vec<_>>())
+                .map_err(|e| self.error(e))?;
+            for row in 0..batch.num_rows() {
+                state.index.insert(keys.row(row).as_ref().into(), Slot { batch: at, row });
+            }
+            state.stored_rows = state.stored_rows - removed + batch.num_rows();
+            if batch.num_rows() > 0 {
+                let rows = batch.num_rows();
+                state.stored.push(Stored { batch, live: vec![true; rows], live_count: rows });
+            }
+        }
+        Ok(())
+    }
+
+    fn check_limits(&self, state: &mut TableState) -> Result<()> {
+        let rows = state.index.len() as u64;
+        if let Some(max) = self.max_rows.filter(|max| rows > *max) {
+            return Err(self.error(format!("it holds {rows} rows, more than max_rows = {max}; raise the limit or filter what fills it")));
+        }
+        if let Some(max) = self.max_bytes {
+            if bytes(state) > max && state.stored_rows > state.index.len() {
+                self.compact(state)?;
+            }
+            let size = bytes(state);
+            if size > max {
+                return Err(self.error(format!("it holds {size} bytes, more than max_bytes = {max}; raise the limit or filter what fills it")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The table's columns of `changes`, cast to the table's types. A value that does not fit
+    /// is an error, never a NULL.
+    fn conform(&self, changes: &RecordBatch, ops: &[Op]) -> Result<RecordBatch> {
+        let strict = CastOptions { safe: false, ..Default::default() };
+        let mut columns = Vec::with_capacity(self.schema.fields().len());
+        for (i, field) in self.schema.fields().iter().enumerate() {
+            let Some(column) = changes.column_by_name(field.name()) else {
+                return Err(self.error(format!("its input has no column '{}'", field.name())));
+            };
+            let column = if column.data_type() == field.data_type() {
+                Arc::clone(column)
+            } else {
+                cast_with_options(column, field.data_type(), &strict)
+                    .map_err(|e| self.error(format!("column '{}': {} does not fit {}: {e}", field.name(), column.data_type(), field.data_type())))?
+            };
+            // A truncate row carries no key.
+            if let Some(row) = (0..column.len()).find(|r| self.key.contains(&i) && column.is_null(*r) && ops[*r] != Op::Truncate) {
+                return Err(self.error(format!("key column '{}' is NULL in row {} of the batch", field.name(), row + 1)));
+            }
+            columns.push(column);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(changes.num_rows()));
+        RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options).map_err(|e| self.error(e))
+    }
+
+    fn ops(&self, changes: &RecordBatch) -> Result<Vec<Op>> {
+        let Some(column) = changes.column_by_name(OP_COLUMN) else {
+            return Ok((0..changes.num_rows()).map(|_| Op::Upsert).collect());
+        };
+        let text = arrow::compute::cast(column, &DataType::Utf8).map_err(|e| self.error(format!("{OP_COLUMN}: {e}")))?;
+        let text = text.as_string::<i32>();
+        (0..text.len())
+            .map(|row| match (!text.is_null(row)).then(|| text.value(row)) {
+                None | Some("i" | "u" | "c" | "r") => Ok(Op::Upsert),
+                Some("d") => Ok(Op::Delete),
+                Some("t") => Ok(Op::Truncate),
+                Some(other) => Err(self.error(format!(
+                    "row {} of the batch has {OP_COLUMN} = '{other}'; a change is i, u, c or r (upsert), d (delete) or t (truncate)",
+                    row + 1
+                ))),
+            })
+            .collect()
+    }
+
+    /// Re-points the index after stored batches were removed.
+    fn reindex(&self, state: &mut TableState) -> Result<()> {
+        state.index.clear();
+        state.stored_rows = 0;
+        let TableState { converter, stored, index, stored_rows, .. } = state;
+        for (batch_index, s) in stored.iter().enumerate() {
+            let keys =
+                converter.convert_columns(&self.key.iter().map(|&i| Arc::clone(s.batch.column(i))).collect::<Vec<_>>()).map_err(|e| self.error(e))?;
+            for (row, live) in s.live.iter().enumerate() {
+                if *live {
+                    index.insert(keys.row(row).as_ref().into(), Slot { batch: batch_index, row });
+                }
+            }
+            *stored_rows += s.batch.num_rows();
+        }
+        Ok(())
+    }
+
+    /// Rewrites the live rows as one batch.
+    fn compact(&self, state: &mut TableState) -> Result<()> {
+        let live = self.view_of(state);
+        let batch = concat_batches(&self.schema, live.iter()).map_err(|e| self.error(e))?;
+        let rows = batch.num_rows();
+        state.stored = if rows == 0 { Vec::new() } else { vec![Stored { batch, live: vec![true; rows], live_count: rows }] };
+        self.reindex(state)
+    }
+
+    fn view_of(&self, state: &mut TableState) -> Arc<[RecordBatch]> {
+        let version = self.version();
+        if let Some((seen, view)) = &state.view {
+            if *seen == version {
+                return Arc::clone(view);
+            }
+        }
+        let view: Arc<[RecordBatch]> = state.stored.iter().filter(|s| s.live_count > 0).map(live_rows).collect();
+        state.view = Some((version, Arc::clone(&view)));
+        view
+    }
+
+    /// The live rows now (shared with later readers until the next change).
+    pub fn view(&self) -> Arc<[RecordBatch]> {
+        let mut state = self.state();
+        self.view_of(&mut state)
+    }
+
+    /// Every live row as one batch: what a checkpoint stores and a restart applies again.
+    pub fn snapshot(&self) -> Result<RecordBatch> {
+        let view = self.view();
+        concat_batches(&self.schema, view.iter()).map_err(|e| self.error(e))
+    }
+
+    pub fn stats(&self) -> TableStats {
+        let state = self.state();
+        TableStats { rows: state.index.len() as u64, bytes: bytes(&state), version: self.version() }
+    }
+
+    /// Whether each value of `values` is a key of the table (NULL for a NULL value). The table
+    /// must have a single key column; `values` is cast to its type.
+    pub fn contains(&self, values: &ArrayRef) -> Result<BooleanArray> {
+        let [key] = self.key[..] else {
+            return Err(self.error("dynamic_contains needs a table with a single key column"));
+        };
+        let key_type = self.schema.field(key).data_type();
+        let values = if values.data_type() == key_type {
+            Arc::clone(values)
+        } else {
+            // A value that cannot be a key (text that is no number) is simply not contained.
+            arrow::compute::cast(values, key_type).map_err(|e| self.error(format!("dynamic_contains: {e}")))?
+        };
+        let state = self.state();
+        let rows = state.converter.convert_columns(&[Arc::clone(&values)]).map_err(|e| self.error(e))?;
+        Ok((0..values.len()).map(|i| (!values.is_null(i)).then(|| state.index.contains_key(rows.row(i).as_ref()))).collect())
+    }
+}
+
+/// The live rows of a stored batch.
+fn live_rows(stored: &Stored) -> RecordBatch {
+    if stored.live_count == stored.batch.num_rows() {
+        stored.batch.clone()
+    } else {
+        filter_record_batch(&stored.batch, &BooleanArray::from(stored.live.clone())).expect("a filter of the batch's own length")
+    }
+}
+
+fn bytes(state: &TableState) -> u64 {
+    state.stored.iter().map(|s| s.batch.get_array_memory_size() as u64).sum()
+}
+
+// -- SQL: the table, its scan and dynamic_contains ------------------------------------------------
+
+/// What a session sees of a dynamic table: a bounded table whose scan reads the current version.
+#[derive(Debug)]
+pub struct DynamicTableProvider(pub Arc<DynamicTable>);
+
+#[async_trait]
+impl TableProvider for DynamicTableProvider {
+    fn schema(&self) -> SchemaRef {
+        self.0.schema()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(DynamicScanExec::new(Arc::clone(&self.0), projection.cloned())))
+    }
+}
+
+/// Scans a dynamic table's version current at execution.
+#[derive(Debug)]
+pub struct DynamicScanExec {
+    table: Arc<DynamicTable>,
+    projection: Option<Vec<usize>>,
+    properties: Arc<PlanProperties>,
+}
+
+impl DynamicScanExec {
+    fn new(table: Arc<DynamicTable>, projection: Option<Vec<usize>>) -> Self {
+        let full = table.schema();
+        let schema = match &projection {
+            Some(p) => Arc::new(full.project(p).expect("DataFusion projects existing columns")),
+            None => full,
+        };
+        let properties = PlanProperties::new(
+            EquivalenceProperties::new(schema),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        DynamicScanExec { table, projection, properties: Arc::new(properties) }
+    }
+
+    pub fn table(&self) -> &Arc<DynamicTable> {
+        &self.table
+    }
+}
+
+impl DisplayAs for DynamicScanExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "DynamicScanExec: {}", self.table.name)
+    }
+}
+
+impl ExecutionPlan for DynamicScanExec {
+    fn name(&self) -> &str {
+        "DynamicScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(&self, _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>) -> DfResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn execute(&self, _partition: usize, _context: Arc<TaskContext>) -> DfResult<SendableRecordBatchStream> {
+        let view = self.table.view();
+        let batches: Vec<DfResult<RecordBatch>> = view
+            .iter()
+            .map(|b| match &self.projection {
+                Some(p) => b.project(p).map_err(Into::into),
+                None => Ok(b.clone()),
+            })
+            .collect();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(self.properties.eq_properties.schema().clone(), futures::stream::iter(batches))))
+    }
+}
+
+/// `dynamic_contains('table', value)`: whether `value` is a key of the dynamic table now.
+#[derive(Debug)]
+pub struct DynamicContains {
+    tables: BTreeMap<String, Arc<DynamicTable>>,
+    signature: Signature,
+}
+
+impl DynamicContains {
+    pub fn new(tables: &[Arc<DynamicTable>]) -> Self {
+        DynamicContains {
+            tables: tables.iter().map(|t| (t.name.clone(), Arc::clone(t))).collect(),
+            // Volatile: the answer changes with the table, so the planner must not fold it.
+            signature: Signature::any(2, Volatility::Volatile),
+        }
+    }
+
+    fn table(&self, name: Option<&ScalarValue>) -> DfResult<&Arc<DynamicTable>> {
+        let name = match name {
+            Some(ScalarValue::Utf8(Some(n)) | ScalarValue::LargeUtf8(Some(n)) | ScalarValue::Utf8View(Some(n))) => n,
+            _ => return plan_err!("dynamic_contains: the first argument must be a dynamic table's name as a string literal"),
+        };
+        match self.tables.get(name) {
+            Some(table) => Ok(table),
+            None => plan_err!(
+                "dynamic_contains: no dynamic table '{name}' (the pipeline's tables: {})",
+                self.tables.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+}
+
+impl PartialEq for DynamicContains {
+    fn eq(&self, other: &Self) -> bool {
+        self.tables.len() == other.tables.len() && self.tables.values().zip(other.tables.values()).all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+}
+
+impl Eq for DynamicContains {}
+
+impl Hash for DynamicContains {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.tables.keys().for_each(|k| k.hash(state));
+    }
+}
+
+impl ScalarUDFImpl for DynamicContains {
+    fn name(&self) -> &str {
+        "dynamic_contains"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Boolean)
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> DfResult<FieldRef> {
+        let table = self.table(args.scalar_arguments.first().copied().flatten())?;
+        if table.key.len() != 1 {
+            return plan_err!("dynamic_contains: table '{}' has a key of {} columns; it needs one", table.name, table.key.len());
+        }
+        Ok(Arc::new(Field::new(self.name(), DataType::Boolean, true)))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let table = match &args.args[0] {
+            ColumnarValue::Scalar(name) => self.table(Some(name))?,
+            ColumnarValue::Array(_) => return exec_err!("dynamic_contains: the first argument must be a string literal"),
+        };
+        let values = args.args[1].to_array(args.number_rows)?;
+        let found = table.contains(&values).map_err(|e| datafusion::error::DataFusionError::Execution(e.message))?;
+        Ok(ColumnarValue::Array(Arc::new(found)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int64Array, StringArray};
+
+    fn table(max_rows: Option<u64>) -> DynamicTable {
+        DynamicTable::new(
+            serde_json::from_value(serde_json::json!({
+                "name": "customers",
+                "columns": [{"name": "id", "type": "Int64"}, {"name": "name", "type": "Utf8"}],
+                "key": ["id"],
+                "max_rows": max_rows,
+            }))
+            .unwrap(),
+        )
+        .unwrap()
+    }
+
+    fn changes(ids: &[i64], names: &[&str], ops: Option<&[&str]>) -> RecordBatch {
+        let mut fields = vec![Field::new("id", DataType::Int64, false), Field::new("name", DataType::Utf8, true)];
+        let mut columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(ids.to_vec())), Arc::new(StringArray::from(names.to_vec()))];
+        if let Some(ops) = ops {
+            fields.push(Field::new(OP_COLUMN, DataType::Utf8, false));
+            columns.push(Arc::new(StringArray::from(ops.to_vec())));
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+    }
+
+    fn rows(t: &DynamicTable) -> Vec<(i64, String)> {
+        let b = t.snapshot().unwrap();
+        let ids = b.column(0).as_primitive::<arrow::datatypes::Int64Type>();
+        let names = b.column(1).as_string::<i32>();
+        let mut rows: Vec<_> = (0..b.num_rows()).map(|i| (ids.value(i), names.value(i).to_string())).collect();
+        rows.sort();
+        rows
+    }
+
+    #[test]
+    fn upserts_and_deletes_apply_in_order_and_the_last_change_of_a_key_wins() {
+        let t = table(None);
+        t.apply(&changes(&[1, 2, 3], &["a", "b", "c"], None)).unwrap();
+        t.apply(&changes(&[2, 1, 4, 4, 3, 3], &["B", "x", "d", "D", "", "C"], Some(&["u", "d", "i", "u", "d", "i"]))).unwrap();
+        assert_eq!(rows(&t), vec![(2, "B".into()), (3, "C".into()), (4, "D".into())]);
+        assert_eq!(t.stats().rows, 3);
+        assert_eq!(t.stats().version, 2);
+    }
+
+    #[test]
+    fn compaction_keeps_exactly_the_live_rows() {
+        let t = table(None);
+        for round in 0..200i64 {
+            let ids: Vec<i64> = (0..100).collect();
+            let names: Vec<String> = ids.iter().map(|i| format!("{i}-{round}")).collect();
+            t.apply(&changes(&ids, &names.iter().map(String::as_str).collect::<Vec<_>>(), None)).unwrap();
+        }
+        t.apply(&changes(&[5], &[""], Some(&["d"]))).unwrap();
+        let expected: Vec<(i64, String)> = (0..100).filter(|i| *i != 5).map(|i| (i, format!("{i}-199"))).collect();
+        assert_eq!(rows(&t), expected);
+        let state = t.state();
+        assert!(state.stored.len() <= MAX_STORED_BATCHES, "{} batches", state.stored.len());
+        assert!(state.stored_rows < 100 * 70, "dead rows are compacted away: {} stored", state.stored_rows);
+    }
+
+    #[test]
+    fn a_truncate_empties_the_table_and_later_rows_of_its_batch_apply() {
+        let t = table(None);
+        t.apply(&changes(&[1, 2], &["a", "b"], None)).unwrap();
+        let truncate = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("id", DataType::Int64, true),
+                Field::new("name", DataType::Utf8, true),
+                Field::new(OP_COLUMN, DataType::Utf8, false),
+            ])),
+            vec![
+                Arc::new(Int64Array::from(vec![Some(3), None, Some(4)])),
+                Arc::new(StringArray::from(vec![Some("c"), None, Some("d")])),
+                Arc::new(StringArray::from(vec!["i", "t", "r"])),
+            ],
+        )
+        .unwrap();
+        t.apply(&truncate).unwrap();
+        assert_eq!(rows(&t), vec![(4, "d".into())]);
+        assert_eq!(t.stats().rows, 1);
+    }
+
+    #[test]
+    fn a_refused_batch_leaves_the_table_unchanged() {
+        let t = table(None);
+        t.apply(&changes(&[1], &["a"], None)).unwrap();
+        let err = t.apply(&changes(&[2, 3], &["b", "c"], Some(&["i", "x"]))).unwrap_err();
+        assert!(err.message.contains("row 2 of the batch has _op = 'x'"), "{}", err.message);
+        let nulls = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("name", DataType::Utf8, true)])),
+            vec![Arc::new(Int64Array::from(vec![Some(7), None])), Arc::new(StringArray::from(vec!["g", "h"]))],
+        )
+        .unwrap();
+        let err = t.apply(&nulls).unwrap_err();
+        assert!(err.message.contains("key column 'id' is NULL in row 2"), "{}", err.message);
+        let err = t.apply(&changes(&[1], &["a"], None).project(&[1]).unwrap()).unwrap_err();
+        assert!(err.message.contains("no column 'id'"), "{}", err.message);
+        assert_eq!(rows(&t), vec![(1, "a".into())]);
+        assert_eq!(t.version(), 1);
+    }
+
+    #[test]
+    fn values_are_cast_strictly_to_the_declared_types() {
+        let t = table(None);
+        let text_ids = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("id", DataType::Utf8, false), Field::new("name", DataType::Utf8, true)])),
+            vec![Arc::new(StringArray::from(vec!["12"])), Arc::new(StringArray::from(vec!["l"]))],
+        )
+        .unwrap();
+        t.apply(&text_ids).unwrap();
+        assert_eq!(rows(&t), vec![(12, "l".into())]);
+        let bad = RecordBatch::try_new(text_ids.schema(), vec![Arc::new(StringArray::from(vec!["twelve"])), Arc::new(StringArray::from(vec!["l"]))])
+            .unwrap();
+        let err = t.apply(&bad).unwrap_err();
+        assert!(err.message.contains("column 'id': Utf8 does not fit Int64"), "{}", err.message);
+    }
+
+    #[test]
+    fn the_row_limit_fails_the_apply_that_crosses_it() {
+        let t = table(Some(2));
+        t.apply(&changes(&[1, 2], &["a", "b"], None)).unwrap();
+        t.apply(&changes(&[2, 1], &["B", "A"], None)).unwrap();
+        let err = t.apply(&changes(&[3], &["c"], None)).unwrap_err();
+        assert!(err.message.contains("holds 3 rows, more than max_rows = 2"), "{}", err.message);
+    }
+
+    #[test]
+    fn contains_answers_from_the_current_version() {
+        let t = table(None);
+        t.apply(&changes(&[1, 2], &["a", "b"], None)).unwrap();
+        let probe: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(3), None]));
+        assert_eq!(t.contains(&probe).unwrap(), BooleanArray::from(vec![Some(true), Some(false), None]));
+        t.apply(&changes(&[1, 3], &["", "c"], Some(&["d", "i"]))).unwrap();
+        assert_eq!(t.contains(&probe).unwrap(), BooleanArray::from(vec![Some(false), Some(true), None]));
+    }
+
+    /// Rows of a drained transform output: (first column, second column as text or NULL).
+    fn drain(t: &mut crate::transform::SqlTransform) -> Vec<(i64, Option<String>)> {
+        let mut rows = Vec::new();
+        while let Some(b) = t.next_output() {
+            let ids = b.column(0).as_primitive::<arrow::datatypes::Int64Type>();
+            let second = arrow::compute::cast(b.column(1), &DataType::Utf8).unwrap();
+            let second = second.as_string::<i32>();
+            rows.extend((0..b.num_rows()).map(|i| (ids.value(i), (!second.is_null(i)).then(|| second.value(i).to_string()))));
+        }
+        rows.sort();
+        rows
+    }
+
+    #[test]
+    fn joins_subqueries_and_dynamic_contains_see_each_change_from_the_next_batch_on() {
+        use crate::plugin_udf::Functions;
+        use crate::transform::SqlTransform;
+        let t = Arc::new(table(None));
+        let mut functions = Functions::default();
+        functions.add_table(Arc::clone(&t)).unwrap();
+        let stream = Arc::new(Schema::new(vec![Field::new("cid", DataType::Int64, true)]));
+        let plan = |sql: &str| SqlTransform::with_functions(sql, vec![("s".into(), Arc::clone(&stream))], &[], &functions).unwrap();
+        let mut join = plan("SELECT s.cid, c.name FROM s LEFT JOIN customers c ON s.cid = c.id");
+        let mut inner = plan("SELECT s.cid, c.name FROM s JOIN customers c ON s.cid = c.id");
+        let mut member = plan("SELECT cid, dynamic_contains('customers', cid) AS known FROM s");
+        let mut semi = plan("SELECT cid, 'in' AS x FROM s WHERE cid IN (SELECT id FROM customers)");
+        let probe = || RecordBatch::try_new(Arc::clone(&stream), vec![Arc::new(Int64Array::from(vec![Some(1), Some(2), None]))]).unwrap();
+        let mut run = |expect: [Vec<(i64, Option<String>)>; 4]| {
+            for (t, expected) in [&mut join, &mut inner, &mut member, &mut semi].into_iter().zip(expect) {
+                t.push(0, probe()).unwrap();
+                let mut rows = drain(t);
+                rows.retain(|(id, _)| *id != 0); // the NULL probe row reads as 0 in `drain`
+                assert_eq!(rows, expected);
+            }
+        };
+        let s = |v: &str| Some(v.to_string());
+        run([vec![(1, None), (2, None)], vec![], vec![(1, s("false")), (2, s("false"))], vec![]]);
+        t.apply(&changes(&[1], &["a"], None)).unwrap();
+        run([vec![(1, s("a")), (2, None)], vec![(1, s("a"))], vec![(1, s("true")), (2, s("false"))], vec![(1, s("in"))]]);
+        t.apply(&changes(&[1, 2], &["A", "b"], Some(&["u", "i"]))).unwrap();
+        run([vec![(1, s("A")), (2, s("b"))], vec![(1, s("A")), (2, s("b"))], vec![(1, s("true")), (2, s("true"))], vec![(1, s("in")), (2, s("in"))]]);
+        t.apply(&changes(&[1], &[""], Some(&["d"]))).unwrap();
+        run([vec![(1, None), (2, s("b"))], vec![(2, s("b"))], vec![(1, s("false")), (2, s("true"))], vec![(2, s("in"))]]);
+
+        let unknown =
+            SqlTransform::with_functions("SELECT dynamic_contains('nope', cid) FROM s", vec![("s".into(), stream)], &[], &functions).err().unwrap();
+        assert!(unknown.message.contains("no dynamic table 'nope' (the pipeline's tables: customers)"), "{}", unknown.message);
+    }
+
+    #[test]
+    fn bad_definitions_name_the_table() {
+        let bad = |json: serde_json::Value| DynamicTable::new(serde_json::from_value(json).unwrap()).unwrap_err().message;
+        let cols = serde_json::json!([{"name": "id", "type": "Int64"}]);
+        assert!(bad(serde_json::json!({"name": "t", "columns": cols, "key": []})).contains("dynamic table 't': it needs a key"));
+        assert!(bad(serde_json::json!({"name": "t", "columns": cols, "key": ["no"]})).contains("key column 'no' is not one of its columns"));
+        assert!(bad(serde_json::json!({"name": "a.b", "columns": cols, "key": ["id"]})).contains("plain SQL name"));
+    }
+}
