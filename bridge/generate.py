@@ -6,7 +6,9 @@ from it, ffm-bindings/generate.sh the FFM bindings (sluice_h), and this script, 
 header (parsed by ffm-bindings/generate.py), the rest:
 
   bridge/src/main/java/dev/sluice/bridge/CoreBridge.java     the interface, one method per function
-  bridge/src/main/java/dev/sluice/bridge/FfmCoreBridge.java  its implementation over sluice_h (FFM)
+  bridge/src/main/java/dev/sluice/bridge/FfmCoreBridge.java  its implementation over FFM: downcall handles
+                                                             of sluice_h's symbols and descriptors, with
+                                                             pointers as long addresses
   bridge/src/main/java/dev/sluice/bridge/JniCoreBridge.java  its implementation over JNI natives
   rust/core/src/jni_bridge.rs                                those natives, each calling the C function
 
@@ -27,7 +29,9 @@ Conventions, read off each C prototype (there is no per-function table):
   * const char * -> String (FFM: copied into a confined arena; JNI: UTF-8 byte[], copied and
     NUL-terminated in Rust; null -> C NULL, which the core reports as an invalid argument);
   * every other pointer (handles, C Data structs, byte slabs) and int64_t/size_t -> long
-    (an address or a count), int32_t -> int.
+    (an address or a count), int32_t -> int. FFM passes every pointer, out_* ones included, as a
+    long address (JAVA_LONG in its own downcall handle): CallShapeBenchmark measured a
+    MemorySegment argument at 1.5-3.7 ns per call more than a long.
 A function the header declares inside `#if defined(X)` (a test-only export such as
 sluice_debug_panic, only in the tests' library) gets its Java methods like the others but no JNI
 twin here: the crate that exports it (rust/debug-exports) exports its twin too, since sluice-core
@@ -252,21 +256,37 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.sluice.ffm.sluice_h;
+import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 
 /**
- * {{@link CoreBridge}} over the Foreign Function &amp; Memory API, through the jextract-shaped
- * bindings in {{@code dev.sluice.ffm}}. Out-parameters use a small per-thread scratch segment,
- * so a hot-path call allocates nothing; strings are copied into a confined arena for the call.
+ * {{@link CoreBridge}} over the Foreign Function &amp; Memory API. Each C function has its own
+ * downcall handle here, linked at the function's first call (a holder class per function, as in
+ * jextract's bindings) from the symbol and descriptor of the jextract-shaped bindings
+ * ({{@code sluice_h.NAME$address()}}, {{@code NAME$descriptor()}}), except that every pointer
+ * parameter is declared {{@code JAVA_LONG}}: pointers cross as raw addresses, not as
+ * {{@code MemorySegment}}s. {{@code CallShapeBenchmark}} (benchmarks/README.md) measured a segment
+ * argument at 1.5–3.7 ns per call over a {{@code long}} (the linker acquires and releases the
+ * segment's scope around the call), and the call with {{@code long}} addresses as fast as JNI or
+ * faster. Nothing checks an address on the way, as over JNI: handles pass as given (0 is C NULL).
+ *
+ * <p>Out-parameters are addresses in a small per-thread scratch segment, so a hot-path call
+ * allocates nothing; strings are copied into a confined arena that stays open for the call.
  */
 public final class FfmCoreBridge implements CoreBridge {{
 
-    /** One pointer-sized out-slot per result of the call with the most results, per thread, reused by every call. */
+    /**
+     * One pointer-sized out-slot per result of the call with the most results, per thread, reused
+     * by every call. Calls get its address as a {{@code long}}, which does not keep it alive: the
+     * thread's {{@code ThreadLocal}} map does, for as long as the thread runs.
+     */
     private static final ThreadLocal<MemorySegment> SCRATCH =
             ThreadLocal.withInitial(() -> Arena.ofAuto().allocate({8 * slots}, 8));
-
-    private static final MemorySegment NULL = MemorySegment.NULL;
 
     FfmCoreBridge() {{}}
 
@@ -275,12 +295,21 @@ public final class FfmCoreBridge implements CoreBridge {{
         return "ffm";
     }}
 
-    private static MemorySegment at(long address) {{
-        return address == 0 ? NULL : MemorySegment.ofAddress(address);
+    /** A downcall handle to {{@code address}} of {{@code c}}'s shape, each pointer parameter a {{@code long}}. */
+    @SuppressWarnings("restricted") // linking native code is what this class is for, as in sluice_h
+    private static MethodHandle downcall(MemorySegment address, FunctionDescriptor c) {{
+        MemoryLayout[] arguments = c.argumentLayouts().stream()
+                .map(layout -> layout instanceof AddressLayout ? JAVA_LONG : layout)
+                .toArray(MemoryLayout[]::new);
+        FunctionDescriptor descriptor = c.returnLayout()
+                .map(result -> FunctionDescriptor.of(result, arguments))
+                .orElseGet(() -> FunctionDescriptor.ofVoid(arguments));
+        return Linker.nativeLinker().downcallHandle(address, descriptor);
     }}
 
-    private static MemorySegment cString(Arena arena, String text) {{
-        return text == null ? NULL : arena.allocateFrom(text);
+    /** The address of a NUL-terminated copy of {{@code text}} in {{@code arena}}, or 0 (C NULL) for null. */
+    private static long cString(Arena arena, String text) {{
+        return text == null ? 0 : arena.allocateFrom(text).address();
     }}
 
     private static void check(int status) {{
@@ -291,24 +320,17 @@ public final class FfmCoreBridge implements CoreBridge {{
 
     private static NativeException failure(int status) {{
         MemorySegment out = SCRATCH.get();
-        long message = sluice_h.{LAST_ERROR}(out) == 0 ? out.get(JAVA_LONG, 0) : 0;
+        long message = {LAST_ERROR}.call(out.address()) == 0 ? out.get(JAVA_LONG, 0) : 0;
         return BridgeSupport.failure(status, message);
     }}
 """]
     for m in methods:
-        args = []
-        for a in m.args:
-            if a.kind == "string":
-                args.append(f"cString(arena, {a.java_name})")
-            elif a.kind == "address":
-                args.append(f"at({a.java_name})")
-            else:
-                args.append(a.java_name)
-        args += ["out" if i == 0 else f"out.asSlice({8 * i})" for i in range(len(m.outs))]
+        args = [f"cString(arena, {a.java_name})" if a.kind == "string" else a.java_name for a in m.args]
+        args += ["out.address()" if i == 0 else f"out.address() + {8 * i}" for i in range(len(m.outs))]
         body = []
         if m.outs:
             body.append("MemorySegment out = SCRATCH.get();")
-        body.append(f"check(sluice_h.{m.c_name}({', '.join(args)}));")
+        body.append(f"check({m.c_name}.call({', '.join(args)}));")
         reads = result_reads(m, lambda i, is_int: f"out.get({'JAVA_INT' if is_int else 'JAVA_LONG'}, {8 * i})")
         if len(reads) == 1:
             body.append(f"return {reads[0]};")
@@ -321,6 +343,29 @@ public final class FfmCoreBridge implements CoreBridge {{
     @Override
     public {m.java_result} {m.java_name}({java_params(m)}) {{
 {lines}
+    }}
+""")
+    out.append("""
+    // --- the downcall handles: one holder per C function, linked when its call first runs;
+    // `call` takes each pointer (argument or out-parameter) as an address, 0 for NULL.
+""")
+    for m in methods:
+        params = [("long" if a.kind == "string" else a.java_type, a.java_name) for a in m.args]
+        params += [("long", camel(o.c_name) + ("_" if camel(o.c_name) in JAVA_RESERVED else "")) for o in m.outs]
+        out.append(f"""
+    private static final class {m.c_name} {{
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.{m.c_name}$address(), sluice_h.{m.c_name}$descriptor());
+
+        static int call({', '.join(f'{t} {n}' for t, n in params)}) {{
+            try {{
+                return (int) HANDLE.invokeExact({', '.join(n for _, n in params)});
+            }} catch (RuntimeException | Error ex) {{
+                throw ex;
+            }} catch (Throwable ex$) {{
+                throw new AssertionError("should not reach here", ex$);
+            }}
+        }}
     }}
 """)
     out.append("}\n")

@@ -5,21 +5,37 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.sluice.ffm.sluice_h;
+import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 
 /**
- * {@link CoreBridge} over the Foreign Function &amp; Memory API, through the jextract-shaped
- * bindings in {@code dev.sluice.ffm}. Out-parameters use a small per-thread scratch segment,
- * so a hot-path call allocates nothing; strings are copied into a confined arena for the call.
+ * {@link CoreBridge} over the Foreign Function &amp; Memory API. Each C function has its own
+ * downcall handle here, linked at the function's first call (a holder class per function, as in
+ * jextract's bindings) from the symbol and descriptor of the jextract-shaped bindings
+ * ({@code sluice_h.NAME$address()}, {@code NAME$descriptor()}), except that every pointer
+ * parameter is declared {@code JAVA_LONG}: pointers cross as raw addresses, not as
+ * {@code MemorySegment}s. {@code CallShapeBenchmark} (benchmarks/README.md) measured a segment
+ * argument at 1.5–3.7 ns per call over a {@code long} (the linker acquires and releases the
+ * segment's scope around the call), and the call with {@code long} addresses as fast as JNI or
+ * faster. Nothing checks an address on the way, as over JNI: handles pass as given (0 is C NULL).
+ *
+ * <p>Out-parameters are addresses in a small per-thread scratch segment, so a hot-path call
+ * allocates nothing; strings are copied into a confined arena that stays open for the call.
  */
 public final class FfmCoreBridge implements CoreBridge {
 
-    /** One pointer-sized out-slot per result of the call with the most results, per thread, reused by every call. */
+    /**
+     * One pointer-sized out-slot per result of the call with the most results, per thread, reused
+     * by every call. Calls get its address as a {@code long}, which does not keep it alive: the
+     * thread's {@code ThreadLocal} map does, for as long as the thread runs.
+     */
     private static final ThreadLocal<MemorySegment> SCRATCH =
             ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(24, 8));
-
-    private static final MemorySegment NULL = MemorySegment.NULL;
 
     FfmCoreBridge() {}
 
@@ -28,12 +44,21 @@ public final class FfmCoreBridge implements CoreBridge {
         return "ffm";
     }
 
-    private static MemorySegment at(long address) {
-        return address == 0 ? NULL : MemorySegment.ofAddress(address);
+    /** A downcall handle to {@code address} of {@code c}'s shape, each pointer parameter a {@code long}. */
+    @SuppressWarnings("restricted") // linking native code is what this class is for, as in sluice_h
+    private static MethodHandle downcall(MemorySegment address, FunctionDescriptor c) {
+        MemoryLayout[] arguments = c.argumentLayouts().stream()
+                .map(layout -> layout instanceof AddressLayout ? JAVA_LONG : layout)
+                .toArray(MemoryLayout[]::new);
+        FunctionDescriptor descriptor = c.returnLayout()
+                .map(result -> FunctionDescriptor.of(result, arguments))
+                .orElseGet(() -> FunctionDescriptor.ofVoid(arguments));
+        return Linker.nativeLinker().downcallHandle(address, descriptor);
     }
 
-    private static MemorySegment cString(Arena arena, String text) {
-        return text == null ? NULL : arena.allocateFrom(text);
+    /** The address of a NUL-terminated copy of {@code text} in {@code arena}, or 0 (C NULL) for null. */
+    private static long cString(Arena arena, String text) {
+        return text == null ? 0 : arena.allocateFrom(text).address();
     }
 
     private static void check(int status) {
@@ -44,49 +69,49 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static NativeException failure(int status) {
         MemorySegment out = SCRATCH.get();
-        long message = sluice_h.sluice_last_error(out) == 0 ? out.get(JAVA_LONG, 0) : 0;
+        long message = sluice_last_error.call(out.address()) == 0 ? out.get(JAVA_LONG, 0) : 0;
         return BridgeSupport.failure(status, message);
     }
 
     @Override
     public void debugPanic(String message) {
         try (Arena arena = Arena.ofConfined()) {
-            check(sluice_h.sluice_debug_panic(cString(arena, message)));
+            check(sluice_debug_panic.call(cString(arena, message)));
         }
     }
 
     @Override
     public int abiVersion() {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_abi_version(out));
+        check(sluice_abi_version.call(out.address()));
         return out.get(JAVA_INT, 0);
     }
 
     @Override
     public long lastError() {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_last_error(out));
+        check(sluice_last_error.call(out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public long liveHandles() {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_live_handles(out));
+        check(sluice_live_handles.call(out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public long planCount() {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_plan_count(out));
+        check(sluice_plan_count.call(out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public long jniCalls() {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_jni_calls(out));
+        check(sluice_jni_calls.call(out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
@@ -94,7 +119,7 @@ public final class FfmCoreBridge implements CoreBridge {
     public long sqlTableReferences(String sql) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_h.sluice_sql_table_references(cString(arena, sql), out));
+            check(sluice_sql_table_references.call(cString(arena, sql), out.address()));
             return out.get(JAVA_LONG, 0);
         }
     }
@@ -103,7 +128,7 @@ public final class FfmCoreBridge implements CoreBridge {
     public long sqlQuery(String optionsJson, long array, long schema) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_h.sluice_sql_query(cString(arena, optionsJson), at(array), at(schema), out));
+            check(sluice_sql_query.call(cString(arena, optionsJson), array, schema, out.address()));
             return out.get(JAVA_LONG, 0);
         }
     }
@@ -111,132 +136,132 @@ public final class FfmCoreBridge implements CoreBridge {
     @Override
     public long batchImport(long array, long schema) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_batch_import(at(array), at(schema), out));
+        check(sluice_batch_import.call(array, schema, out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public void batchExport(long batch, long outArray, long outSchema) {
-        check(sluice_h.sluice_batch_export(at(batch), at(outArray), at(outSchema)));
+        check(sluice_batch_export.call(batch, outArray, outSchema));
     }
 
     @Override
     public long batchNumRows(long batch) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_batch_num_rows(at(batch), out));
+        check(sluice_batch_num_rows.call(batch, out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public long batchBufferAddress(long batch, long column, long buffer) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_batch_buffer_address(at(batch), column, buffer, out));
+        check(sluice_batch_buffer_address.call(batch, column, buffer, out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public void batchFree(long batch) {
-        check(sluice_h.sluice_batch_free(at(batch)));
+        check(sluice_batch_free.call(batch));
     }
 
     @Override
     public long functionsCreate() {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_functions_create(out));
+        check(sluice_functions_create.call(out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public void functionsAddScalar(long functions, String name, long udf, long freeString) {
         try (Arena arena = Arena.ofConfined()) {
-            check(sluice_h.sluice_functions_add_scalar(at(functions), cString(arena, name), at(udf), at(freeString)));
+            check(sluice_functions_add_scalar.call(functions, cString(arena, name), udf, freeString));
         }
     }
 
     @Override
     public void functionsAddTable(long functions, long table) {
-        check(sluice_h.sluice_functions_add_table(at(functions), at(table)));
+        check(sluice_functions_add_table.call(functions, table));
     }
 
     @Override
     public long dynamicTableCreate(String optionsJson) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_h.sluice_dynamic_table_create(cString(arena, optionsJson), out));
+            check(sluice_dynamic_table_create.call(cString(arena, optionsJson), out.address()));
             return out.get(JAVA_LONG, 0);
         }
     }
 
     @Override
     public void dynamicTableApply(long table, long batch) {
-        check(sluice_h.sluice_dynamic_table_apply(at(table), at(batch)));
+        check(sluice_dynamic_table_apply.call(table, batch));
     }
 
     @Override
     public long dynamicTableSnapshot(long table) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_dynamic_table_snapshot(at(table), out));
+        check(sluice_dynamic_table_snapshot.call(table, out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public long[] dynamicTableStats(long table) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_dynamic_table_stats(at(table), out, out.asSlice(8), out.asSlice(16)));
+        check(sluice_dynamic_table_stats.call(table, out.address(), out.address() + 8, out.address() + 16));
         return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8), out.get(JAVA_LONG, 16)};
     }
 
     @Override
     public void dynamicTableFree(long table) {
-        check(sluice_h.sluice_dynamic_table_free(at(table)));
+        check(sluice_dynamic_table_free.call(table));
     }
 
     @Override
     public void functionsFree(long functions) {
-        check(sluice_h.sluice_functions_free(at(functions)));
+        check(sluice_functions_free.call(functions));
     }
 
     @Override
     public long transformCreate(String optionsJson, long inputSchemas, long nInputs, long functions) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_h.sluice_transform_create(cString(arena, optionsJson), at(inputSchemas), nInputs, at(functions), out));
+            check(sluice_transform_create.call(cString(arena, optionsJson), inputSchemas, nInputs, functions, out.address()));
             return out.get(JAVA_LONG, 0);
         }
     }
 
     @Override
     public void transformOutputSchema(long transform, long outSchema) {
-        check(sluice_h.sluice_transform_output_schema(at(transform), at(outSchema)));
+        check(sluice_transform_output_schema.call(transform, outSchema));
     }
 
     @Override
     public void transformPush(long transform, long input, long array) {
-        check(sluice_h.sluice_transform_push(at(transform), input, at(array)));
+        check(sluice_transform_push.call(transform, input, array));
     }
 
     @Override
     public void transformPushBatch(long transform, long input, long batch) {
-        check(sluice_h.sluice_transform_push_batch(at(transform), input, at(batch)));
+        check(sluice_transform_push_batch.call(transform, input, batch));
     }
 
     @Override
     public long transformDrain(long transform) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_transform_drain(at(transform), out));
+        check(sluice_transform_drain.call(transform, out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public void transformFree(long transform) {
-        check(sluice_h.sluice_transform_free(at(transform)));
+        check(sluice_transform_free.call(transform));
     }
 
     @Override
     public long decoderCreate(String optionsJson, long schema) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_h.sluice_decoder_create(cString(arena, optionsJson), at(schema), out));
+            check(sluice_decoder_create.call(cString(arena, optionsJson), schema, out.address()));
             return out.get(JAVA_LONG, 0);
         }
     }
@@ -244,25 +269,25 @@ public final class FfmCoreBridge implements CoreBridge {
     @Override
     public long[] decoderDecode(long decoder, long data, long offsets, long nRecords, long extraArray, long extraSchema) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_decoder_decode(at(decoder), at(data), at(offsets), nRecords, at(extraArray), at(extraSchema), out, out.asSlice(8)));
+        check(sluice_decoder_decode.call(decoder, data, offsets, nRecords, extraArray, extraSchema, out.address(), out.address() + 8));
         return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8)};
     }
 
     @Override
     public void inferJsonSchema(long data, long offsets, long nRecords, long outSchema) {
-        check(sluice_h.sluice_infer_json_schema(at(data), at(offsets), nRecords, at(outSchema)));
+        check(sluice_infer_json_schema.call(data, offsets, nRecords, outSchema));
     }
 
     @Override
     public void decoderFree(long decoder) {
-        check(sluice_h.sluice_decoder_free(at(decoder)));
+        check(sluice_decoder_free.call(decoder));
     }
 
     @Override
     public long encode(long batch, String optionsJson) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_h.sluice_encode(at(batch), cString(arena, optionsJson), out));
+            check(sluice_encode.call(batch, cString(arena, optionsJson), out.address()));
             return out.get(JAVA_LONG, 0);
         }
     }
@@ -270,114 +295,882 @@ public final class FfmCoreBridge implements CoreBridge {
     @Override
     public long[] bufferData(long buffer) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_buffer_data(at(buffer), out, out.asSlice(8)));
+        check(sluice_buffer_data.call(buffer, out.address(), out.address() + 8));
         return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8)};
     }
 
     @Override
     public long[] bufferOffsets(long buffer) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_buffer_offsets(at(buffer), out, out.asSlice(8)));
+        check(sluice_buffer_offsets.call(buffer, out.address(), out.address() + 8));
         return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8)};
     }
 
     @Override
     public long[] bufferKeys(long buffer) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_buffer_keys(at(buffer), out, out.asSlice(8), out.asSlice(16)));
+        check(sluice_buffer_keys.call(buffer, out.address(), out.address() + 8, out.address() + 16));
         return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8), out.get(JAVA_LONG, 16)};
     }
 
     @Override
     public void bufferFree(long buffer) {
-        check(sluice_h.sluice_buffer_free(at(buffer)));
+        check(sluice_buffer_free.call(buffer));
     }
 
     @Override
     public long fileReaderOpen(String optionsJson, long schema) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_h.sluice_file_reader_open(cString(arena, optionsJson), at(schema), out));
+            check(sluice_file_reader_open.call(cString(arena, optionsJson), schema, out.address()));
             return out.get(JAVA_LONG, 0);
         }
     }
 
     @Override
     public void fileReaderSchema(long reader, long outSchema) {
-        check(sluice_h.sluice_file_reader_schema(at(reader), at(outSchema)));
+        check(sluice_file_reader_schema.call(reader, outSchema));
     }
 
     @Override
     public long[] fileReaderNext(long reader) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_file_reader_next(at(reader), out, out.asSlice(8)));
+        check(sluice_file_reader_next.call(reader, out.address(), out.address() + 8));
         return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8)};
     }
 
     @Override
     public void fileReaderFree(long reader) {
-        check(sluice_h.sluice_file_reader_free(at(reader)));
+        check(sluice_file_reader_free.call(reader));
     }
 
     @Override
     public long fileWriterOpen(String optionsJson) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_h.sluice_file_writer_open(cString(arena, optionsJson), out));
+            check(sluice_file_writer_open.call(cString(arena, optionsJson), out.address()));
             return out.get(JAVA_LONG, 0);
         }
     }
 
     @Override
     public void fileWriterWrite(long writer, long batch) {
-        check(sluice_h.sluice_file_writer_write(at(writer), at(batch)));
+        check(sluice_file_writer_write.call(writer, batch));
     }
 
     @Override
     public void fileWriterFlush(long writer) {
-        check(sluice_h.sluice_file_writer_flush(at(writer)));
+        check(sluice_file_writer_flush.call(writer));
     }
 
     @Override
     public void fileWriterFinish(long writer) {
-        check(sluice_h.sluice_file_writer_finish(at(writer)));
+        check(sluice_file_writer_finish.call(writer));
     }
 
     @Override
     public void fileWriterFree(long writer) {
-        check(sluice_h.sluice_file_writer_free(at(writer)));
+        check(sluice_file_writer_free.call(writer));
     }
 
     @Override
     public long generatorCreate(String optionsJson) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_h.sluice_generator_create(cString(arena, optionsJson), out));
+            check(sluice_generator_create.call(cString(arena, optionsJson), out.address()));
             return out.get(JAVA_LONG, 0);
         }
     }
 
     @Override
     public void generatorSchema(long generator, long outSchema) {
-        check(sluice_h.sluice_generator_schema(at(generator), at(outSchema)));
+        check(sluice_generator_schema.call(generator, outSchema));
     }
 
     @Override
     public long generatorNext(long generator, long maxRows) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_generator_next(at(generator), maxRows, out));
+        check(sluice_generator_next.call(generator, maxRows, out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public long generatorPosition(long generator) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_h.sluice_generator_position(at(generator), out));
+        check(sluice_generator_position.call(generator, out.address()));
         return out.get(JAVA_LONG, 0);
     }
 
     @Override
     public void generatorFree(long generator) {
-        check(sluice_h.sluice_generator_free(at(generator)));
+        check(sluice_generator_free.call(generator));
+    }
+
+    // --- the downcall handles: one holder per C function, linked when its call first runs;
+    // `call` takes each pointer (argument or out-parameter) as an address, 0 for NULL.
+
+    private static final class sluice_debug_panic {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_debug_panic$address(), sluice_h.sluice_debug_panic$descriptor());
+
+        static int call(long message) {
+            try {
+                return (int) HANDLE.invokeExact(message);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_abi_version {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_abi_version$address(), sluice_h.sluice_abi_version$descriptor());
+
+        static int call(long outVersion) {
+            try {
+                return (int) HANDLE.invokeExact(outVersion);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_last_error {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_last_error$address(), sluice_h.sluice_last_error$descriptor());
+
+        static int call(long outMessage) {
+            try {
+                return (int) HANDLE.invokeExact(outMessage);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_live_handles {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_live_handles$address(), sluice_h.sluice_live_handles$descriptor());
+
+        static int call(long outCount) {
+            try {
+                return (int) HANDLE.invokeExact(outCount);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_plan_count {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_plan_count$address(), sluice_h.sluice_plan_count$descriptor());
+
+        static int call(long outCount) {
+            try {
+                return (int) HANDLE.invokeExact(outCount);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_jni_calls {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_jni_calls$address(), sluice_h.sluice_jni_calls$descriptor());
+
+        static int call(long outCount) {
+            try {
+                return (int) HANDLE.invokeExact(outCount);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_sql_table_references {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_sql_table_references$address(), sluice_h.sluice_sql_table_references$descriptor());
+
+        static int call(long sql, long outJson) {
+            try {
+                return (int) HANDLE.invokeExact(sql, outJson);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_sql_query {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_sql_query$address(), sluice_h.sluice_sql_query$descriptor());
+
+        static int call(long optionsJson, long array, long schema, long outBatch) {
+            try {
+                return (int) HANDLE.invokeExact(optionsJson, array, schema, outBatch);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_batch_import {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_batch_import$address(), sluice_h.sluice_batch_import$descriptor());
+
+        static int call(long array, long schema, long outBatch) {
+            try {
+                return (int) HANDLE.invokeExact(array, schema, outBatch);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_batch_export {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_batch_export$address(), sluice_h.sluice_batch_export$descriptor());
+
+        static int call(long batch, long outArray, long outSchema) {
+            try {
+                return (int) HANDLE.invokeExact(batch, outArray, outSchema);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_batch_num_rows {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_batch_num_rows$address(), sluice_h.sluice_batch_num_rows$descriptor());
+
+        static int call(long batch, long outRows) {
+            try {
+                return (int) HANDLE.invokeExact(batch, outRows);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_batch_buffer_address {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_batch_buffer_address$address(), sluice_h.sluice_batch_buffer_address$descriptor());
+
+        static int call(long batch, long column, long buffer, long outAddress) {
+            try {
+                return (int) HANDLE.invokeExact(batch, column, buffer, outAddress);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_batch_free {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_batch_free$address(), sluice_h.sluice_batch_free$descriptor());
+
+        static int call(long batch) {
+            try {
+                return (int) HANDLE.invokeExact(batch);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_functions_create {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_functions_create$address(), sluice_h.sluice_functions_create$descriptor());
+
+        static int call(long outFunctions) {
+            try {
+                return (int) HANDLE.invokeExact(outFunctions);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_functions_add_scalar {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_functions_add_scalar$address(), sluice_h.sluice_functions_add_scalar$descriptor());
+
+        static int call(long functions, long name, long udf, long freeString) {
+            try {
+                return (int) HANDLE.invokeExact(functions, name, udf, freeString);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_functions_add_table {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_functions_add_table$address(), sluice_h.sluice_functions_add_table$descriptor());
+
+        static int call(long functions, long table) {
+            try {
+                return (int) HANDLE.invokeExact(functions, table);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_dynamic_table_create {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_dynamic_table_create$address(), sluice_h.sluice_dynamic_table_create$descriptor());
+
+        static int call(long optionsJson, long outTable) {
+            try {
+                return (int) HANDLE.invokeExact(optionsJson, outTable);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_dynamic_table_apply {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_dynamic_table_apply$address(), sluice_h.sluice_dynamic_table_apply$descriptor());
+
+        static int call(long table, long batch) {
+            try {
+                return (int) HANDLE.invokeExact(table, batch);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_dynamic_table_snapshot {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_dynamic_table_snapshot$address(), sluice_h.sluice_dynamic_table_snapshot$descriptor());
+
+        static int call(long table, long outBatch) {
+            try {
+                return (int) HANDLE.invokeExact(table, outBatch);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_dynamic_table_stats {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_dynamic_table_stats$address(), sluice_h.sluice_dynamic_table_stats$descriptor());
+
+        static int call(long table, long outRows, long outBytes, long outVersion) {
+            try {
+                return (int) HANDLE.invokeExact(table, outRows, outBytes, outVersion);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_dynamic_table_free {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_dynamic_table_free$address(), sluice_h.sluice_dynamic_table_free$descriptor());
+
+        static int call(long table) {
+            try {
+                return (int) HANDLE.invokeExact(table);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_functions_free {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_functions_free$address(), sluice_h.sluice_functions_free$descriptor());
+
+        static int call(long functions) {
+            try {
+                return (int) HANDLE.invokeExact(functions);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_transform_create {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_transform_create$address(), sluice_h.sluice_transform_create$descriptor());
+
+        static int call(long optionsJson, long inputSchemas, long nInputs, long functions, long outTransform) {
+            try {
+                return (int) HANDLE.invokeExact(optionsJson, inputSchemas, nInputs, functions, outTransform);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_transform_output_schema {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_transform_output_schema$address(), sluice_h.sluice_transform_output_schema$descriptor());
+
+        static int call(long transform, long outSchema) {
+            try {
+                return (int) HANDLE.invokeExact(transform, outSchema);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_transform_push {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_transform_push$address(), sluice_h.sluice_transform_push$descriptor());
+
+        static int call(long transform, long input, long array) {
+            try {
+                return (int) HANDLE.invokeExact(transform, input, array);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_transform_push_batch {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_transform_push_batch$address(), sluice_h.sluice_transform_push_batch$descriptor());
+
+        static int call(long transform, long input, long batch) {
+            try {
+                return (int) HANDLE.invokeExact(transform, input, batch);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_transform_drain {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_transform_drain$address(), sluice_h.sluice_transform_drain$descriptor());
+
+        static int call(long transform, long outBatch) {
+            try {
+                return (int) HANDLE.invokeExact(transform, outBatch);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_transform_free {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_transform_free$address(), sluice_h.sluice_transform_free$descriptor());
+
+        static int call(long transform) {
+            try {
+                return (int) HANDLE.invokeExact(transform);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_decoder_create {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_decoder_create$address(), sluice_h.sluice_decoder_create$descriptor());
+
+        static int call(long optionsJson, long schema, long outDecoder) {
+            try {
+                return (int) HANDLE.invokeExact(optionsJson, schema, outDecoder);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_decoder_decode {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_decoder_decode$address(), sluice_h.sluice_decoder_decode$descriptor());
+
+        static int call(long decoder, long data, long offsets, long nRecords, long extraArray, long extraSchema, long outBatch, long outErrors) {
+            try {
+                return (int) HANDLE.invokeExact(decoder, data, offsets, nRecords, extraArray, extraSchema, outBatch, outErrors);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_infer_json_schema {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_infer_json_schema$address(), sluice_h.sluice_infer_json_schema$descriptor());
+
+        static int call(long data, long offsets, long nRecords, long outSchema) {
+            try {
+                return (int) HANDLE.invokeExact(data, offsets, nRecords, outSchema);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_decoder_free {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_decoder_free$address(), sluice_h.sluice_decoder_free$descriptor());
+
+        static int call(long decoder) {
+            try {
+                return (int) HANDLE.invokeExact(decoder);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_encode {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_encode$address(), sluice_h.sluice_encode$descriptor());
+
+        static int call(long batch, long optionsJson, long outBuffer) {
+            try {
+                return (int) HANDLE.invokeExact(batch, optionsJson, outBuffer);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_buffer_data {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_buffer_data$address(), sluice_h.sluice_buffer_data$descriptor());
+
+        static int call(long buffer, long outData, long outLen) {
+            try {
+                return (int) HANDLE.invokeExact(buffer, outData, outLen);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_buffer_offsets {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_buffer_offsets$address(), sluice_h.sluice_buffer_offsets$descriptor());
+
+        static int call(long buffer, long outOffsets, long outCount) {
+            try {
+                return (int) HANDLE.invokeExact(buffer, outOffsets, outCount);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_buffer_keys {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_buffer_keys$address(), sluice_h.sluice_buffer_keys$descriptor());
+
+        static int call(long buffer, long outData, long outOffsets, long outCount) {
+            try {
+                return (int) HANDLE.invokeExact(buffer, outData, outOffsets, outCount);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_buffer_free {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_buffer_free$address(), sluice_h.sluice_buffer_free$descriptor());
+
+        static int call(long buffer) {
+            try {
+                return (int) HANDLE.invokeExact(buffer);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_file_reader_open {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_file_reader_open$address(), sluice_h.sluice_file_reader_open$descriptor());
+
+        static int call(long optionsJson, long schema, long outReader) {
+            try {
+                return (int) HANDLE.invokeExact(optionsJson, schema, outReader);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_file_reader_schema {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_file_reader_schema$address(), sluice_h.sluice_file_reader_schema$descriptor());
+
+        static int call(long reader, long outSchema) {
+            try {
+                return (int) HANDLE.invokeExact(reader, outSchema);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_file_reader_next {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_file_reader_next$address(), sluice_h.sluice_file_reader_next$descriptor());
+
+        static int call(long reader, long outBatch, long outErrors) {
+            try {
+                return (int) HANDLE.invokeExact(reader, outBatch, outErrors);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_file_reader_free {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_file_reader_free$address(), sluice_h.sluice_file_reader_free$descriptor());
+
+        static int call(long reader) {
+            try {
+                return (int) HANDLE.invokeExact(reader);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_file_writer_open {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_file_writer_open$address(), sluice_h.sluice_file_writer_open$descriptor());
+
+        static int call(long optionsJson, long outWriter) {
+            try {
+                return (int) HANDLE.invokeExact(optionsJson, outWriter);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_file_writer_write {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_file_writer_write$address(), sluice_h.sluice_file_writer_write$descriptor());
+
+        static int call(long writer, long batch) {
+            try {
+                return (int) HANDLE.invokeExact(writer, batch);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_file_writer_flush {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_file_writer_flush$address(), sluice_h.sluice_file_writer_flush$descriptor());
+
+        static int call(long writer) {
+            try {
+                return (int) HANDLE.invokeExact(writer);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_file_writer_finish {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_file_writer_finish$address(), sluice_h.sluice_file_writer_finish$descriptor());
+
+        static int call(long writer) {
+            try {
+                return (int) HANDLE.invokeExact(writer);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_file_writer_free {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_file_writer_free$address(), sluice_h.sluice_file_writer_free$descriptor());
+
+        static int call(long writer) {
+            try {
+                return (int) HANDLE.invokeExact(writer);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_generator_create {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_generator_create$address(), sluice_h.sluice_generator_create$descriptor());
+
+        static int call(long optionsJson, long outGenerator) {
+            try {
+                return (int) HANDLE.invokeExact(optionsJson, outGenerator);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_generator_schema {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_generator_schema$address(), sluice_h.sluice_generator_schema$descriptor());
+
+        static int call(long generator, long outSchema) {
+            try {
+                return (int) HANDLE.invokeExact(generator, outSchema);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_generator_next {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_generator_next$address(), sluice_h.sluice_generator_next$descriptor());
+
+        static int call(long generator, long maxRows, long outBatch) {
+            try {
+                return (int) HANDLE.invokeExact(generator, maxRows, outBatch);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_generator_position {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_generator_position$address(), sluice_h.sluice_generator_position$descriptor());
+
+        static int call(long generator, long outNextEvent) {
+            try {
+                return (int) HANDLE.invokeExact(generator, outNextEvent);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_generator_free {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_generator_free$address(), sluice_h.sluice_generator_free$descriptor());
+
+        static int call(long generator) {
+            try {
+                return (int) HANDLE.invokeExact(generator);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
     }
 }
