@@ -14,7 +14,7 @@
 //! ([`DynamicTable::merge_newest`]) and the table is compacted into one batch when dead rows
 //! outnumber live ones, so memory stays proportional to the live rows.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,7 +27,7 @@ use arrow::row::{RowConverter, SortField};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{exec_err, plan_err, Result as DfResult, ScalarValue};
+use datafusion::common::{exec_err, plan_err, HashMap, Result as DfResult, ScalarValue};
 use datafusion::datasource::TableType;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{ColumnarValue, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility};
@@ -47,6 +47,10 @@ pub const OP_COLUMN: &str = "_op";
 
 /// At most this many stored batches (the geometric merging keeps far fewer; a bound anyway).
 const MAX_STORED_BATCHES: usize = 64;
+/// A stored batch with at least this many live rows is not merged into an older one (unless the
+/// batches reach `MAX_STORED_BATCHES`): big batches cost the join nothing extra apart, and
+/// merging them would copy and re-index most of the table (a restore applies 100 000-row chunks).
+const MERGE_BELOW_ROWS: usize = 65_536;
 /// Dead rows below this count never trigger a compaction on their own.
 const MIN_DEAD_TO_COMPACT: usize = 1024;
 
@@ -235,13 +239,14 @@ impl DynamicTable {
         self.check_limits(&mut state)
     }
 
-    /// Keeps the stored batches few and their sizes falling geometrically, oldest first (the
-    /// logarithmic method): while the newest batch has at least half the live rows of the one
-    /// before it, the two become one. So a row is copied O(log n) times over its life, the
-    /// batches number O(log n), and a stream of one-row changes never rewrites the whole table.
+    /// Keeps the small stored batches few, their sizes falling geometrically, oldest first (the
+    /// logarithmic method): while the newest batch is small and has at least half the live rows
+    /// of the one before it, the two become one. So a row is copied O(log n) times over its life,
+    /// and a stream of one-row changes never rewrites the whole table.
     fn merge_newest(&self, state: &mut TableState) -> Result<()> {
         while let [.., older, newer] = &state.stored[..] {
-            if older.live_count > 2 * newer.live_count && state.stored.len() <= MAX_STORED_BATCHES {
+            let settled = older.live_count > 2 * newer.live_count || newer.live_count >= MERGE_BELOW_ROWS;
+            if settled && state.stored.len() <= MAX_STORED_BATCHES {
                 break;
             }
             let merged = [older, newer].iter().map(|s| live_rows(s)).collect::<Vec<_>>();

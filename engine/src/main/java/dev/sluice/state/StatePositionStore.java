@@ -60,10 +60,8 @@ public final class StatePositionStore implements PositionStore {
     public Map<String, String> load(String node) {
         String prefix = prefixOf(node);
         Map<String, String> positions = new HashMap<>();
-        for (StateRow row : store.scan(pipeline)) {
-            if (row.namespace().equals(pipeline) && row.key().startsWith(prefix)) {
-                positions.put(row.key().substring(prefix.length()), row.data());
-            }
+        for (StateRow row : store.scan(pipeline, prefix)) {
+            positions.put(row.key().substring(prefix.length()), row.data());
         }
         return positions;
     }

@@ -290,6 +290,27 @@ public final class StateStore implements AutoCloseable {
         return rows;
     }
 
+    /**
+     * The rows of namespace {@code namespace} whose key starts with {@code keyPrefix}, in key order;
+     * rows of other keys are not read (a node's positions next to a big table's checkpoint).
+     *
+     * @throws StateException if a row cannot be decoded
+     */
+    public List<StateRow> scan(String namespace, String keyPrefix) {
+        checkOpen();
+        byte[] prefix = StateCodec.key(namespace, keyPrefix);
+        List<StateRow> rows = new ArrayList<>();
+        try (RocksIterator it = db.newIterator()) {
+            for (it.seek(prefix); it.isValid() && StateCodec.startsWith(it.key(), prefix); it.next()) {
+                rows.add(StateCodec.decode(it.key(), it.value()));
+            }
+            it.status();
+        } catch (RocksDBException e) {
+            throw failure("read", e);
+        }
+        return rows;
+    }
+
     /** The number of rows (exact: it walks the keys). */
     public long count() {
         checkOpen();

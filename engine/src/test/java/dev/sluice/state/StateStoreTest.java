@@ -62,6 +62,26 @@ class StateStoreTest {
     }
 
     @Test
+    void aKeyPrefixScanReadsOnlyThatNamespacesKeysWithThePrefix() {
+        try (StateStore store = StateStore.open(db())) {
+            store.put("p", "source/a/x", "1");
+            store.put("p", "source/ab/y", "2");
+            store.put("p", "table/t/meta", "3");
+            store.put("p2", "source/a/z", "4");
+            store.put("o", "source/a/w", "5");
+            assertEquals(
+                    List.of("source/a/x"),
+                    store.scan("p", "source/a/").stream().map(StateRow::key).toList());
+            assertEquals(
+                    List.of("source/a/x", "source/ab/y"),
+                    store.scan("p", "source/a").stream().map(StateRow::key).toList());
+            assertEquals(
+                    List.of("3"),
+                    store.scan("p", "table/").stream().map(StateRow::data).toList());
+        }
+    }
+
+    @Test
     void keysMayHoldAnyTextAndNamespacesAreChecked() {
         try (StateStore store = StateStore.open(db())) {
             store.put("ns", "", "{}");
