@@ -59,7 +59,7 @@ class ConfigErrorsTest {
         assertEquals(Main.EXIT_CONFIG, result.code());
         assertEquals(
                 List.of(
-                        "error: p.yaml:2:3: node 's': nothing reads this source; name it in a transform's SQL or a sink's `from:`",
+                        "error: p.yaml:2:3: node 's': nothing reads this source; name it in a transform's SQL, a sink's `from:` or a table's `from:`",
                         "error: p.yaml:4:18: node 'a': the pipeline has a cycle: a → b → c → a (each node reads the one before it); "
                                 + "rows cannot flow around a loop"),
                 result.errors());

@@ -39,7 +39,7 @@ class PipelineLoaderErrorTest {
     @Test
     void emptyFile() {
         assertEquals(
-                "pipe.yaml: pipeline file is empty; expected a map with name, checkpoint, restart, delivery, inspect, paths, plugins, sources, transforms, sinks",
+                "pipe.yaml: pipeline file is empty; expected a map with name, checkpoint, restart, delivery, inspect, tables, paths, plugins, sources, transforms, sinks",
                 loadError("# nothing here\n"));
     }
 
@@ -220,18 +220,18 @@ class PipelineLoaderErrorTest {
     void unknownTopLevelKeySuggestsTheClosest() {
         assertEquals(
                 "pipe.yaml:1:1: unknown top-level key 'source'; did you mean 'sources'? "
-                        + "Known top-level keys: name, checkpoint, restart, delivery, inspect, paths, plugins, sources, transforms, sinks",
+                        + "Known top-level keys: name, checkpoint, restart, delivery, inspect, tables, paths, plugins, sources, transforms, sinks",
                 loadError("source: {}\n"));
         assertEquals(
                 "pipe.yaml:2:1: unknown top-level key 'metrics'. "
-                        + "Known top-level keys: name, checkpoint, restart, delivery, inspect, paths, plugins, sources, transforms, sinks",
+                        + "Known top-level keys: name, checkpoint, restart, delivery, inspect, tables, paths, plugins, sources, transforms, sinks",
                 loadError("sources: {}\nmetrics: {}\n"));
     }
 
     @Test
     void topLevelMustBeAMap() {
         assertEquals(
-                "pipe.yaml:1:1: the top level must be a map with name, checkpoint, restart, delivery, inspect, paths, plugins, sources, transforms, sinks, got a list",
+                "pipe.yaml:1:1: the top level must be a map with name, checkpoint, restart, delivery, inspect, tables, paths, plugins, sources, transforms, sinks, got a list",
                 loadError("- a\n- b\n"));
     }
 

@@ -19,7 +19,7 @@ class StageTypeRegistrationTest {
     void everyBuiltInTypeIsFoundThroughTheServiceLoader() {
         StageTypes types = StageTypes.installed();
         // "plugin" of each kind adapts a native plugin's component (dev.sluice.pluginhost).
-        assertEquals(List.of("file", "generator", "kafka", "plugin"), names(types, NodeKind.SOURCE));
+        assertEquals(List.of("file", "generator", "kafka", "plugin", "postgres"), names(types, NodeKind.SOURCE));
         assertEquals(List.of("plugin", "sql"), names(types, NodeKind.TRANSFORM));
         assertEquals(
                 List.of("blackhole", "file", "kafka", "plugin", "postgres", "stdout", "webhook"),
