@@ -276,18 +276,7 @@ public final class StateStore implements AutoCloseable {
      * @throws StateException if a row cannot be decoded (e.g. an unknown format version)
      */
     public List<StateRow> scan(String namespacePrefix) {
-        checkOpen();
-        byte[] prefix = StateCodec.namespacePrefix(namespacePrefix);
-        List<StateRow> rows = new ArrayList<>();
-        try (RocksIterator it = db.newIterator()) {
-            for (it.seek(prefix); it.isValid() && StateCodec.startsWith(it.key(), prefix); it.next()) {
-                rows.add(StateCodec.decode(it.key(), it.value()));
-            }
-            it.status();
-        } catch (RocksDBException e) {
-            throw failure("read", e);
-        }
-        return rows;
+        return scanFrom(StateCodec.namespacePrefix(namespacePrefix));
     }
 
     /**
@@ -297,8 +286,12 @@ public final class StateStore implements AutoCloseable {
      * @throws StateException if a row cannot be decoded
      */
     public List<StateRow> scan(String namespace, String keyPrefix) {
+        return scanFrom(StateCodec.key(namespace, keyPrefix));
+    }
+
+    /** The rows whose encoded key starts with {@code prefix}, in key order. */
+    private List<StateRow> scanFrom(byte[] prefix) {
         checkOpen();
-        byte[] prefix = StateCodec.key(namespace, keyPrefix);
         List<StateRow> rows = new ArrayList<>();
         try (RocksIterator it = db.newIterator()) {
             for (it.seek(prefix); it.isValid() && StateCodec.startsWith(it.key(), prefix); it.next()) {
