@@ -77,6 +77,19 @@ public final class PipelineMetrics implements AutoCloseable {
             metrics.latency(tags.and("quantile", "0.99"), sink, RecentValues.Snapshot::p99);
             metrics.latency(tags.and("quantile", "1.0"), sink, RecentValues.Snapshot::max);
         }
+        for (TableSize table : stats.tables()) {
+            Tags tableTags = Tags.of("pipeline", pipeline, "table", table.table());
+            metrics.meters.add(Gauge.builder("sluice.table.rows", table, TableSize::rows)
+                    .description("Live rows of the dynamic table")
+                    .baseUnit("rows")
+                    .tags(tableTags)
+                    .register(registry));
+            metrics.meters.add(Gauge.builder("sluice.table.size", table, TableSize::bytes)
+                    .description("Bytes of the dynamic table's Arrow buffers (what max_bytes limits)")
+                    .baseUnit("bytes")
+                    .tags(tableTags)
+                    .register(registry));
+        }
         Tags tags = Tags.of("pipeline", pipeline);
         CheckpointStats checkpoints = stats.checkpoints();
         metrics.counter(

@@ -13,6 +13,9 @@ public final class RunStats {
     private final List<String> sinks;
     private final long startNanos = System.nanoTime();
     private final CheckpointStats checkpoints = new CheckpointStats();
+    /** Dynamic tables by name. */
+    private final Map<String, TableSize> tables = new java.util.concurrent.ConcurrentSkipListMap<>();
+
     private volatile long firstRecordMillis;
 
     /**
@@ -82,6 +85,16 @@ public final class RunStats {
                 : first
                         - java.lang.management.ManagementFactory.getRuntimeMXBean()
                                 .getStartTime();
+    }
+
+    /** The size of dynamic table {@code name}, made on first use. */
+    public TableSize table(String name) {
+        return tables.computeIfAbsent(name, TableSize::new);
+    }
+
+    /** Every dynamic table's size, by name. */
+    public Collection<TableSize> tables() {
+        return tables.values();
     }
 
     public CheckpointStats checkpoints() {

@@ -9,6 +9,8 @@ import dev.sluice.config.ConfigProblems;
 import dev.sluice.config.ConfigValue;
 import dev.sluice.config.Location;
 import dev.sluice.config.PipelineSpec;
+import dev.sluice.observe.RunStats;
+import dev.sluice.observe.TableSize;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.ColumnTypes;
 import java.io.ByteArrayInputStream;
@@ -81,6 +83,8 @@ final class DynamicTables implements AutoCloseable {
         final Definition definition;
         final NativeDynamicTable rows;
         long checkpointedVersion;
+        /** Where metrics read the table's size; set by {@link #measureInto}. */
+        private TableSize size;
 
         Table(Definition definition, NativeDynamicTable rows) {
             this.definition = definition;
@@ -93,7 +97,24 @@ final class DynamicTables implements AutoCloseable {
                 NativeBatch.with(batch, allocator, rows::apply);
             } catch (NativeException e) {
                 throw new IllegalStateException(e.getMessage(), e);
+            } finally {
+                measure();
             }
+        }
+
+        private void measure() {
+            if (size != null) {
+                NativeDynamicTable.Stats stats = rows.stats();
+                size.set(stats.rows(), stats.bytes());
+            }
+        }
+    }
+
+    /** Reports each table's size into {@code stats} (metrics read it), from now on. */
+    void measureInto(RunStats stats) {
+        for (Table table : tables) {
+            table.size = stats.table(table.definition.name());
+            table.measure();
         }
     }
 
@@ -388,6 +409,7 @@ final class DynamicTables implements AutoCloseable {
                 }
             }
             table.checkpointedVersion = table.rows.stats().version();
+            table.measure();
         }
     }
 

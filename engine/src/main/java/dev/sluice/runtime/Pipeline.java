@@ -206,6 +206,7 @@ public final class Pipeline implements AutoCloseable {
                         namesOf(order, NodeKind.SINK),
                         inspect.sampleRows(),
                         inspect.sampleWindow().toNanos());
+        tables.measureInto(stats);
         BufferAllocator allocator =
                 ArrowC.rootAllocator().newChildAllocator("pipeline " + spec.name(), 0, Long.MAX_VALUE);
         List<DeadLetterFile> deadLetters = new ArrayList<>();

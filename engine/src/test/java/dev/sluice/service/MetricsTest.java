@@ -105,7 +105,9 @@ class MetricsTest {
                     sources:
                       src: {type: file, path: ids.jsonl, schema: {id: bigint}, batch_size: 100}
                     transforms:
-                      even: {type: sql, from: src, sql: "SELECT id FROM src WHERE id % 2 = 0"}
+                      even: {type: sql, from: src, sql: "SELECT id FROM src WHERE id % 2 = 0 AND dynamic_contains('seen', id)"}
+                    tables:
+                      seen: {type: dynamic, from: src, schema: {id: bigint}, key: id}
                     sinks:
                       out: {type: blackhole, from: even}
                     """);
@@ -124,6 +126,10 @@ class MetricsTest {
             assertEquals(500.0, sample(text, "sluice_node_rows_out_total", even));
             assertEquals(500.0, sample(text, "sluice_node_rows_in_total", out));
             assertTrue(sample(text, "sluice_node_batches_out_total", src) >= 10, "1 000 rows in batches of 100");
+            // The dynamic table holds every id (each batch is in it before `even` tests it).
+            Map<String, String> seen = Map.of("pipeline", "counted", "table", "seen");
+            assertEquals(1000.0, sample(text, "sluice_table_rows", seen), text);
+            assertTrue(sample(text, "sluice_table_size_bytes", seen) >= 8000, "1 000 bigint keys: " + text);
             assertTrue(sample(text, "sluice_checkpoints_completed_total", Map.of("pipeline", "counted")) >= 1);
             assertEquals(0.0, sample(text, "sluice_checkpoints_failed_total", Map.of("pipeline", "counted")));
             // Every epoch begun was finalized (one lane, nothing failed or timed out).
