@@ -388,7 +388,8 @@ impl DynamicTable {
     }
 
     /// Whether each value of `values` is a key of the table (NULL for a NULL value). The table
-    /// must have a single key column; `values` is cast to its type.
+    /// must have a single key column; `values` is cast to its type, and a value that cannot be
+    /// one (text that is no number) casts to NULL, so its answer is NULL — unknown, not false.
     pub fn contains(&self, values: &ArrayRef) -> Result<BooleanArray> {
         let [key] = self.key[..] else {
             return Err(self.error("dynamic_contains needs a table with a single key column"));
@@ -397,7 +398,7 @@ impl DynamicTable {
         let values = if values.data_type() == key_type {
             Arc::clone(values)
         } else {
-            // A value that cannot be a key (text that is no number) is simply not contained.
+            // Not strict: a value that is no key of this type becomes NULL and answers NULL.
             arrow::compute::cast(values, key_type).map_err(|e| self.error(format!("dynamic_contains: {e}")))?
         };
         let state = self.state();
