@@ -66,10 +66,12 @@ class InspectTerminalTest {
                             + quote(dir.resolve("inspect.exit").toString()) + "\n");
             tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "bash " + quote(script.toString()));
 
+            // The status line is drawn last: wait for it too, or a capture mid-redraw lacks it.
             String screen = awaitScreen(s -> s.contains("[bids source")
                     && s.contains("pricey transform")
                     && s.contains("out sink")
-                    && s.contains("\"auction\""));
+                    && s.contains("\"auction\"")
+                    && s.contains("last record"));
             assertTrue(screen.contains("sluice inspect · bids"), screen);
             assertTrue(screen.contains("\"channel\""), "the source's rows are bids:\n" + screen);
             assertTrue(screen.contains("last record"), screen);
