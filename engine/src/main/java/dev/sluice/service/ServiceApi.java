@@ -31,6 +31,8 @@ public final class ServiceApi implements AutoCloseable {
 
     /** The largest pipeline definition accepted; a bigger body is refused with 413. */
     public static final int MAX_BODY_BYTES = 1 << 20;
+    /** How much of a too-large body is read and discarded so the client can read the 413. */
+    private static final long DRAIN_LIMIT_BYTES = 16L * MAX_BODY_BYTES;
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String JSON_TYPE = "application/json";
@@ -246,19 +248,29 @@ public final class ServiceApi implements AutoCloseable {
         }
     }
 
-    /** The request body as UTF-8 text, at most {@link #MAX_BODY_BYTES} (413 beyond, chunked or not). */
+    /**
+     * The request body as UTF-8 text, at most {@link #MAX_BODY_BYTES} (413 beyond, chunked or not). A body
+     * too large is still read, up to {@link #DRAIN_LIMIT_BYTES}, before the 413: answering while the client
+     * is still sending makes the server close the connection under it, and the client sees a broken pipe
+     * instead of the status.
+     */
     private static String bodyText(Context ctx) {
-        if (ctx.contentLength() > MAX_BODY_BYTES) {
+        if (ctx.contentLength() > DRAIN_LIMIT_BYTES) {
             throw tooLarge();
         }
         byte[] bytes;
         try (InputStream in = ctx.bodyInputStream()) {
             bytes = in.readNBytes(MAX_BODY_BYTES + 1);
+            if (bytes.length > MAX_BODY_BYTES) {
+                long drained = bytes.length;
+                byte[] discard = new byte[64 * 1024];
+                for (int n; drained <= DRAIN_LIMIT_BYTES && (n = in.read(discard)) >= 0; ) {
+                    drained += n;
+                }
+                throw tooLarge();
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        }
-        if (bytes.length > MAX_BODY_BYTES) {
-            throw tooLarge();
         }
         try {
             return StandardCharsets.UTF_8
