@@ -346,8 +346,9 @@ int32_t sluice_dynamic_table_snapshot(const struct SluiceDynamicTable *table,
                                       struct SluiceBatch **out_batch);
 
 /*
- Writes the table's live rows, the bytes its batches hold, and its version (bumped by every
- apply of a non-empty batch).
+ Writes the table's live rows, the bytes its batches hold, its version (bumped by every
+ change), and for a lookup table the keys found held (`hits`, present or known absent), the
+ keys loaded (`misses`) and the loader calls (`loads`) so far.
 
  # Safety
  `table` is NULL or a live table; each out pointer NULL or writable for one `int64_t`. Any thread.
@@ -355,7 +356,46 @@ int32_t sluice_dynamic_table_snapshot(const struct SluiceDynamicTable *table,
 int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table,
                                    int64_t *out_rows,
                                    int64_t *out_bytes,
-                                   int64_t *out_version);
+                                   int64_t *out_version,
+                                   int64_t *out_hits,
+                                   int64_t *out_misses,
+                                   int64_t *out_loads);
+
+/*
+ Makes the table a lookup table: a bounded cache (`max_rows`, `max_bytes`: the oldest keys are
+ evicted) of a backend that `load` reads. Lookup joins then ask the table for each probe
+ batch's keys, and it calls `load` once per batch for the keys it does not hold:
+
+ `int32_t load(void *state, SluiceBatch *keys, SluiceBatch **out_rows, char **out_error)`
+
+ `keys` is a new batch of distinct keys (the key columns, the table's types) that `load` owns
+ and frees with `sluice_batch_free`. It writes into `*out_rows` a new batch, which the core then
+ owns, of the table's rows for the keys that exist (the table's columns by name, at most one
+ row per key, any order), or leaves it NULL when none does. It returns `SLUICE_OK`, or another
+ status with a message in `*out_error` that the core frees with `free_string`. It is called on
+ the thread running the transform (possibly several at once), without the table's lock.
+ Only before any transform reading the table is planned, and on a table never changed.
+
+ # Safety
+ `table` is NULL or a live table. `load` is NULL or a function of the signature above that
+ stays callable, with `state`, while any transform planned with the table lives; `free_string`
+ is NULL or an `extern "C" fn(char*)`. Any thread.
+ */
+int32_t sluice_dynamic_table_set_loader(const struct SluiceDynamicTable *table,
+                                        const void *load,
+                                        void *state,
+                                        const void *free_string);
+
+/*
+ Lookup mode: drops the cached rows of the keys in `keys_json`, a JSON array of the keys as
+ strings (`["42", "43"]`, cast to the single key column's type), or of every key when it is
+ NULL, so that the next batch needing them loads them again. A load running meanwhile does
+ not cache what it read.
+
+ # Safety
+ `table` is NULL or a live table; `keys_json` NULL or a NUL-terminated string, borrowed. Any thread.
+ */
+int32_t sluice_dynamic_table_forget(const struct SluiceDynamicTable *table, const char *keys_json);
 
 /*
  Frees a dynamic table (NULL is ignored). Transforms planned with a set holding it keep the

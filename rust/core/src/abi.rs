@@ -22,7 +22,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Once};
 
-use arrow::array::RecordBatch;
+use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::SchemaRef;
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use serde::Deserialize;
@@ -34,7 +34,7 @@ use crate::encode::{encode_records, parse_options, Encoded};
 use crate::error::{CoreError, ErrorKind, Result};
 use crate::file_io::{FileReader, FileWriter, ReaderOptions, WriterOptions};
 use crate::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
-use crate::plugin_udf::{free_string_of, Functions};
+use crate::plugin_udf::{free_string_of, take_message, Functions};
 use crate::side_tables::SideTable;
 use crate::transform::{plan_count, run_bounded_query_with, table_references, SqlTransform};
 
@@ -607,8 +607,9 @@ pub unsafe extern "C" fn sluice_dynamic_table_snapshot(table: *const SluiceDynam
     })
 }
 
-/// Writes the table's live rows, the bytes its batches hold, and its version (bumped by every
-/// apply of a non-empty batch).
+/// Writes the table's live rows, the bytes its batches hold, its version (bumped by every
+/// change), and for a lookup table the keys found held (`hits`, present or known absent), the
+/// keys loaded (`misses`) and the loader calls (`loads`) so far.
 ///
 /// # Safety
 /// `table` is NULL or a live table; each out pointer NULL or writable for one `int64_t`. Any thread.
@@ -618,6 +619,9 @@ pub unsafe extern "C" fn sluice_dynamic_table_stats(
     out_rows: *mut i64,
     out_bytes: *mut i64,
     out_version: *mut i64,
+    out_hits: *mut i64,
+    out_misses: *mut i64,
+    out_loads: *mut i64,
 ) -> i32 {
     guard(|| {
         // SAFETY: table is NULL or live (this function's contract).
@@ -626,8 +630,101 @@ pub unsafe extern "C" fn sluice_dynamic_table_stats(
         unsafe {
             write_out(out_rows, stats.rows as i64)?;
             write_out(out_bytes, stats.bytes as i64)?;
-            write_out(out_version, stats.version as i64)
+            write_out(out_version, stats.version as i64)?;
+            write_out(out_hits, stats.hits as i64)?;
+            write_out(out_misses, stats.misses as i64)?;
+            write_out(out_loads, stats.loads as i64)
         }
+    })
+}
+
+/// The loader of a lookup table, as `sluice_dynamic_table_set_loader` takes it.
+type TableLoad =
+    unsafe extern "C" fn(state: *mut c_void, keys: *mut SluiceBatch, out_rows: *mut *mut SluiceBatch, out_error: *mut *mut c_char) -> i32;
+
+/// Makes the table a lookup table: a bounded cache (`max_rows`, `max_bytes`: the oldest keys are
+/// evicted) of a backend that `load` reads. Lookup joins then ask the table for each probe
+/// batch's keys, and it calls `load` once per batch for the keys it does not hold:
+///
+/// `int32_t load(void *state, SluiceBatch *keys, SluiceBatch **out_rows, char **out_error)`
+///
+/// `keys` is a new batch of distinct keys (the key columns, the table's types) that `load` owns
+/// and frees with `sluice_batch_free`. It writes into `*out_rows` a new batch, which the core then
+/// owns, of the table's rows for the keys that exist (the table's columns by name, at most one
+/// row per key, any order), or leaves it NULL when none does. It returns `SLUICE_OK`, or another
+/// status with a message in `*out_error` that the core frees with `free_string`. It is called on
+/// the thread running the transform (possibly several at once), without the table's lock.
+/// Only before any transform reading the table is planned, and on a table never changed.
+///
+/// # Safety
+/// `table` is NULL or a live table. `load` is NULL or a function of the signature above that
+/// stays callable, with `state`, while any transform planned with the table lives; `free_string`
+/// is NULL or an `extern "C" fn(char*)`. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_dynamic_table_set_loader(
+    table: *const SluiceDynamicTable,
+    load: *const c_void,
+    state: *mut c_void,
+    free_string: *const c_void,
+) -> i32 {
+    guard(|| {
+        // SAFETY: table is NULL or live (this function's contract).
+        let table = unsafe { borrow(table, "dynamic table") }?;
+        if load.is_null() {
+            return Err(CoreError::invalid("load function is NULL"));
+        }
+        // SAFETY: a function of TableLoad's signature (this function's contract).
+        let load = unsafe { std::mem::transmute::<*const c_void, TableLoad>(load) };
+        // SAFETY: NULL or a function of this signature (this function's contract).
+        let free_string = unsafe { free_string_of(free_string) };
+        // The pointer moves into the closure as an address: the loader's contract makes it
+        // usable from any thread.
+        let state = state as usize;
+        table.table.set_loader(Box::new(move |keys: RecordBatch| {
+            let mut rows: *mut SluiceBatch = std::ptr::null_mut();
+            let mut message: *mut c_char = std::ptr::null_mut();
+            // SAFETY: load's contract (above); it takes the keys handle over.
+            let status = unsafe { load(state as *mut c_void, batch_handle(keys), &mut rows, &mut message) };
+            // SAFETY: NULL or a message `free_string` frees (the loader's contract).
+            let message = unsafe { take_message(message, free_string) };
+            // SAFETY: NULL or a batch handle from this library, now ours (the loader's contract).
+            let rows = (!rows.is_null()).then(|| unsafe { Box::from_raw(rows) });
+            if rows.is_some() {
+                LIVE_HANDLES.fetch_sub(1, Ordering::Relaxed);
+            }
+            if status != SLUICE_OK {
+                let kind = match status {
+                    SLUICE_ERR_IO => ErrorKind::Io,
+                    SLUICE_ERR_DATA => ErrorKind::Data,
+                    SLUICE_ERR_CONFIG => ErrorKind::Config,
+                    _ => ErrorKind::Execution,
+                };
+                return Err(CoreError::new(kind, message.unwrap_or_else(|| format!("the loader failed with status {status}"))));
+            }
+            // No batch: none of the keys exists (an empty batch without columns says so).
+            Ok(rows.map_or_else(|| RecordBatch::new_empty(Arc::new(arrow::datatypes::Schema::empty())), |r| r.batch))
+        }))
+    })
+}
+
+/// Lookup mode: drops the cached rows of the keys in `keys_json`, a JSON array of the keys as
+/// strings (`["42", "43"]`, cast to the single key column's type), or of every key when it is
+/// NULL, so that the next batch needing them loads them again. A load running meanwhile does
+/// not cache what it read.
+///
+/// # Safety
+/// `table` is NULL or a live table; `keys_json` NULL or a NUL-terminated string, borrowed. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_dynamic_table_forget(table: *const SluiceDynamicTable, keys_json: *const c_char) -> i32 {
+    guard(|| {
+        // SAFETY: table is NULL or live (this function's contract).
+        let table = &unsafe { borrow(table, "dynamic table") }?.table;
+        if keys_json.is_null() {
+            return table.forget(None);
+        }
+        // SAFETY: NUL-terminated (this function's contract).
+        let keys: Vec<String> = unsafe { options(keys_json, "keys") }?;
+        table.forget(Some(&(Arc::new(arrow::array::StringArray::from(keys)) as ArrayRef)))
     })
 }
 

@@ -13,15 +13,22 @@
 //! update or delete only clears a flag; newer batches are merged into older ones as they grow
 //! ([`DynamicTable::merge_newest`]) and the table is compacted into one batch when dead rows
 //! outnumber live ones, so memory stays proportional to the live rows.
+//!
+//! Lookup mode: a table given a [`Loader`] (a backend such as a PostgreSQL table) holds only a
+//! bounded cache of the backend's rows. A lookup join asks it for the keys of each probe batch
+//! ([`DynamicTable::lookup`]); keys it does not hold, present or known absent, are loaded with
+//! one loader call per batch, and the oldest cached keys are evicted beyond `max_rows` and
+//! `max_bytes`. [`DynamicTable::forget`] drops keys whose backend rows changed, so the next
+//! batch that needs them loads them again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, RecordBatchOptions};
-use arrow::compute::{cast_with_options, concat_batches, filter_record_batch, CastOptions};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow::compute::{cast_with_options, concat_batches, filter_record_batch, interleave_record_batch, take, CastOptions};
 use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use arrow::row::{RowConverter, SortField};
 use async_trait::async_trait;
@@ -69,13 +76,22 @@ pub struct TableOptions {
     pub max_bytes: Option<u64>,
 }
 
-/// The size of a table, for the engine's metrics and tests.
+/// The size of a table, for the engine's metrics and tests, and in lookup mode how its keys
+/// were found: `hits` held (present or known absent), `misses` loaded, in `loads` loader calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableStats {
     pub rows: u64,
     pub bytes: u64,
     pub version: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub loads: u64,
 }
+
+/// Loads the rows of keys a lookup table does not hold: given a batch of distinct keys (the key
+/// columns, the table's types), the table's rows of those keys that exist, at most one per key,
+/// in any order. It runs on the thread of the transform asking, without the table's lock.
+pub type Loader = Box<dyn Fn(RecordBatch) -> Result<RecordBatch> + Send + Sync>;
 
 pub struct DynamicTable {
     name: String,
@@ -87,6 +103,11 @@ pub struct DynamicTable {
     /// Bumped by every apply that changed something; read without the lock by lookup joins.
     version: AtomicU64,
     state: Mutex<TableState>,
+    /// Set once, before transforms are planned: the table is then a cache of its backend.
+    loader: OnceLock<Loader>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    loads: AtomicU64,
 }
 
 struct TableState {
@@ -96,6 +117,22 @@ struct TableState {
     stored_rows: usize,
     /// The live rows of `version`, built on first use after a change.
     view: Option<(u64, Arc<[RecordBatch]>)>,
+    cache: LookupCache,
+}
+
+/// What a lookup table knows beyond its rows: which keys its backend lacks, and in which order
+/// keys were cached (for eviction).
+#[derive(Default)]
+struct LookupCache {
+    /// Keys the backend had no row for when last loaded.
+    absent: HashSet<Box<[u8]>>,
+    /// Every cached key (held or absent) with the stamp it was cached under.
+    stamps: HashMap<Box<[u8]>, u64>,
+    /// Cached keys, oldest first; an entry whose stamp is no longer the key's is stale.
+    order: VecDeque<(Box<[u8]>, u64)>,
+    next_stamp: u64,
+    /// Bumped by every `forget`: a load that began before one does not cache what it read.
+    generation: u64,
 }
 
 struct Stored {
@@ -160,7 +197,18 @@ impl DynamicTable {
             max_rows: options.max_rows,
             max_bytes: options.max_bytes,
             version: AtomicU64::new(0),
-            state: Mutex::new(TableState { converter, stored: Vec::new(), index: HashMap::new(), stored_rows: 0, view: None }),
+            state: Mutex::new(TableState {
+                converter,
+                stored: Vec::new(),
+                index: HashMap::new(),
+                stored_rows: 0,
+                view: None,
+                cache: LookupCache::default(),
+            }),
+            loader: OnceLock::new(),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            loads: AtomicU64::new(0),
         })
     }
 
@@ -170,6 +218,25 @@ impl DynamicTable {
 
     pub fn schema(&self) -> SchemaRef {
         Arc::clone(&self.schema)
+    }
+
+    /// The names of the key columns, in key order.
+    pub fn key_names(&self) -> Vec<&str> {
+        self.key.iter().map(|&i| self.schema.field(i).name().as_str()).collect()
+    }
+
+    /// Makes the table a cache of the backend `loader` reads (lookup mode). Only before any
+    /// transform reading the table is planned: the planner wires lookup joins differently.
+    pub fn set_loader(&self, loader: Loader) -> Result<()> {
+        if self.version() > 0 {
+            return Err(self.error("a table that was filled by changes cannot become a lookup table"));
+        }
+        self.loader.set(loader).map_err(|_| self.error("it has a loader already"))
+    }
+
+    /// Whether the table is a cache of a backend, filled by lookups.
+    pub fn is_lookup(&self) -> bool {
+        self.loader.get().is_some()
     }
 
     pub fn version(&self) -> u64 {
@@ -190,9 +257,19 @@ impl DynamicTable {
     /// `max_rows` or `max_bytes` fails after the batch was applied: the caller fails the run,
     /// and a restart restores the last checkpoint's table.
     pub fn apply(&self, changes: &RecordBatch) -> Result<()> {
+        if self.is_lookup() {
+            return Err(self.error("it is filled by lookups in its backend, not by the changes of a node"));
+        }
         let ops = self.ops(changes)?;
         let rows = self.conform(changes, &ops)?;
         let mut state = self.state();
+        self.apply_rows(&mut state, rows, ops)?;
+        self.check_limits(&mut state)
+    }
+
+    /// Applies conformed rows (see [`Self::apply`]) under the lock, limits not checked.
+    fn apply_rows(&self, state: &mut TableState, rows: RecordBatch, ops: Vec<Op>) -> Result<()> {
+        let rows_in = rows.num_rows();
         let keys =
             state.converter.convert_columns(&self.key.iter().map(|&i| Arc::clone(rows.column(i))).collect::<Vec<_>>()).map_err(|e| self.error(e))?;
         let mut batch_index = state.stored.len();
@@ -226,17 +303,25 @@ impl DynamicTable {
             state.stored_rows += rows.num_rows();
             state.stored.push(Stored { batch: rows, live, live_count });
         }
-        if changes.num_rows() > 0 {
-            state.view = None;
-            self.version.fetch_add(1, Ordering::AcqRel);
+        if rows_in > 0 {
+            self.changed(state);
         }
+        self.tidy(state)
+    }
+
+    fn changed(&self, state: &mut TableState) {
+        state.view = None;
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Compacts when dead rows outnumber live ones, else merges small newest batches.
+    fn tidy(&self, state: &mut TableState) -> Result<()> {
         let dead = state.stored_rows - state.index.len();
         if dead > state.index.len() && dead >= MIN_DEAD_TO_COMPACT {
-            self.compact(&mut state)?;
+            self.compact(state)
         } else {
-            self.merge_newest(&mut state)?;
+            self.merge_newest(state)
         }
-        self.check_limits(&mut state)
     }
 
     /// Keeps the small stored batches few, their sizes falling geometrically, oldest first (the
@@ -384,7 +469,207 @@ impl DynamicTable {
 
     pub fn stats(&self) -> TableStats {
         let state = self.state();
-        TableStats { rows: state.index.len() as u64, bytes: bytes(&state), version: self.version() }
+        TableStats {
+            rows: state.index.len() as u64,
+            bytes: bytes(&state),
+            version: self.version(),
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            loads: self.loads.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Lookup mode: the rows of the distinct keys of `keys` (the key columns in key order; cast
+    /// to the key's types, a value that cannot be one matches nothing, as NULL does), in no
+    /// particular order. Keys the table does not hold are loaded with one call of its loader and
+    /// cached, evicting the oldest cached keys beyond the limits.
+    pub fn lookup(&self, keys: &[ArrayRef]) -> Result<RecordBatch> {
+        let Some(loader) = self.loader.get() else {
+            return Err(self.error("it is no lookup table (it has no backend to load keys from)"));
+        };
+        if keys.len() != self.key.len() {
+            return Err(self.error(format!("a lookup gives {} key columns; its key has {}", keys.len(), self.key.len())));
+        }
+        let keys = keys
+            .iter()
+            .zip(&self.key)
+            .map(|(values, &i)| {
+                let key_type = self.schema.field(i).data_type();
+                if values.data_type() == key_type {
+                    Ok(Arc::clone(values))
+                } else {
+                    // Not strict: a value that is no key of this type becomes NULL and matches nothing.
+                    arrow::compute::cast(values, key_type).map_err(|e| self.error(format!("key '{}': {e}", self.schema.field(i).name())))
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (held, missing, generation) = {
+            let state = self.state();
+            let rows = state.converter.convert_columns(&keys).map_err(|e| self.error(e))?;
+            let mut seen = HashSet::new();
+            let mut slots = Vec::new();
+            let mut missing = Vec::new();
+            for i in 0..rows.num_rows() {
+                if keys.iter().any(|k| k.is_null(i)) || !seen.insert(rows.row(i)) {
+                    continue;
+                }
+                let key = rows.row(i);
+                if let Some(slot) = state.index.get(key.as_ref()) {
+                    slots.push((slot.batch, slot.row));
+                } else if !state.cache.absent.contains(key.as_ref()) {
+                    missing.push(i as u32);
+                }
+            }
+            self.hits.fetch_add((seen.len() - missing.len()) as u64, Ordering::Relaxed);
+            self.misses.fetch_add(missing.len() as u64, Ordering::Relaxed);
+            // Copied out now: an eviction after the lock is released may drop these rows.
+            let held = if slots.is_empty() {
+                RecordBatch::new_empty(Arc::clone(&self.schema))
+            } else {
+                let batches: Vec<&RecordBatch> = state.stored.iter().map(|s| &s.batch).collect();
+                interleave_record_batch(&batches, &slots).map_err(|e| self.error(e))?
+            };
+            (held, missing, state.cache.generation)
+        };
+        if missing.is_empty() {
+            return Ok(held);
+        }
+        let indices = UInt32Array::from(missing);
+        let asked_columns = keys.iter().map(|k| take(k, &indices, None)).collect::<std::result::Result<Vec<_>, _>>().map_err(|e| self.error(e))?;
+        let key_fields: Vec<Field> = self.key.iter().map(|&i| self.schema.field(i).clone()).collect();
+        let asked = RecordBatch::try_new(Arc::new(Schema::new(key_fields)), asked_columns).map_err(|e| self.error(e))?;
+        self.loads.fetch_add(1, Ordering::Relaxed);
+        let loaded = loader(asked.clone())
+            .map_err(|e| CoreError::new(e.kind, format!("dynamic table '{}': loading {} keys: {}", self.name, asked.num_rows(), e.message)))?;
+        // A loader that found nothing may answer with no columns at all.
+        let loaded = if loaded.num_columns() == 0 && loaded.num_rows() == 0 { RecordBatch::new_empty(Arc::clone(&self.schema)) } else { loaded };
+        let ops = vec![Op::Upsert; loaded.num_rows()];
+        let loaded = self.conform(&loaded, &ops)?;
+        let mut state = self.state();
+        let found = self.check_loaded(&state, &asked, &loaded)?;
+        if state.cache.generation == generation {
+            self.cache_loaded(&mut state, &asked, loaded.clone(), ops, &found)?;
+        }
+        drop(state);
+        concat_batches(&self.schema, [&held, &loaded]).map_err(|e| self.error(e))
+    }
+
+    /// The keys of `loaded`, in row format, after checking each was asked for, once.
+    fn check_loaded(&self, state: &TableState, asked: &RecordBatch, loaded: &RecordBatch) -> Result<HashSet<Box<[u8]>>> {
+        let asked = state.converter.convert_columns(asked.columns()).map_err(|e| self.error(e))?;
+        let asked: HashSet<&[u8]> = (0..asked.num_rows()).map(|i| asked.row(i).data()).collect();
+        let keys = state
+            .converter
+            .convert_columns(&self.key.iter().map(|&i| Arc::clone(loaded.column(i))).collect::<Vec<_>>())
+            .map_err(|e| self.error(e))?;
+        let mut found = HashSet::new();
+        for i in 0..keys.num_rows() {
+            let key = keys.row(i).data();
+            if !asked.contains(key) {
+                return Err(self.error(format!("its loader returned a row (row {}) for a key that was not asked for", i + 1)));
+            }
+            if !found.insert(Box::from(key)) {
+                return Err(self.error(format!("its loader returned a key twice (row {})", i + 1)));
+            }
+        }
+        Ok(found)
+    }
+
+    /// Caches what a load found, and which asked keys it did not find, then evicts.
+    fn cache_loaded(&self, state: &mut TableState, asked: &RecordBatch, loaded: RecordBatch, ops: Vec<Op>, found: &HashSet<Box<[u8]>>) -> Result<()> {
+        let asked = state.converter.convert_columns(asked.columns()).map_err(|e| self.error(e))?;
+        for i in 0..asked.num_rows() {
+            let key: Box<[u8]> = asked.row(i).data().into();
+            if !found.contains(&key) {
+                // Another batch may have loaded it meanwhile: the newer answer wins.
+                self.forget_key(state, &key);
+                state.cache.absent.insert(key.clone());
+            }
+            let stamp = state.cache.next_stamp;
+            state.cache.next_stamp += 1;
+            state.cache.stamps.insert(key.clone(), stamp);
+            state.cache.order.push_back((key, stamp));
+        }
+        self.apply_rows(state, loaded, ops)?;
+        self.evict(state)
+    }
+
+    /// Drops one cached key (held or known absent).
+    fn forget_key(&self, state: &mut TableState, key: &[u8]) {
+        state.cache.stamps.remove(key);
+        state.cache.absent.remove(key);
+        if let Some(old) = state.index.remove(key) {
+            let stored = &mut state.stored[old.batch];
+            stored.live[old.row] = false;
+            stored.live_count -= 1;
+        }
+    }
+
+    /// Evicts the oldest cached keys until the table is within `max_rows` (held and absent keys
+    /// count) and `max_bytes`.
+    fn evict(&self, state: &mut TableState) -> Result<()> {
+        let max_rows = self.max_rows.map_or(usize::MAX, |m| m as usize);
+        let mut evicted = false;
+        while state.cache.stamps.len() > max_rows {
+            evicted |= self.evict_oldest(state);
+        }
+        if let Some(max) = self.max_bytes {
+            while bytes(state) > max && !state.cache.stamps.is_empty() {
+                // An eighth at a time: bytes only fall once the dead rows are compacted away.
+                for _ in 0..(state.cache.stamps.len() / 8).max(1) {
+                    evicted |= self.evict_oldest(state);
+                }
+                self.compact(state)?;
+            }
+        }
+        if state.cache.order.len() > 2 * state.cache.stamps.len() + 1024 {
+            let LookupCache { stamps, order, .. } = &mut state.cache;
+            order.retain(|(key, stamp)| stamps.get(key) == Some(stamp));
+        }
+        if evicted {
+            self.changed(state);
+            self.tidy(state)?;
+        }
+        Ok(())
+    }
+
+    fn evict_oldest(&self, state: &mut TableState) -> bool {
+        while let Some((key, stamp)) = state.cache.order.pop_front() {
+            if state.cache.stamps.get(&key) == Some(&stamp) {
+                self.forget_key(state, &key);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Lookup mode: drops the cached rows of `keys` (text, cast to the single key column's
+    /// type), or of every key when `None`, so the next batch that needs them loads them again.
+    /// A load running meanwhile does not cache what it read.
+    pub fn forget(&self, keys: Option<&ArrayRef>) -> Result<()> {
+        let mut state = self.state();
+        state.cache.generation += 1;
+        match keys {
+            None => {
+                let generation = state.cache.generation;
+                state.cache = LookupCache { generation, ..LookupCache::default() };
+                state.stored.clear();
+                state.index.clear();
+                state.stored_rows = 0;
+            }
+            Some(values) => {
+                let [key] = self.key[..] else {
+                    return Err(self.error("forgetting single keys needs a table with a single key column"));
+                };
+                let values = arrow::compute::cast(values, self.schema.field(key).data_type()).map_err(|e| self.error(e))?;
+                let rows = state.converter.convert_columns(&[Arc::clone(&values)]).map_err(|e| self.error(e))?;
+                for i in (0..values.len()).filter(|i| !values.is_null(*i)) {
+                    self.forget_key(&mut state, rows.row(i).data());
+                }
+            }
+        }
+        self.changed(&mut state);
+        self.tidy(&mut state)
     }
 
     /// Whether each value of `values` is a key of the table (NULL for a NULL value). The table
@@ -394,6 +679,15 @@ impl DynamicTable {
         let [key] = self.key[..] else {
             return Err(self.error("dynamic_contains needs a table with a single key column"));
         };
+        if self.is_lookup() {
+            let found = self.lookup(&[Arc::clone(values)])?;
+            let state = self.state();
+            let found = state.converter.convert_columns(&[Arc::clone(found.column(key))]).map_err(|e| self.error(e))?;
+            let found: HashSet<&[u8]> = (0..found.num_rows()).map(|i| found.row(i).data()).collect();
+            let values = arrow::compute::cast(values, self.schema.field(key).data_type()).map_err(|e| self.error(e))?;
+            let rows = state.converter.convert_columns(&[Arc::clone(&values)]).map_err(|e| self.error(e))?;
+            return Ok((0..values.len()).map(|i| (!values.is_null(i)).then(|| found.contains(rows.row(i).data()))).collect());
+        }
         let key_type = self.schema.field(key).data_type();
         let values = if values.data_type() == key_type {
             Arc::clone(values)
@@ -447,12 +741,14 @@ impl TableProvider for DynamicTableProvider {
     }
 }
 
-/// Scans a dynamic table's version current at execution.
+/// Scans a dynamic table's version current at execution; for a lookup table, the rows the
+/// lookup join looked up for its current probe batch.
 #[derive(Debug)]
 pub struct DynamicScanExec {
     table: Arc<DynamicTable>,
     projection: Option<Vec<usize>>,
     properties: Arc<PlanProperties>,
+    looked_up: Arc<Mutex<Option<RecordBatch>>>,
 }
 
 impl DynamicScanExec {
@@ -468,11 +764,16 @@ impl DynamicScanExec {
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
-        DynamicScanExec { table, projection, properties: Arc::new(properties) }
+        DynamicScanExec { table, projection, properties: Arc::new(properties), looked_up: Arc::default() }
     }
 
     pub fn table(&self) -> &Arc<DynamicTable> {
         &self.table
+    }
+
+    /// Where a lookup join puts the rows this scan yields for a lookup table (whole rows).
+    pub fn looked_up(&self) -> Arc<Mutex<Option<RecordBatch>>> {
+        Arc::clone(&self.looked_up)
     }
 }
 
@@ -504,7 +805,12 @@ impl ExecutionPlan for DynamicScanExec {
     }
 
     fn execute(&self, _partition: usize, _context: Arc<TaskContext>) -> DfResult<SendableRecordBatchStream> {
-        let view = self.table.view();
+        let view = if self.table.is_lookup() {
+            let rows = self.looked_up.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+            Arc::from(rows.into_iter().collect::<Vec<_>>())
+        } else {
+            self.table.view()
+        };
         let batches: Vec<DfResult<RecordBatch>> = view
             .iter()
             .map(|b| match &self.projection {
@@ -779,6 +1085,96 @@ mod tests {
         let unknown =
             SqlTransform::with_functions("SELECT dynamic_contains('nope', cid) FROM s", vec![("s".into(), stream)], &[], &functions).err().unwrap();
         assert!(unknown.message.contains("no dynamic table 'nope' (the pipeline's tables: customers)"), "{}", unknown.message);
+    }
+
+    /// A lookup table over `backend` (id -> name) whose loader counts its calls.
+    fn lookup_table(backend: &Arc<Mutex<BTreeMap<i64, String>>>, calls: &Arc<AtomicU64>, max_rows: Option<u64>) -> Arc<DynamicTable> {
+        let t = Arc::new(table(max_rows));
+        let (backend, calls) = (Arc::clone(backend), Arc::clone(calls));
+        t.set_loader(Box::new(move |keys: RecordBatch| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            let backend = backend.lock().unwrap();
+            let ids = keys.column(0).as_primitive::<arrow::datatypes::Int64Type>();
+            let found: Vec<(i64, String)> = ids.values().iter().filter_map(|id| backend.get(id).map(|n| (*id, n.clone()))).collect();
+            let (ids, names): (Vec<i64>, Vec<String>) = found.into_iter().unzip();
+            Ok(changes(&ids, &names.iter().map(String::as_str).collect::<Vec<_>>(), None))
+        }))
+        .unwrap();
+        t
+    }
+
+    #[test]
+    fn a_lookup_table_loads_each_batch_s_missing_keys_in_one_call_and_caches_them() {
+        use crate::plugin_udf::Functions;
+        use crate::transform::SqlTransform;
+        let backend = Arc::new(Mutex::new(BTreeMap::from([(1, "a".to_string()), (2, "b".to_string())])));
+        let calls = Arc::new(AtomicU64::new(0));
+        let t = lookup_table(&backend, &calls, None);
+        let mut functions = Functions::default();
+        functions.add_table(Arc::clone(&t)).unwrap();
+        let stream = Arc::new(Schema::new(vec![Field::new("cid", DataType::Int64, true)]));
+        let plan = |sql: &str| SqlTransform::with_functions(sql, vec![("s".into(), Arc::clone(&stream))], &[], &functions);
+        let mut join = plan("SELECT s.cid, c.name FROM s LEFT JOIN customers c ON s.cid = c.id").unwrap();
+        let mut member = plan("SELECT cid, dynamic_contains('customers', cid) AS known FROM s").unwrap();
+        let probe = |ids: Vec<Option<i64>>| RecordBatch::try_new(Arc::clone(&stream), vec![Arc::new(Int64Array::from(ids))]).unwrap();
+        let s = |v: &str| Some(v.to_string());
+
+        join.push(0, probe(vec![Some(1), Some(3), Some(1), None])).unwrap();
+        assert_eq!(drain(&mut join), vec![(0, None), (1, s("a")), (1, s("a")), (3, None)]);
+        assert_eq!((calls.load(Ordering::Relaxed), t.stats().misses, t.stats().hits), (1, 2, 0));
+        // 1 is held and 3 known absent: no call; 2 is loaded.
+        member.push(0, probe(vec![Some(1), Some(2), Some(3)])).unwrap();
+        assert_eq!(drain(&mut member), vec![(1, s("true")), (2, s("true")), (3, s("false"))]);
+        assert_eq!((calls.load(Ordering::Relaxed), t.stats().misses, t.stats().hits), (2, 3, 2));
+
+        // The backend changes; only forgotten keys are read again.
+        backend.lock().unwrap().extend([(1, "A".to_string()), (3, "c".to_string())]);
+        join.push(0, probe(vec![Some(1), Some(3)])).unwrap();
+        assert_eq!(drain(&mut join), vec![(1, s("a")), (3, None)]);
+        t.forget(Some(&(Arc::new(StringArray::from(vec!["3"])) as ArrayRef))).unwrap();
+        join.push(0, probe(vec![Some(1), Some(3)])).unwrap();
+        assert_eq!(drain(&mut join), vec![(1, s("a")), (3, s("c"))]);
+        t.forget(None).unwrap();
+        assert_eq!(t.stats().rows, 0);
+        join.push(0, probe(vec![Some(1), Some(3)])).unwrap();
+        assert_eq!(drain(&mut join), vec![(1, s("A")), (3, s("c"))]);
+
+        let refused = |sql: &str| plan(sql).err().expect(sql).message;
+        let computed = refused("SELECT s.cid, c.name FROM s JOIN customers c ON s.cid = c.id + 1");
+        assert!(computed.contains("join it to the stream with an equality on its key column (id)"), "{computed}");
+        let scanned = refused("SELECT cid FROM s WHERE cid > 0 UNION ALL SELECT id FROM customers");
+        assert!(scanned.contains("read it only in a join of the stream with an equality on its key (id)"), "{scanned}");
+        assert!(refused("SELECT s.cid FROM s JOIN customers c ON CAST(s.cid AS VARCHAR) = c.name").contains("equality on its key column (id)"));
+        assert!(t.apply(&changes(&[1], &["x"], None)).unwrap_err().message.contains("filled by lookups"));
+    }
+
+    #[test]
+    fn a_lookup_table_evicts_its_oldest_keys_beyond_max_rows() {
+        let backend = Arc::new(Mutex::new((1..=10).map(|i| (i, format!("n{i}"))).collect::<BTreeMap<_, _>>()));
+        let calls = Arc::new(AtomicU64::new(0));
+        let t = lookup_table(&backend, &calls, Some(3));
+        let keys = |ids: &[i64]| vec![Arc::new(Int64Array::from(ids.to_vec())) as ArrayRef];
+        let names = |b: RecordBatch| {
+            let mut n: Vec<String> = b.column(1).as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect();
+            n.sort();
+            n
+        };
+        assert_eq!(names(t.lookup(&keys(&[1, 2, 3, 4, 11])).unwrap()), vec!["n1", "n2", "n3", "n4"]);
+        assert!(t.stats().rows <= 3, "{:?}", t.stats());
+        // Whatever was evicted is loaded again, and the answer stays whole.
+        assert_eq!(names(t.lookup(&keys(&[1, 2, 3, 4, 5])).unwrap()), vec!["n1", "n2", "n3", "n4", "n5"]);
+        assert!(t.stats().rows <= 3);
+        assert_eq!(t.stats().loads, 2);
+    }
+
+    #[test]
+    fn a_loader_that_answers_keys_it_was_not_asked_is_refused() {
+        let t = table(None);
+        t.set_loader(Box::new(|_keys: RecordBatch| Ok(changes(&[7, 7], &["x", "y"], None)))).unwrap();
+        let err = t.lookup(&[Arc::new(Int64Array::from(vec![7])) as ArrayRef]).unwrap_err().message;
+        assert!(err.contains("returned a key twice"), "{err}");
+        let err = t.lookup(&[Arc::new(Int64Array::from(vec![8])) as ArrayRef]).unwrap_err().message;
+        assert!(err.contains("for a key that was not asked for"), "{err}");
     }
 
     #[test]

@@ -465,7 +465,7 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamic
 ///
 /// # Safety
 /// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
-/// `out` is a `long[]` of at least 3 elements or null; the addresses (`table`) meet the `# Safety`
+/// `out` is a `long[]` of at least 6 elements or null; the addresses (`table`) meet the `# Safety`
 /// requirements of `sluice_dynamic_table_stats`, as for a call over FFM.
 #[no_mangle]
 pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamicTableStats(
@@ -478,6 +478,9 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamic
         let mut out_rows = 0;
         let mut out_bytes = 0;
         let mut out_version = 0;
+        let mut out_hits = 0;
+        let mut out_misses = 0;
+        let mut out_loads = 0;
         // SAFETY: the addresses meet `sluice_dynamic_table_stats`'s requirements (this function's
         // safety contract); the out-pointers point to the locals above.
         let status = unsafe {
@@ -486,10 +489,66 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamic
                 &mut out_rows,
                 &mut out_bytes,
                 &mut out_version,
+                &mut out_hits,
+                &mut out_misses,
+                &mut out_loads,
             )
         };
         // SAFETY: `env` and `out` are as this function's `# Safety` requires.
-        unsafe { outputs(env, out, status, &[out_rows, out_bytes, out_version]) }
+        unsafe { outputs(env, out, status, &[out_rows, out_bytes, out_version, out_hits, out_misses, out_loads]) }
+    })
+}
+
+/// The JNI twin of [`sluice_dynamic_table_set_loader`](crate::abi::sluice_dynamic_table_set_loader):
+/// `JniCoreBridge.sluiceDynamicTableSetLoader`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// the addresses (`table`, `load`, `state`, `free_string`) meet the `# Safety` requirements of
+/// `sluice_dynamic_table_set_loader`, as for a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamicTableSetLoader(
+    _env: Env,
+    _: jclass,
+    table: jlong,
+    load: jlong,
+    state: jlong,
+    free_string: jlong,
+) -> jint {
+    glue(|| {
+        // SAFETY: the addresses meet `sluice_dynamic_table_set_loader`'s requirements (this
+        // function's safety contract).
+        unsafe {
+            c::sluice_dynamic_table_set_loader(
+                ptr(table),
+                ptr(load),
+                ptr(state),
+                ptr(free_string),
+            )
+        }
+    })
+}
+
+/// The JNI twin of [`sluice_dynamic_table_forget`](crate::abi::sluice_dynamic_table_forget):
+/// `JniCoreBridge.sluiceDynamicTableForget`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// `keys_json` is a `byte[]` reference or null; the addresses (`table`) meet the `# Safety`
+/// requirements of `sluice_dynamic_table_forget`, as for a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceDynamicTableForget(
+    env: Env,
+    _: jclass,
+    table: jlong,
+    keys_json: jbyteArray,
+) -> jint {
+    glue(|| {
+        // SAFETY: `env` and `keys_json` are as this function's `# Safety` requires.
+        let keys_json = unsafe { CText::from_java(env, keys_json) };
+        // SAFETY: the addresses meet `sluice_dynamic_table_forget`'s requirements (this function's
+        // safety contract); `keys_json`: NULL or a NUL-terminated copy that outlives the call.
+        unsafe { c::sluice_dynamic_table_forget(ptr(table), keys_json.as_ptr()) }
     })
 }
 

@@ -400,7 +400,7 @@ unsafe fn import_fixed_width(
 ///
 /// # Safety
 /// `message` is NULL or a NUL-terminated string that `free_string` may free, not used after.
-unsafe fn take_message(message: *mut c_char, free_string: Option<FreeString>) -> Option<String> {
+pub(crate) unsafe fn take_message(message: *mut c_char, free_string: Option<FreeString>) -> Option<String> {
     if message.is_null() {
         return None;
     }

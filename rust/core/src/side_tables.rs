@@ -10,7 +10,9 @@
 //! the join's stream ends — and flushes — after each batch. The build side is collected once
 //! and kept by the join node across those executions; when it reads a dynamic table
 //! ([`crate::dynamic_tables`]) whose version moved since, the node is renewed first, so the
-//! batch is joined against the table as it is now.
+//! batch is joined against the table as it is now. A dynamic table in lookup mode (a cache of
+//! a backend) is instead asked for the probe batch's keys before each execution, and its scan
+//! yields just those rows.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -25,6 +27,7 @@ use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::JoinType;
 use datafusion::datasource::MemTable;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, ChildrenPropertiesMode, EmissionType, ReplaceChildrenOptions};
 use datafusion::physical_plan::joins::{CrossJoinExec, HashJoinExec, NestedLoopJoinExec, PartitionMode};
@@ -143,6 +146,21 @@ pub fn isolate_lookup_joins(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn Exec
         Some(_) => Ok(Transformed::new(LookupJoinExec::wrap(node)?, true, TreeNodeRecursion::Continue)),
         None => Ok(Transformed::no(node)),
     })?;
+    // A lookup join hides its build side from this walk: a lookup table seen here is read
+    // some other way, and would yield nothing.
+    let mut stray = None;
+    rewritten.data.apply(|node| {
+        if let Some(scan) = node.downcast_ref::<DynamicScanExec>().filter(|scan| scan.table().is_lookup()) {
+            stray = Some((scan.table().name().to_string(), scan.table().key_names().join(", ")));
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    if let Some((name, keys)) = stray {
+        return Err(CoreError::plan(format!(
+            "dynamic table '{name}' is looked up in its backend key by key: read it only in a join of the stream \
+             with an equality on its key ({keys}), or with dynamic_contains"
+        )));
+    }
     Ok(rewritten.data)
 }
 
@@ -197,6 +215,71 @@ pub struct LookupJoinExec {
     properties: Arc<PlanProperties>,
     /// The dynamic tables the build side reads: a new version renews the join node.
     tables: Vec<Arc<DynamicTable>>,
+    /// The lookup table the build side reads, if it reads one.
+    lookup: Option<Arc<KeyLookup>>,
+}
+
+/// How a lookup join asks a lookup table for the rows of each probe batch.
+#[derive(Debug)]
+struct KeyLookup {
+    table: Arc<DynamicTable>,
+    /// The scan of the table in the build side, which yields what is put here.
+    looked_up: Arc<Mutex<Option<RecordBatch>>>,
+    /// The probe side's expressions equal to the key columns, in the table's key order.
+    probe_keys: Vec<Arc<dyn PhysicalExpr>>,
+}
+
+impl KeyLookup {
+    /// The lookup of the one lookup table `build` reads, if it reads one: the join must be a
+    /// hash join with an equality on every key column of the table.
+    fn of(join: &Arc<dyn ExecutionPlan>, build: &Arc<dyn ExecutionPlan>) -> datafusion::error::Result<Option<KeyLookup>> {
+        let mut scans = Vec::new();
+        build.apply(|node| {
+            if let Some(scan) = node.downcast_ref::<DynamicScanExec>().filter(|scan| scan.table().is_lookup()) {
+                scans.push((Arc::clone(scan.table()), scan.looked_up()));
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+        let (table, looked_up) = match scans.len() {
+            0 => return Ok(None),
+            1 => scans.remove(0),
+            _ => return datafusion::common::plan_err!("a join side may read one lookup table (backend: postgres), not several"),
+        };
+        let keys = table.key_names();
+        let refusal = || {
+            datafusion::common::plan_err!(
+                "dynamic table '{}' is looked up in its backend key by key: join it to the stream with an equality on {} ({})",
+                table.name(),
+                if keys.len() == 1 { "its key column" } else { "every key column" },
+                keys.join(", ")
+            )
+        };
+        let Some(hash) = join.downcast_ref::<HashJoinExec>() else { return refusal() };
+        let build_schema = build.schema();
+        let mut probe_keys: Vec<Option<Arc<dyn PhysicalExpr>>> = vec![None; keys.len()];
+        for (build_side, probe_side) in hash.on() {
+            let Some(column) = build_side.downcast_ref::<Column>() else { continue };
+            if let Some(at) = keys.iter().position(|k| *k == build_schema.field(column.index()).name()) {
+                probe_keys[at] = Some(Arc::clone(probe_side));
+            }
+        }
+        match probe_keys.into_iter().collect::<Option<Vec<_>>>() {
+            Some(probe_keys) => Ok(Some(KeyLookup { table, looked_up, probe_keys })),
+            None => refusal(),
+        }
+    }
+
+    /// Looks up the keys of `batch` and hands the rows to the table's scan.
+    fn prepare(&self, batch: &RecordBatch) -> datafusion::error::Result<()> {
+        let keys = self
+            .probe_keys
+            .iter()
+            .map(|e| e.evaluate(batch).and_then(|v| v.into_array(batch.num_rows())))
+            .collect::<datafusion::error::Result<Vec<_>>>()?;
+        let rows = self.table.lookup(&keys).map_err(|e| datafusion::error::DataFusionError::Execution(e.message))?;
+        *self.looked_up.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(rows);
+        Ok(())
+    }
 }
 
 /// Join executions after which a stream rebuilds its join node: DataFusion registers a fresh
@@ -219,6 +302,7 @@ impl LookupJoinExec {
         properties: Arc<PlanProperties>,
     ) -> datafusion::error::Result<Arc<dyn ExecutionPlan>> {
         let slots = Arc::new(ProbeSlots::new(&probe));
+        let lookup = KeyLookup::of(join, &build)?.map(Arc::new);
         let mut tables = Vec::new();
         build.apply(|node| {
             if let Some(scan) = node.downcast_ref::<DynamicScanExec>() {
@@ -228,7 +312,7 @@ impl LookupJoinExec {
         })?;
         let children = vec![build, Arc::clone(&slots) as Arc<dyn ExecutionPlan>];
         let join = Arc::clone(join).replace_children(children, ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute))?;
-        Ok(Arc::new(LookupJoinExec { join, probe, slots, properties, tables }))
+        Ok(Arc::new(LookupJoinExec { join, probe, slots, properties, tables, lookup }))
     }
 }
 
@@ -279,6 +363,7 @@ impl ExecutionPlan for LookupJoinExec {
             executions: 0,
             tables: self.tables.clone(),
             seen: None,
+            lookup: self.lookup.clone(),
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(self.schema(), stream)))
     }
@@ -296,13 +381,19 @@ struct LookupJoinStream {
     tables: Vec<Arc<DynamicTable>>,
     /// The dynamic tables' versions when the join node last collected its build side.
     seen: Option<Vec<u64>>,
+    lookup: Option<Arc<KeyLookup>>,
 }
 
 impl LookupJoinStream {
     fn start_join(&mut self, batch: RecordBatch) -> datafusion::error::Result<()> {
         // Read before the join executes: its build side then sees these versions or newer.
         let versions: Vec<u64> = self.tables.iter().map(|t| t.version()).collect();
-        let changed = self.seen.as_ref().is_some_and(|seen| *seen != versions);
+        let mut changed = self.seen.as_ref().is_some_and(|seen| *seen != versions);
+        if let Some(lookup) = &self.lookup {
+            // The build side is this batch's rows of the table: collected anew every time.
+            lookup.prepare(&batch)?;
+            changed = true;
+        }
         if changed || self.executions == EXECUTIONS_PER_JOIN_NODE {
             self.join = Arc::clone(&self.join).reset_state()?;
             self.executions = 0;

@@ -169,12 +169,42 @@ public interface CoreBridge {
     long dynamicTableSnapshot(long table);
 
     /**
-     * Writes the table's live rows, the bytes its batches hold, and its version (bumped by every
-     * apply of a non-empty batch).
+     * Writes the table's live rows, the bytes its batches hold, its version (bumped by every
+     * change), and for a lookup table the keys found held (`hits`, present or known absent), the
+     * keys loaded (`misses`) and the loader calls (`loads`) so far.
      * <p>
      * C function: {@code sluice_dynamic_table_stats}.
      */
     long[] dynamicTableStats(long table);
+
+    /**
+     * Makes the table a lookup table: a bounded cache (`max_rows`, `max_bytes`: the oldest keys are
+     * evicted) of a backend that `load` reads. Lookup joins then ask the table for each probe
+     * batch's keys, and it calls `load` once per batch for the keys it does not hold:
+     * <p>
+     * `int32_t load(void *state, SluiceBatch *keys, SluiceBatch **out_rows, char **out_error)`
+     * <p>
+     * `keys` is a new batch of distinct keys (the key columns, the table's types) that `load` owns
+     * and frees with `sluice_batch_free`. It writes into `*out_rows` a new batch, which the core then
+     * owns, of the table's rows for the keys that exist (the table's columns by name, at most one
+     * row per key, any order), or leaves it NULL when none does. It returns `SLUICE_OK`, or another
+     * status with a message in `*out_error` that the core frees with `free_string`. It is called on
+     * the thread running the transform (possibly several at once), without the table's lock.
+     * Only before any transform reading the table is planned, and on a table never changed.
+     * <p>
+     * C function: {@code sluice_dynamic_table_set_loader}.
+     */
+    void dynamicTableSetLoader(long table, long load, long state, long freeString);
+
+    /**
+     * Lookup mode: drops the cached rows of the keys in `keys_json`, a JSON array of the keys as
+     * strings (`["42", "43"]`, cast to the single key column's type), or of every key when it is
+     * NULL, so that the next batch needing them loads them again. A load running meanwhile does
+     * not cache what it read.
+     * <p>
+     * C function: {@code sluice_dynamic_table_forget}.
+     */
+    void dynamicTableForget(long table, String keysJson);
 
     /**
      * Frees a dynamic table (NULL is ignored). Transforms planned with a set holding it keep the

@@ -35,7 +35,7 @@ public final class FfmCoreBridge implements CoreBridge {
      * thread's {@code ThreadLocal} map does, for as long as the thread runs.
      */
     private static final ThreadLocal<MemorySegment> SCRATCH =
-            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(24, 8));
+            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(48, 8));
 
     FfmCoreBridge() {}
 
@@ -207,8 +207,20 @@ public final class FfmCoreBridge implements CoreBridge {
     @Override
     public long[] dynamicTableStats(long table) {
         MemorySegment out = SCRATCH.get();
-        check(sluice_dynamic_table_stats.call(table, out.address(), out.address() + 8, out.address() + 16));
-        return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8), out.get(JAVA_LONG, 16)};
+        check(sluice_dynamic_table_stats.call(table, out.address(), out.address() + 8, out.address() + 16, out.address() + 24, out.address() + 32, out.address() + 40));
+        return new long[] {out.get(JAVA_LONG, 0), out.get(JAVA_LONG, 8), out.get(JAVA_LONG, 16), out.get(JAVA_LONG, 24), out.get(JAVA_LONG, 32), out.get(JAVA_LONG, 40)};
+    }
+
+    @Override
+    public void dynamicTableSetLoader(long table, long load, long state, long freeString) {
+        check(sluice_dynamic_table_set_loader.call(table, load, state, freeString));
+    }
+
+    @Override
+    public void dynamicTableForget(long table, String keysJson) {
+        try (Arena arena = Arena.ofConfined()) {
+            check(sluice_dynamic_table_forget.call(table, cString(arena, keysJson)));
+        }
     }
 
     @Override
@@ -698,9 +710,39 @@ public final class FfmCoreBridge implements CoreBridge {
         static final MethodHandle HANDLE =
                 downcall(sluice_h.sluice_dynamic_table_stats$address(), sluice_h.sluice_dynamic_table_stats$descriptor());
 
-        static int call(long table, long outRows, long outBytes, long outVersion) {
+        static int call(long table, long outRows, long outBytes, long outVersion, long outHits, long outMisses, long outLoads) {
             try {
-                return (int) HANDLE.invokeExact(table, outRows, outBytes, outVersion);
+                return (int) HANDLE.invokeExact(table, outRows, outBytes, outVersion, outHits, outMisses, outLoads);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_dynamic_table_set_loader {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_dynamic_table_set_loader$address(), sluice_h.sluice_dynamic_table_set_loader$descriptor());
+
+        static int call(long table, long load, long state, long freeString) {
+            try {
+                return (int) HANDLE.invokeExact(table, load, state, freeString);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_dynamic_table_forget {
+        static final MethodHandle HANDLE =
+                downcall(sluice_h.sluice_dynamic_table_forget$address(), sluice_h.sluice_dynamic_table_forget$descriptor());
+
+        static int call(long table, long keysJson) {
+            try {
+                return (int) HANDLE.invokeExact(table, keysJson);
             } catch (RuntimeException | Error ex) {
                 throw ex;
             } catch (Throwable ex$) {

@@ -18,7 +18,7 @@ import java.util.Arrays;
 public final class JniCoreBridge implements CoreBridge {
 
     /** One output slot per result of the call with the most results, per thread. */
-    private static final ThreadLocal<long[]> OUT = ThreadLocal.withInitial(() -> new long[3]);
+    private static final ThreadLocal<long[]> OUT = ThreadLocal.withInitial(() -> new long[6]);
 
     JniCoreBridge() {}
 
@@ -48,6 +48,8 @@ public final class JniCoreBridge implements CoreBridge {
     private static native int sluiceDynamicTableApply(long table, long batch);
     private static native int sluiceDynamicTableSnapshot(long table, long[] out);
     private static native int sluiceDynamicTableStats(long table, long[] out);
+    private static native int sluiceDynamicTableSetLoader(long table, long load, long state, long freeString);
+    private static native int sluiceDynamicTableForget(long table, byte[] keysJson);
     private static native int sluiceDynamicTableFree(long table);
     private static native int sluiceFunctionsFree(long functions);
     private static native int sluiceTransformCreate(byte[] optionsJson, long inputSchemas, long nInputs, long functions, long[] out);
@@ -221,7 +223,17 @@ public final class JniCoreBridge implements CoreBridge {
     public long[] dynamicTableStats(long table) {
         long[] out = OUT.get();
         check(sluiceDynamicTableStats(table, out));
-        return Arrays.copyOf(out, 3);
+        return Arrays.copyOf(out, 6);
+    }
+
+    @Override
+    public void dynamicTableSetLoader(long table, long load, long state, long freeString) {
+        check(sluiceDynamicTableSetLoader(table, load, state, freeString));
+    }
+
+    @Override
+    public void dynamicTableForget(long table, String keysJson) {
+        check(sluiceDynamicTableForget(table, utf8(keysJson)));
     }
 
     @Override

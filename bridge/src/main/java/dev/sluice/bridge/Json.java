@@ -33,6 +33,17 @@ final class Json {
         return out.toString();
     }
 
+    /** {@code values} as a JSON array; items as {@link #object} takes them. */
+    static String array(Collection<?> values) {
+        StringWriter out = new StringWriter();
+        try (JsonGenerator json = FACTORY.createGenerator(out)) {
+            write(json, values);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot encode " + values, e);
+        }
+        return out.toString();
+    }
+
     private static void write(JsonGenerator json, Object value) throws IOException {
         switch (value) {
             case null -> json.writeNull();

@@ -95,6 +95,11 @@ public final class NativeBatch extends NativeHandle implements Batch {
         return core().batchBufferAddress(address(), column, buffer);
     }
 
+    /** Hands the batch to the core (a callback's result the core frees): this object is closed. */
+    public long handOver() {
+        return release();
+    }
+
     /** The native handle, for calls that take a batch. */
     public long handle() {
         return address();

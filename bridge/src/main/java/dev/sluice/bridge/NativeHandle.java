@@ -44,6 +44,16 @@ public abstract class NativeHandle implements AutoCloseable {
         }
     }
 
+    /**
+     * Gives the native object up without freeing it, for a caller that hands it to the core;
+     * this wrapper is closed afterwards.
+     */
+    protected final long release() {
+        long a = address();
+        address = 0;
+        return a;
+    }
+
     /** Frees the native object at {@code address}; called at most once. */
     protected abstract void free(long address);
 

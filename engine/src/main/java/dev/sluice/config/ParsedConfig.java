@@ -52,7 +52,7 @@ public final class ParsedConfig implements Settings {
         this.effective = Collections.unmodifiableMap(new LinkedHashMap<>(effective));
     }
 
-    /** The node these settings belong to. */
+    /** The node these settings belong to; null for a block of no node (a dynamic table's backend). */
     public NodeSpec node() {
         return node;
     }
@@ -219,7 +219,7 @@ public final class ParsedConfig implements Settings {
      */
     @Override
     public ConfigException problem(String key, String reason) {
-        return new ConfigException(locationOf(key), node.name(), reason);
+        return new ConfigException(locationOf(key), node == null ? null : node.name(), reason);
     }
 
     private Object required(String key, ConfigType... types) {
@@ -244,7 +244,7 @@ public final class ParsedConfig implements Settings {
 
     private ConfigKey definition(String key) {
         return def.key(key)
-                .orElseThrow(() -> new IllegalArgumentException(
-                        "key '" + key + "' is not defined for " + node.kind().word() + " type '" + node.type() + "'"));
+                .orElseThrow(() -> new IllegalArgumentException("key '" + key + "' is not defined for "
+                        + (node == null ? "this block" : node.kind().word() + " type '" + node.type() + "'")));
     }
 }

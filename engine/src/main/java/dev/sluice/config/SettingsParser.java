@@ -87,7 +87,25 @@ public final class SettingsParser {
         return parsed;
     }
 
-    /** Checks one map of settings (a node's, or a section's) against {@code def}. */
+    /**
+     * Checks a block of settings that belongs to no node (a dynamic table's backend block) against
+     * {@code def}; {@code owner} names it in messages. Its definition may have no PATH keys.
+     *
+     * @throws ConfigException listing every problem found in the block
+     */
+    public static ParsedConfig parseBlock(ConfigDef def, ConfigValue block, String owner) {
+        ConfigProblems problems = new ConfigProblems();
+        ParsedConfig parsed =
+                parseSettings(def, null, block.asMap(), block::keyLocation, block.location(), owner, problems);
+        problems.throwIfAny();
+        return parsed;
+    }
+
+    private static String nameOf(NodeSpec node) {
+        return node == null ? null : node.name();
+    }
+
+    /** Checks one map of settings (a node's, a section's, or a block's) against {@code def}. */
     private static ParsedConfig parseSettings(
             ConfigDef def,
             NodeSpec node,
@@ -103,22 +121,22 @@ public final class SettingsParser {
                 String message = known.isEmpty()
                         ? "unknown key '" + key + "': " + owner + " takes no settings"
                         : Suggestions.unknown("unknown key '" + key + "' for " + owner, key, known, "keys");
-                problems.add(keyLocation.apply(key), node.name(), message);
+                problems.add(keyLocation.apply(key), nameOf(node), message);
             }
         }
-        Path baseDir = baseDir(node);
+        Path baseDir = node == null ? null : baseDir(node);
         Map<String, Object> explicit = new LinkedHashMap<>();
         Map<String, Object> effective = new LinkedHashMap<>();
         for (ConfigKey key : def.keys()) {
             ConfigValue value = settings.get(key.name());
             if (value == null) {
                 if (key.required()) {
-                    problems.add(where, node.name(), "missing required key '" + key.name() + "' for " + owner);
+                    problems.add(where, nameOf(node), "missing required key '" + key.name() + "' for " + owner);
                 } else if (key.defaultValue() != null) {
                     try {
-                        effective.put(key.name(), resolveDefault(key, baseDir, node.paths()));
+                        effective.put(key.name(), resolveDefault(key, baseDir, node == null ? null : node.paths()));
                     } catch (ValueConverter.Failure e) {
-                        problems.add(where, node.name(), "default of key '" + key.name() + "': " + e.getMessage());
+                        problems.add(where, nameOf(node), "default of key '" + key.name() + "': " + e.getMessage());
                     }
                 }
                 continue;
@@ -130,19 +148,19 @@ public final class SettingsParser {
                 continue;
             }
             try {
-                Object converted =
-                        ValueConverter.convert(key.type(), key.allowedValues(), value, baseDir, node.paths());
+                Object converted = ValueConverter.convert(
+                        key.type(), key.allowedValues(), value, baseDir, node == null ? null : node.paths());
                 if (key.validator() != null && !key.validator().accepts(converted)) {
                     problems.add(
                             value.location(),
-                            node.name(),
+                            nameOf(node),
                             "key '" + key.name() + "' " + key.validator().requirement() + ", got " + value.describe());
                 } else {
                     explicit.put(key.name(), converted);
                     effective.put(key.name(), converted);
                 }
             } catch (ValueConverter.Failure e) {
-                problems.add(e.location(), node.name(), "key '" + key.name() + "': " + e.getMessage());
+                problems.add(e.location(), nameOf(node), "key '" + key.name() + "': " + e.getMessage());
             }
         }
         return new ParsedConfig(node, def, settings, where, explicit, effective);
@@ -154,7 +172,7 @@ public final class SettingsParser {
         if (!value.isMap()) {
             problems.add(
                     value.location(),
-                    node.name(),
+                    nameOf(node),
                     "key '" + key.name() + "': expected a map of named sections "
                             + "(name: {setting: value, ...}), got " + value.describe());
             return sections;
@@ -165,7 +183,7 @@ public final class SettingsParser {
             if (!section.isMap()) {
                 problems.add(
                         section.location() != null ? section.location() : value.location(),
-                        node.name(),
+                        nameOf(node),
                         "key " + owner + ": expected a map of settings, got " + section.describe());
                 continue;
             }

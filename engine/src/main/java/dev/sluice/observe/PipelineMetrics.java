@@ -89,6 +89,25 @@ public final class PipelineMetrics implements AutoCloseable {
                     .baseUnit("bytes")
                     .tags(tableTags)
                     .register(registry));
+            // Lookup tables (backend: postgres); 0 for the others. Updated at each checkpoint.
+            metrics.counter(
+                    "sluice.table.lookups",
+                    "Keys a lookup table was asked for: held (hit, present or known absent) or loaded (miss)",
+                    tableTags.and("result", "hit"),
+                    table,
+                    TableSize::hits);
+            metrics.counter(
+                    "sluice.table.lookups",
+                    "Keys a lookup table was asked for: held (hit, present or known absent) or loaded (miss)",
+                    tableTags.and("result", "miss"),
+                    table,
+                    TableSize::misses);
+            metrics.counter(
+                    "sluice.table.loads",
+                    "Round trips of a lookup table to its backend (one per batch with a miss)",
+                    tableTags,
+                    table,
+                    TableSize::loads);
         }
         Tags tags = Tags.of("pipeline", pipeline);
         CheckpointStats checkpoints = stats.checkpoints();

@@ -1,17 +1,14 @@
 package dev.sluice.pluginhost;
 
+import dev.sluice.bridge.CStrings;
 import dev.sluice.bridge.DirectExport;
 import dev.sluice.bridge.DirectImport;
 import dev.sluice.ffm.plugin.SluiceScalarUdf;
 import dev.sluice.ffm.plugin.sluice_plugin_h;
 import dev.sluice.plugin.ScalarFunction;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -33,12 +30,8 @@ public final class JavaFunction {
     /** Upcalls made into Java functions, all pipelines together: tests prove native UDFs make none. */
     private static final AtomicLong UPCALLS = new AtomicLong();
 
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final MethodHandle MALLOC = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("malloc").orElseThrow(),
-            FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
     /** libc's free releases the messages this class mallocs: the descriptor's free_string. */
-    public static final MemorySegment FREE = LINKER.defaultLookup().find("free").orElseThrow();
+    public static final MemorySegment FREE = CStrings.FREE;
 
     private final ScalarFunction function;
     private final BufferAllocator allocator;
@@ -122,7 +115,7 @@ public final class JavaFunction {
         } catch (Throwable e) {
             String message =
                     function.getClass().getName() + ": " + (e.getMessage() == null ? e.toString() : e.getMessage());
-            error.reinterpret(ValueLayout.ADDRESS.byteSize()).set(ValueLayout.ADDRESS, 0, malloced(message));
+            CStrings.writeMessage(error, message);
             return sluice_plugin_h.SLUICE_PLUGIN_ERROR();
         }
     }
@@ -162,22 +155,6 @@ public final class JavaFunction {
                     borrow.close();
                 }
             }
-        }
-    }
-
-    private static MemorySegment malloced(String text) {
-        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-        try {
-            MemorySegment memory =
-                    ((MemorySegment) MALLOC.invokeExact((long) bytes.length + 1)).reinterpret(bytes.length + 1);
-            if (memory.address() == 0) {
-                return MemorySegment.NULL;
-            }
-            memory.copyFrom(MemorySegment.ofArray(bytes));
-            memory.set(ValueLayout.JAVA_BYTE, bytes.length, (byte) 0);
-            return memory;
-        } catch (Throwable e) {
-            return MemorySegment.NULL;
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.runtime;
 
+import dev.sluice.bridge.ArrowC;
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeDynamicTable;
 import dev.sluice.bridge.NativeException;
@@ -8,14 +9,20 @@ import dev.sluice.config.ConfigException;
 import dev.sluice.config.ConfigProblems;
 import dev.sluice.config.ConfigValue;
 import dev.sluice.config.Location;
+import dev.sluice.config.LookupBackends;
+import dev.sluice.config.ParsedConfig;
 import dev.sluice.config.PipelineSpec;
+import dev.sluice.config.SettingsParser;
 import dev.sluice.observe.RunStats;
 import dev.sluice.observe.TableSize;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.ColumnTypes;
+import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.LookupBackend;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.nio.channels.Channels;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -44,6 +51,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * atomic state-DB write as the sources' positions (Arrow IPC, base64, in chunks of
  * {@value #CHUNK_ROWS} rows), so a restart resumes the table and the sources from one epoch and
  * never replays the stream that filled it.
+ *
+ * <p>A table with another {@code backend} (a {@link LookupBackend}, e.g. {@code postgres}) is instead a
+ * bounded cache of that store, filled by lookups of the keys each batch needs; it is not
+ * checkpointed (the store keeps its rows) and starts empty.
  */
 final class DynamicTables implements AutoCloseable {
 
@@ -76,12 +87,23 @@ final class DynamicTables implements AutoCloseable {
             Schema schema,
             List<String> key,
             long maxRows,
-            long maxBytes) {}
+            long maxBytes,
+            LookupBackend backend,
+            ParsedConfig backendSettings) {
+
+        /** Whether the table is a cache of a backend, filled by lookups rather than by a node. */
+        boolean isLookup() {
+            return backend != null;
+        }
+    }
 
     /** A table being fed: its definition, the core's table, and the version last checkpointed. */
     static final class Table {
         final Definition definition;
         final NativeDynamicTable rows;
+        /** The lookups of a lookup table; null for one filled by a node. */
+        LookupBackend.Lookup lookup;
+
         long checkpointedVersion;
         /** Where metrics read the table's size; set by {@link #measureInto}. */
         private TableSize size;
@@ -106,6 +128,7 @@ final class DynamicTables implements AutoCloseable {
             if (size != null) {
                 NativeDynamicTable.Stats stats = rows.stats();
                 size.set(stats.rows(), stats.bytes());
+                size.lookups(stats.hits(), stats.misses(), stats.loads());
             }
         }
     }
@@ -119,9 +142,20 @@ final class DynamicTables implements AutoCloseable {
     }
 
     private final List<Table> tables;
+    /** Where lookup tables' loader stubs live: closed after the transforms that call them. */
+    private final Arena upcalls = Arena.ofShared();
+    /** For the keys and rows of lookups; made when a lookup table is. */
+    private BufferAllocator allocator;
 
     private DynamicTables(List<Table> tables) {
         this.tables = tables;
+    }
+
+    private BufferAllocator allocator() {
+        if (allocator == null) {
+            allocator = ArrowC.rootAllocator().newChildAllocator("dynamic table lookups", 0, Long.MAX_VALUE);
+        }
+        return allocator;
     }
 
     static final DynamicTables NONE = new DynamicTables(List.of());
@@ -173,8 +207,11 @@ final class DynamicTables implements AutoCloseable {
         }
         Map<String, ConfigValue> settings = table.asMap();
         int before = problems.list().size();
+        String backend = settings.containsKey(BACKEND) ? text(settings.get(BACKEND)) : "memory";
+        LookupBackend lookupBackend =
+                backend == null ? null : LookupBackends.installed().get(backend);
         for (String key : settings.keySet()) {
-            if (!KEYS.contains(key)) {
+            if (!KEYS.contains(key) && !(lookupBackend != null && key.equals(backend))) {
                 problems.add(
                         table.keyLocation(key),
                         null,
@@ -189,17 +226,43 @@ final class DynamicTables implements AutoCloseable {
                     at + ".type must be dynamic (the only kind of pipeline table; static files are a sql transform's "
                             + "own tables:), got " + (type == null ? "nothing" : "'" + type + "'"));
         }
-        String backend = settings.containsKey(BACKEND) ? text(settings.get(BACKEND)) : "memory";
-        if (!"memory".equals(backend)) {
+        boolean lookup = lookupBackend != null;
+        if (!lookup && !"memory".equals(backend)) {
+            List<String> stores = LookupBackends.installed().all().stream()
+                    .map(LookupBackend::name)
+                    .toList();
             problems.add(
                     settings.get(BACKEND).location(),
                     null,
-                    at + ".backend: '" + backend + "' is not available; this version keeps dynamic tables in memory "
-                            + "(backend: memory)");
+                    at + ".backend must be memory (rows filled from a node) or a store the table caches ("
+                            + String.join(", ", stores) + "), got "
+                            + (backend == null ? settings.get(BACKEND).describe() : "'" + backend + "'"));
         }
         String from = text(settings.get(FROM));
-        if (from == null) {
+        if (from == null && !lookup) {
             problems.add(table.location(), null, at + ".from must name the node whose rows fill the table");
+        } else if (from != null && lookup) {
+            problems.add(
+                    settings.get(FROM).location(),
+                    null,
+                    at + ".from: a table with backend: " + backend + " is filled by lookups in it, not from a node");
+        }
+        ParsedConfig backendSettings = null;
+        if (lookup) {
+            ConfigValue block = settings.get(backend);
+            if (block == null || !block.isMap()) {
+                problems.add(
+                        block == null ? table.location() : block.location(),
+                        null,
+                        at + "." + backend + " must map the settings of backend: " + backend
+                                + " (its connection and table; see docs/configuration.md)");
+            } else {
+                try {
+                    backendSettings = SettingsParser.parseBlock(lookupBackend.config(), block, at + "." + backend);
+                } catch (ConfigException e) {
+                    e.problems().forEach(problem -> problems.add(problem));
+                }
+            }
         }
         Schema schema = null;
         ConfigValue schemaValue = settings.get(SCHEMA);
@@ -235,6 +298,11 @@ final class DynamicTables implements AutoCloseable {
                     keyValue == null ? table.location() : keyValue.location(),
                     null,
                     at + ".key must name the column (or list the columns) that identify a row");
+        } else if (lookup && key.size() != 1) {
+            problems.add(
+                    keyValue.location(),
+                    null,
+                    at + ".key: a table with backend: " + backend + " is looked up by a single key column, got " + key);
         } else if (schema != null) {
             Set<String> columns = new LinkedHashSet<>(
                     schema.getFields().stream().map(Field::getName).toList());
@@ -253,7 +321,16 @@ final class DynamicTables implements AutoCloseable {
             return null;
         }
         return new Definition(
-                name, where, from, settings.get(FROM).location(), schema, List.copyOf(key), maxRows, maxBytes);
+                name,
+                where,
+                from,
+                from == null ? null : settings.get(FROM).location(),
+                schema,
+                List.copyOf(key),
+                maxRows,
+                maxBytes,
+                lookupBackend,
+                backendSettings);
     }
 
     private static String text(ConfigValue value) {
@@ -292,7 +369,7 @@ final class DynamicTables implements AutoCloseable {
      * Creates the tables in the core and adds them to the pipeline's functions, so that every
      * transform planned afterwards can read them.
      */
-    static DynamicTables create(List<Definition> definitions, NativeFunctions functions) {
+    static DynamicTables create(List<Definition> definitions, NativeFunctions functions, String pipelineName) {
         if (definitions.isEmpty()) {
             return NONE;
         }
@@ -309,7 +386,14 @@ final class DynamicTables implements AutoCloseable {
                 }
                 NativeDynamicTable rows =
                         NativeDynamicTable.create(d.name(), columns, d.key(), d.maxRows(), d.maxBytes());
-                tables.add(new Table(d, rows));
+                Table table = new Table(d, rows);
+                tables.add(table);
+                if (d.isLookup()) {
+                    table.lookup = open(d, pipelineName, created.allocator());
+                    LookupBackend.Lookup lookup = table.lookup;
+                    BufferAllocator allocator = created.allocator();
+                    rows.setLoader(keys -> toNative(lookup.load(keys), allocator), created.upcalls);
+                }
                 functions.addTable(rows);
             }
         } catch (RuntimeException e) {
@@ -317,6 +401,34 @@ final class DynamicTables implements AutoCloseable {
             throw e;
         }
         return created;
+    }
+
+    /** Opens a lookup table's backend; a setting it refuses is reported at its place in the file. */
+    private static LookupBackend.Lookup open(Definition d, String pipelineName, BufferAllocator allocator) {
+        try {
+            return d.backend()
+                    .open(
+                            d.backendSettings(),
+                            d.schema(),
+                            d.key().get(0),
+                            new LookupBackend.Context(pipelineName, d.name(), allocator));
+        } catch (InvalidSettingException e) {
+            String where = "tables." + d.name() + "." + d.backend().name();
+            throw new ConfigException(
+                    e.key() == null ? d.location() : d.backendSettings().locationOf(e.key()),
+                    where + (e.key() == null ? "" : "." + e.key()) + ": " + e.getMessage());
+        }
+    }
+
+    /** A batch a backend returned, as the core's own (no copy when it already is one). */
+    private static NativeBatch toNative(Batch rows, BufferAllocator allocator) {
+        if (rows == null || rows instanceof NativeBatch) {
+            return (NativeBatch) rows;
+        }
+        try (rows;
+                VectorSchemaRoot root = rows.toVectors(allocator)) {
+            return NativeBatch.fromVectors(allocator, root);
+        }
     }
 
     List<Table> tables() {
@@ -339,6 +451,9 @@ final class DynamicTables implements AutoCloseable {
                 problems.add(new ConfigException(
                         d.location(), "tables." + d.name() + ": a node has the same name; rename one"));
             }
+            if (d.isLookup()) {
+                continue;
+            }
             PipelineNode from = nodes.get(d.from());
             if (from == null || !GraphValidation.produces(from)) {
                 problems.add(new ConfigException(
@@ -358,7 +473,7 @@ final class DynamicTables implements AutoCloseable {
         List<ConfigException> problems = new ArrayList<>();
         for (Table table : tables) {
             Definition d = table.definition;
-            Schema from = schemas.get(d.from());
+            Schema from = d.isLookup() ? null : schemas.get(d.from());
             if (from == null) {
                 continue; // the node failed to open; that is reported at the node
             }
@@ -378,9 +493,27 @@ final class DynamicTables implements AutoCloseable {
         return problems;
     }
 
-    /** Puts back each table's rows of the last finalized epoch, if the state DB has them. */
+    /**
+     * Puts back each table's rows of the last finalized epoch, if the state DB has them; lookup
+     * tables start following their backend's changes instead.
+     */
     void restore(PositionStore positions, BufferAllocator allocator) {
         for (Table table : tables) {
+            if (table.lookup != null) {
+                NativeDynamicTable rows = table.rows;
+                table.lookup.follow(new LookupBackend.Changes() {
+                    @Override
+                    public void forget(java.util.Collection<String> keys) {
+                        rows.forget(keys);
+                    }
+
+                    @Override
+                    public void forgetAll() {
+                        rows.forgetAll();
+                    }
+                });
+                continue;
+            }
             Map<String, String> saved = positions.load(STATE_PREFIX + table.definition.name());
             String meta = saved.get("meta");
             if (meta == null) {
@@ -420,6 +553,10 @@ final class DynamicTables implements AutoCloseable {
     Map<String, Map<String, String>> checkpoint(BufferAllocator allocator) {
         Map<String, Map<String, String>> entries = new LinkedHashMap<>();
         for (Table table : tables) {
+            if (table.lookup != null) {
+                table.measure(); // lookups change it inside the core: metrics see it per checkpoint
+                continue;
+            }
             long version = table.rows.stats().version();
             if (version == table.checkpointedVersion) {
                 continue;
@@ -491,8 +628,26 @@ final class DynamicTables implements AutoCloseable {
 
     @Override
     public void close() {
+        RuntimeException failure = null;
         for (Table table : tables) {
+            if (table.lookup != null) {
+                try {
+                    table.lookup.close();
+                } catch (Exception e) {
+                    failure = new IllegalStateException(
+                            "closing the lookups of table " + table.definition.name() + ": " + e.getMessage(), e);
+                }
+            }
             table.rows.close();
+        }
+        if (this != NONE) {
+            upcalls.close();
+        }
+        if (allocator != null) {
+            allocator.close();
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 }

@@ -171,10 +171,13 @@ public final class Pipeline implements AutoCloseable {
         try {
             tables = tableDefinitions.isEmpty()
                     ? DynamicTables.NONE
-                    : DynamicTables.create(tableDefinitions, plugins.functionsForTables());
+                    : DynamicTables.create(tableDefinitions, plugins.functionsForTables(), spec.name());
         } catch (NativeException e) {
             plugins.close();
             throw new ConfigException(spec.topLevel().get(DynamicTables.BLOCK).location(), e.getMessage());
+        } catch (ConfigException e) {
+            plugins.close(); // a lookup backend refused its settings
+            throw e;
         }
         try {
             List<ConfigException> tableProblems = tables.attach(nodes);

@@ -1407,6 +1407,9 @@ public class sluice_h {
         sluice_h.C_POINTER,
         sluice_h.C_POINTER,
         sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
         sluice_h.C_POINTER
     );
 
@@ -1421,7 +1424,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version)
+     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version, int64_t *out_hits, int64_t *out_misses, int64_t *out_loads)
      * }
      */
     public static FunctionDescriptor sluice_dynamic_table_stats$descriptor() {
@@ -1431,7 +1434,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version)
+     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version, int64_t *out_hits, int64_t *out_misses, int64_t *out_loads)
      * }
      */
     public static MethodHandle sluice_dynamic_table_stats$handle() {
@@ -1441,7 +1444,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version)
+     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version, int64_t *out_hits, int64_t *out_misses, int64_t *out_loads)
      * }
      */
     public static MemorySegment sluice_dynamic_table_stats$address() {
@@ -1450,16 +1453,144 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version)
+     * int32_t sluice_dynamic_table_stats(const struct SluiceDynamicTable *table, int64_t *out_rows, int64_t *out_bytes, int64_t *out_version, int64_t *out_hits, int64_t *out_misses, int64_t *out_loads)
      * }
      */
-    public static int sluice_dynamic_table_stats(MemorySegment table, MemorySegment out_rows, MemorySegment out_bytes, MemorySegment out_version) {
+    public static int sluice_dynamic_table_stats(MemorySegment table, MemorySegment out_rows, MemorySegment out_bytes, MemorySegment out_version, MemorySegment out_hits, MemorySegment out_misses, MemorySegment out_loads) {
         var mh$ = sluice_dynamic_table_stats.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("sluice_dynamic_table_stats", table, out_rows, out_bytes, out_version);
+                traceDowncall("sluice_dynamic_table_stats", table, out_rows, out_bytes, out_version, out_hits, out_misses, out_loads);
             }
-            return (int)mh$.invokeExact(table, out_rows, out_bytes, out_version);
+            return (int)mh$.invokeExact(table, out_rows, out_bytes, out_version, out_hits, out_misses, out_loads);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_dynamic_table_set_loader$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_dynamic_table_set_loader {
+        public static final FunctionDescriptor DESC = sluice_dynamic_table_set_loader$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_dynamic_table_set_loader");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_set_loader(const struct SluiceDynamicTable *table, const void *load, void *state, const void *free_string)
+     * }
+     */
+    public static FunctionDescriptor sluice_dynamic_table_set_loader$descriptor() {
+        return sluice_dynamic_table_set_loader$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_set_loader(const struct SluiceDynamicTable *table, const void *load, void *state, const void *free_string)
+     * }
+     */
+    public static MethodHandle sluice_dynamic_table_set_loader$handle() {
+        return sluice_dynamic_table_set_loader.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_set_loader(const struct SluiceDynamicTable *table, const void *load, void *state, const void *free_string)
+     * }
+     */
+    public static MemorySegment sluice_dynamic_table_set_loader$address() {
+        return sluice_dynamic_table_set_loader.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_set_loader(const struct SluiceDynamicTable *table, const void *load, void *state, const void *free_string)
+     * }
+     */
+    public static int sluice_dynamic_table_set_loader(MemorySegment table, MemorySegment load, MemorySegment state, MemorySegment free_string) {
+        var mh$ = sluice_dynamic_table_set_loader.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_dynamic_table_set_loader", table, load, state, free_string);
+            }
+            return (int)mh$.invokeExact(table, load, state, free_string);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_dynamic_table_forget$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_dynamic_table_forget {
+        public static final FunctionDescriptor DESC = sluice_dynamic_table_forget$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_dynamic_table_forget");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_forget(const struct SluiceDynamicTable *table, const char *keys_json)
+     * }
+     */
+    public static FunctionDescriptor sluice_dynamic_table_forget$descriptor() {
+        return sluice_dynamic_table_forget$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_forget(const struct SluiceDynamicTable *table, const char *keys_json)
+     * }
+     */
+    public static MethodHandle sluice_dynamic_table_forget$handle() {
+        return sluice_dynamic_table_forget.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_forget(const struct SluiceDynamicTable *table, const char *keys_json)
+     * }
+     */
+    public static MemorySegment sluice_dynamic_table_forget$address() {
+        return sluice_dynamic_table_forget.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_dynamic_table_forget(const struct SluiceDynamicTable *table, const char *keys_json)
+     * }
+     */
+    public static int sluice_dynamic_table_forget(MemorySegment table, MemorySegment keys_json) {
+        var mh$ = sluice_dynamic_table_forget.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_dynamic_table_forget", table, keys_json);
+            }
+            return (int)mh$.invokeExact(table, keys_json);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

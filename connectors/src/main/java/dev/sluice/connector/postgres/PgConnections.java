@@ -11,7 +11,7 @@ import java.sql.SQLException;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /** The connection settings the PostgreSQL sink and source share, and how they connect. */
-final class PgConnections {
+public final class PgConnections {
 
     static final String URL = "url";
     static final String HOST = "host";
@@ -71,41 +71,71 @@ final class PgConnections {
         return config.getString(URL) != null ? URL : HOST;
     }
 
+    /**
+     * Where to connect: a JDBC {@code url}, or {@code host}/{@code port}/{@code database}
+     * (nulls: the driver's defaults), and the credentials.
+     */
+    public record Target(String url, String host, int port, String database, String user, String password) {
+
+        static Target of(Settings config) {
+            return new Target(
+                    config.getString(URL),
+                    config.getString(HOST),
+                    config.getInt(PORT),
+                    config.getString(DATABASE),
+                    config.getString(USER),
+                    config.getString(PASSWORD));
+        }
+
+        /** The server, for messages: no user, no password, no URL parameters. */
+        public String describe() {
+            if (url != null) {
+                int q = url.indexOf('?');
+                String base = q < 0 ? url : url.substring(0, q);
+                return "PostgreSQL at " + base.replaceFirst("//[^/@]*@", "//");
+            }
+            return "PostgreSQL at " + (host == null ? "localhost" : host) + ":" + port + "/"
+                    + (database == null ? "" : database);
+        }
+
+        @Override
+        public String toString() {
+            return describe(); // never the password
+        }
+    }
+
     /** The server, for messages: no user, no password, no URL parameters. */
     static String target(Settings config) {
-        String url = config.getString(URL);
-        if (url != null) {
-            int q = url.indexOf('?');
-            String base = q < 0 ? url : url.substring(0, q);
-            return "PostgreSQL at " + base.replaceFirst("//[^/@]*@", "//");
-        }
-        return "PostgreSQL at " + (config.getString(HOST) == null ? "localhost" : config.getString(HOST)) + ":"
-                + config.getInt(PORT) + "/" + (config.getString(DATABASE) == null ? "" : config.getString(DATABASE));
+        return Target.of(config).describe();
     }
 
     /** A new connection, autocommit off, named after the node in {@code pg_stat_activity}. */
     static Connection connect(Settings config, StageContext context, boolean readOnly) throws SQLException {
+        return connect(Target.of(config), "sluice " + context.pipelineName() + "/" + context.nodeName(), readOnly);
+    }
+
+    /** A new connection, autocommit off, named {@code applicationName} in {@code pg_stat_activity}. */
+    static Connection connect(Target target, String applicationName, boolean readOnly) throws SQLException {
         PGSimpleDataSource ds = new PGSimpleDataSource();
-        String url = config.getString(URL);
-        if (url != null) {
-            if (!url.startsWith("jdbc:postgresql:")) {
+        if (target.url() != null) {
+            if (!target.url().startsWith("jdbc:postgresql:")) {
                 throw new InvalidSettingException(URL, "not a PostgreSQL JDBC URL (jdbc:postgresql://host:port/db)");
             }
-            ds.setURL(url);
+            ds.setURL(target.url());
         } else {
-            ds.setServerNames(new String[] {config.getString(HOST) == null ? "localhost" : config.getString(HOST)});
-            ds.setPortNumbers(new int[] {config.getInt(PORT)});
-            if (config.getString(DATABASE) != null) {
-                ds.setDatabaseName(config.getString(DATABASE));
+            ds.setServerNames(new String[] {target.host() == null ? "localhost" : target.host()});
+            ds.setPortNumbers(new int[] {target.port()});
+            if (target.database() != null) {
+                ds.setDatabaseName(target.database());
             }
         }
-        if (config.getString(USER) != null) {
-            ds.setUser(config.getString(USER));
+        if (target.user() != null) {
+            ds.setUser(target.user());
         }
-        if (config.getString(PASSWORD) != null) {
-            ds.setPassword(config.getString(PASSWORD));
+        if (target.password() != null) {
+            ds.setPassword(target.password());
         }
-        ds.setApplicationName("sluice " + context.pipelineName() + "/" + context.nodeName());
+        ds.setApplicationName(applicationName);
         ds.setConnectTimeout(10);
         ds.setTcpKeepAlive(true);
         Connection c = ds.getConnection();

@@ -2,7 +2,6 @@ package dev.sluice.connector.postgres;
 
 import static dev.sluice.connector.postgres.PgTypes.ident;
 
-import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeDecoder;
 import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.ColumnTypes;
@@ -16,10 +15,6 @@ import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
 import dev.sluice.plugin.config.StandardKeys;
 import dev.sluice.plugin.config.Validator;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -31,9 +26,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Collectors;
-import org.apache.arrow.vector.VarCharVector;
-import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
@@ -200,19 +192,7 @@ public final class PostgresSource implements Source {
 
     /** The PostgreSQL type of the key column, after checking every declared column exists. */
     private String checkTable(Connection c, Set<String> wanted) throws SQLException {
-        Map<String, String> types = new LinkedHashMap<>();
-        try (PreparedStatement s =
-                c.prepareStatement("SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-                        + "WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped")) {
-            s.setString(1, qualified);
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    types.put(rs.getString(1), rs.getString(2));
-                }
-            }
-        } finally {
-            c.rollback();
-        }
+        Map<String, String> types = PgRows.columnTypes(c, qualified);
         if (types.isEmpty()) {
             throw new InvalidSettingException(
                     TABLE, "table " + qualified + " does not exist in " + PgConnections.target(config));
@@ -245,12 +225,8 @@ public final class PostgresSource implements Source {
         snapshot = snapshotStatement.executeQuery("SELECT " + rowJson("t", "r") + " FROM " + qualified + " t");
     }
 
-    /** A SQL expression building the JSON of a row of alias {@code t} with {@code _op} = {@code op}. */
     private String rowJson(String t, String op) {
-        String fields = columns.getFields().stream()
-                .map(f -> "'" + f.getName().replace("'", "''") + "', " + t + "." + ident(f.getName()))
-                .collect(Collectors.joining(", "));
-        return "jsonb_build_object(" + fields + ", '_op', '" + op + "')::text";
+        return PgRows.rowJson(columns, t, op);
     }
 
     @Override
@@ -343,38 +319,7 @@ public final class PostgresSource implements Source {
 
     /** Decodes JSON rows in the core and emits them as one batch. */
     private void emit(List<String> rows, Emitter out) {
-        byte[][] bytes =
-                rows.stream().map(r -> r.getBytes(StandardCharsets.UTF_8)).toArray(byte[][]::new);
-        long total = 0;
-        for (byte[] b : bytes) {
-            total += b.length;
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = arena.allocate(Math.max(1, total));
-            MemorySegment offsets = arena.allocate(ValueLayout.JAVA_LONG, bytes.length + 1L);
-            long at = 0;
-            for (int i = 0; i < bytes.length; i++) {
-                offsets.setAtIndex(ValueLayout.JAVA_LONG, i, at);
-                MemorySegment.copy(bytes[i], 0, data, ValueLayout.JAVA_BYTE, at, bytes[i].length);
-                at += bytes[i].length;
-            }
-            offsets.setAtIndex(ValueLayout.JAVA_LONG, bytes.length, at);
-            NativeDecoder.Decoded decoded = decoder.decode(data, offsets, bytes.length, null);
-            try (NativeBatch errors = decoded.errors()) {
-                if (errors != null && errors.rowCount() > 0) {
-                    decoded.batch().close();
-                    throw new IllegalStateException(
-                            "a row of " + qualified + " does not fit the declared columns: " + firstError(errors));
-                }
-            }
-            out.emit(decoded.batch());
-        }
-    }
-
-    private String firstError(NativeBatch errors) {
-        try (VectorSchemaRoot root = errors.toVectors(context.allocator())) {
-            return new String(((VarCharVector) root.getVector("error")).get(0), StandardCharsets.UTF_8);
-        }
+        out.emit(PgRows.decode(decoder, rows, qualified, context.allocator()));
     }
 
     @Override

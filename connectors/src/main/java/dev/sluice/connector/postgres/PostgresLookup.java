@@ -1,0 +1,341 @@
+package dev.sluice.connector.postgres;
+
+import static dev.sluice.connector.postgres.PgTypes.ident;
+
+import dev.sluice.bridge.NativeBatch;
+import dev.sluice.bridge.NativeDecoder;
+import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.InvalidSettingException;
+import dev.sluice.plugin.LookupBackend;
+import dev.sluice.plugin.config.ConfigDef;
+import dev.sluice.plugin.config.ConfigType;
+import dev.sluice.plugin.config.Settings;
+import dev.sluice.plugin.config.Validator;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.IntFunction;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The PostgreSQL backend of a dynamic table ({@code backend: postgres}): the table holds a bounded
+ * cache of a PostgreSQL table's rows, and the keys of each batch it does not hold are read here
+ * in one query ({@code WHERE key = ANY(…)}), on the thread of the transform that asked.
+ *
+ * <p>Cached rows are dropped when they may have changed: each notification on {@code
+ * notify_channel} names a key (the writers, or a trigger, run {@code pg_notify(channel,
+ * key::text)}), read on a connection of its own by a listener thread; every {@code
+ * refresh_interval} the whole cache is dropped. When the listener loses its connection it drops
+ * the whole cache (notifications sent meanwhile are lost) and connects again.
+ */
+public final class PostgresLookup implements LookupBackend.Lookup {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresLookup.class);
+    /** How long the listener waits for notifications before looking whether it should stop. */
+    private static final int LISTEN_WAIT_MILLIS = 200;
+    /** Attempts of a lookup query that lost its connection (the first included). */
+    private static final int QUERY_ATTEMPTS = 3;
+
+    static final String SCHEMA = "schema";
+    static final String TABLE = "table";
+    static final String NOTIFY_CHANNEL = "notify_channel";
+    static final String REFRESH_INTERVAL = "refresh_interval";
+
+    /** The {@code postgres} lookup backend, registered in META-INF/services/dev.sluice.plugin.LookupBackend. */
+    public static final class Backend implements LookupBackend {
+
+        private static final ConfigDef CONFIG = PgConnections.define(new ConfigDef())
+                .define(
+                        SCHEMA,
+                        ConfigType.STRING,
+                        "public",
+                        false,
+                        "Schema of the table (used exactly as written, quoted).")
+                .define(
+                        TABLE,
+                        ConfigType.STRING,
+                        null,
+                        false,
+                        "The table whose rows are looked up (used exactly as written, quoted). Default: the dynamic "
+                                + "table's name.",
+                        Validator.nonEmpty())
+                .define(
+                        NOTIFY_CHANNEL,
+                        ConfigType.STRING,
+                        null,
+                        false,
+                        "LISTEN on this channel: each notification's payload is the key (as text) of a row that "
+                                + "changed, and its cached row is dropped, so the next batch needing it reads it again.")
+                .define(
+                        REFRESH_INTERVAL,
+                        ConfigType.DURATION,
+                        null,
+                        false,
+                        "Drop the whole cache this often (with or without notify_channel; one of them is required).");
+
+        @Override
+        public int spiVersion() {
+            return SPI_VERSION;
+        }
+
+        @Override
+        public String name() {
+            return "postgres";
+        }
+
+        @Override
+        public ConfigDef config() {
+            return CONFIG;
+        }
+
+        @Override
+        public PostgresLookup open(Settings settings, Schema columns, String key, Context context) {
+            PgConnections.checkExclusive(settings);
+            Duration refresh = settings.getDuration(REFRESH_INTERVAL);
+            if (settings.getString(NOTIFY_CHANNEL) == null && refresh == null) {
+                throw new InvalidSettingException(
+                        NOTIFY_CHANNEL,
+                        "give notify_channel (a cached row is dropped when its key is notified) or refresh_interval "
+                                + "(the whole cache is dropped that often), or both: without either a cached row would "
+                                + "never see a change");
+            }
+            if (refresh != null && (refresh.isZero() || refresh.isNegative())) {
+                throw new InvalidSettingException(REFRESH_INTERVAL, "must be positive, got " + refresh);
+            }
+            String table = settings.getString(TABLE) == null ? context.table() : settings.getString(TABLE);
+            return new PostgresLookup(
+                    PgConnections.Target.of(settings),
+                    ident(settings.getString(SCHEMA)) + "." + ident(table),
+                    settings.getString(NOTIFY_CHANNEL),
+                    refresh,
+                    columns,
+                    key,
+                    "sluice " + context.pipeline() + "/tables." + context.table(),
+                    context.allocator());
+        }
+    }
+
+    private final PgConnections.Target target;
+    private final String notifyChannel;
+    private final Duration refreshInterval;
+    private final String qualified;
+    private final String key;
+    private final Schema columns;
+    private final String applicationName;
+    private final BufferAllocator allocator;
+    private final NativeDecoder decoder;
+    private Connection connection;
+    private String keyType;
+    private volatile boolean closed;
+    private Thread listener;
+
+    /** Lookups in table {@code qualified}, of {@code columns} keyed by {@code key}; it connects when first asked. */
+    private PostgresLookup(
+            PgConnections.Target target,
+            String qualified,
+            String notifyChannel,
+            Duration refreshInterval,
+            Schema columns,
+            String key,
+            String applicationName,
+            BufferAllocator allocator) {
+        this.target = target;
+        this.qualified = qualified;
+        this.notifyChannel = notifyChannel;
+        this.refreshInterval = refreshInterval;
+        this.key = key;
+        this.columns = columns;
+        this.applicationName = applicationName;
+        this.allocator = allocator;
+        this.decoder = NativeDecoder.create(allocator, "json", ",", columns);
+    }
+
+    /** Starts the thread that drops notified keys and, every {@code refresh_interval}, everything. */
+    @Override
+    public void follow(LookupBackend.Changes changes) {
+        listener =
+                Thread.ofPlatform().daemon().name("sluice-lookup " + qualified).start(() -> listen(changes));
+    }
+
+    @Override
+    public synchronized NativeBatch load(Batch keys) throws SQLException {
+        List<String> values = new ArrayList<>();
+        try (VectorSchemaRoot root = keys.toVectors(allocator)) {
+            IntFunction<String> text = PgTypes.text(root.getVector(key));
+            for (int i = 0; i < root.getRowCount(); i++) {
+                values.add(text.apply(i));
+            }
+        }
+        List<String> rows = query(values);
+        return rows.isEmpty() ? null : PgRows.decode(decoder, rows, qualified, allocator);
+    }
+
+    /** The JSON rows of {@code keys}, reconnecting when the connection was lost. */
+    private List<String> query(List<String> keys) throws SQLException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                Connection c = connection();
+                String sql = "SELECT " + PgRows.rowJson(columns, "t", null) + " FROM " + qualified + " t WHERE t."
+                        + ident(key) + " = ANY(CAST(? AS " + keyType + "[]))";
+                List<String> rows = new ArrayList<>();
+                try (PreparedStatement s = c.prepareStatement(sql)) {
+                    s.setArray(1, c.createArrayOf("text", keys.toArray()));
+                    try (ResultSet rs = s.executeQuery()) {
+                        while (rs.next()) {
+                            rows.add(rs.getString(1));
+                        }
+                    }
+                } finally {
+                    c.rollback();
+                }
+                return rows;
+            } catch (SQLException e) {
+                if (!lostConnection(e) || attempt == QUERY_ATTEMPTS) {
+                    throw new SQLException(
+                            "looking up " + keys.size() + " keys in " + qualified + " (" + target + "): "
+                                    + e.getMessage(),
+                            e.getSQLState(),
+                            e);
+                }
+                LOG.warn("lookup in {} lost its connection ({}); connecting again", qualified, e.getMessage());
+                closeConnection();
+                sleep(200L * attempt);
+            }
+        }
+    }
+
+    /** The lookup connection, opened (and the table checked) when first needed. */
+    private Connection connection() throws SQLException {
+        if (connection == null || connection.isClosed()) {
+            Connection c = PgConnections.connect(target, applicationName, true);
+            try {
+                keyType = checkTable(c);
+            } catch (SQLException | RuntimeException e) {
+                c.close();
+                throw e;
+            }
+            connection = c;
+        }
+        return connection;
+    }
+
+    /** The key column's type, after checking that the table has every declared column. */
+    private String checkTable(Connection c) throws SQLException {
+        Map<String, String> types = PgRows.columnTypes(c, qualified);
+        if (types.isEmpty()) {
+            throw new IllegalStateException("table " + qualified + " does not exist in " + target);
+        }
+        List<String> missing = columns.getFields().stream()
+                .map(Field::getName)
+                .filter(name -> !types.containsKey(name))
+                .toList();
+        if (!missing.isEmpty()) {
+            throw new IllegalStateException("table " + qualified + " has no column " + String.join(", ", missing)
+                    + " (it has " + types.keySet() + ")");
+        }
+        return types.get(key);
+    }
+
+    /** The listener thread: drops notified keys, and everything at each refresh or reconnection. */
+    private void listen(LookupBackend.Changes table) {
+        long refreshNanos = refreshInterval == null ? 0 : refreshInterval.toNanos();
+        long nextRefresh = System.nanoTime() + refreshNanos;
+        Connection listening = null;
+        while (!closed) {
+            try {
+                if (notifyChannel != null && listening == null) {
+                    listening = PgConnections.connect(target, applicationName + " (listener)", false);
+                    listening.setAutoCommit(true);
+                    try (Statement s = listening.createStatement()) {
+                        s.execute("LISTEN " + ident(notifyChannel));
+                    }
+                    // Anything may have changed while nobody listened.
+                    table.forgetAll();
+                }
+                if (refreshNanos > 0 && System.nanoTime() >= nextRefresh) {
+                    table.forgetAll();
+                    nextRefresh = System.nanoTime() + refreshNanos;
+                }
+                if (listening == null) {
+                    sleep(LISTEN_WAIT_MILLIS);
+                    continue;
+                }
+                PGNotification[] notifications =
+                        listening.unwrap(PGConnection.class).getNotifications(LISTEN_WAIT_MILLIS);
+                if (notifications != null && notifications.length > 0) {
+                    Set<String> keys = new LinkedHashSet<>();
+                    for (PGNotification n : notifications) {
+                        keys.add(n.getParameter());
+                    }
+                    table.forget(keys);
+                }
+            } catch (SQLException | RuntimeException e) {
+                if (closed) {
+                    break;
+                }
+                LOG.warn(
+                        "listening on '{}' for changes of {}: {}; connecting again",
+                        notifyChannel,
+                        qualified,
+                        e.getMessage());
+                close(listening);
+                listening = null;
+                sleep(1000);
+            }
+        }
+        close(listening);
+    }
+
+    private static boolean lostConnection(SQLException e) {
+        String state = e.getSQLState();
+        return state != null && (state.startsWith("08") || state.equals("57P01"));
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void close(Connection c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (SQLException ignored) {
+                // closing a broken connection
+            }
+        }
+    }
+
+    private synchronized void closeConnection() {
+        close(connection);
+        connection = null;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        closed = true;
+        if (listener != null) {
+            listener.join();
+        }
+        closeConnection();
+        decoder.close();
+    }
+}
