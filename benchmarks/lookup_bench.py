@@ -16,6 +16,12 @@ output record (also from the summary) shows that fixed cost apart from the per-b
   dynamic_changing  as dynamic, while a second source applies CHANGES one-row upserts (default 50),
                     one per poll round at the start of the run: each makes the next bid batch
                     rebuild the join's hash table over the whole table
+  postgres          the rows in a PostgreSQL table (the server of ci/postgres.sh, SLUICE_PG_URL), the
+                    dynamic table `backend: postgres` with a cache of max_rows = 1 000 000: each batch
+                    loads the keys it lacks in one query, then keeps them
+  postgres_1k       the same with a cache of 1 000 rows, smaller than the keys the bids use: the
+                    oldest keys are evicted and loaded again
+The postgres rows report the cache's hit rate (keys found held / keys asked) from the run's summary.
 
 Ratios are against side_table measured in the same rounds. The whole-run time of the runs that
 fill and checkpoint the table (JVM start included) is reported too; the `dynamic` runs' whole
@@ -35,6 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY = re.compile(r"in ([\d,]+) \| out ([\d,]+) \| ([\d,]+) rec/s")
 FIRST = re.compile(r"first record ([\d,]+) ms after the JVM started")
+LOOKUPS = re.compile(r"lookups ([\d,]+): ([\d,]+) held, ([\d,]+) loaded in ([\d,]+) round trips")
+CACHE_ROWS = {"postgres": 1_000_000, "postgres_1k": 1_000}
 KEYS = 1_000_000
 SQL = ("SELECT B.auction, B.bidder, B.price, C.name FROM bid B "
        f"LEFT JOIN customers C ON B.bidder % {KEYS} = C.id")
@@ -48,6 +56,13 @@ def pipeline(name, bids, changes_file):
         return ("sources:\n" + bid + transform
                 + "    tables:\n      customers: {path: customers.csv, header: false, schema: {id: bigint, name: string}}\n"
                 + sink)
+    if name in CACHE_ROWS:
+        pg = os.environ["SLUICE_PG_URL"]
+        table = ("tables:\n  customers:\n    type: dynamic\n    backend: postgres\n"
+                 "    schema: {id: bigint, name: string}\n    key: id\n"
+                 f"    max_rows: {CACHE_ROWS[name]}\n    max_bytes: 1GiB\n"
+                 f"    postgres: {{url: '{pg}', user: postgres, table: lookup_customers, refresh_interval: 1h}}\n")
+        return "name: lookup\nsources:\n" + bid + transform + table + sink
     source = "customers.csv" if name == "fill" else changes_file
     table = ("tables:\n  customers:\n    type: dynamic\n    from: changes\n"
              "    schema: {id: bigint, name: string}\n    key: id\n    max_bytes: 1GiB\n")
@@ -69,9 +84,11 @@ def run(java, flags, file, state):
     match = SUMMARY.search(done.stderr)
     if not match:
         sys.exit(f"lookup_bench: no summary line in:\n{done.stderr}")
+    lookups = LOOKUPS.search(done.stderr)
+    lookups = [int(g.replace(",", "")) for g in lookups.groups()] if lookups else None
     first = FIRST.search(done.stderr)
     first_ms = int(first.group(1).replace(",", "")) if first else None
-    return int(match.group(1).replace(",", "")), int(match.group(3).replace(",", "")), elapsed, first_ms
+    return int(match.group(1).replace(",", "")), int(match.group(3).replace(",", "")), elapsed, first_ms, lookups
 
 
 def main():
@@ -81,6 +98,17 @@ def main():
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
     flags = os.environ.get("SLUICE_JVM_FLAGS", "").split()
     names = ["side_table", "dynamic", "dynamic_changing"]
+    if os.environ.get("SLUICE_PG_URL"):
+        names += list(CACHE_ROWS)
+        # The same 1 000 000 customers in PostgreSQL, created once for every round.
+        subprocess.run(["bash", str(ROOT / "ci/postgres.sh"), "psql", "-q", "-v", "ON_ERROR_STOP=1", "-c",
+                        "DROP TABLE IF EXISTS lookup_customers; "
+                        "CREATE TABLE lookup_customers (id bigint PRIMARY KEY, name text); "
+                        f"INSERT INTO lookup_customers SELECT g, 'customer-' || g FROM generate_series(0, {KEYS - 1}) g; "
+                        "ANALYZE lookup_customers"], check=True)
+    else:
+        print("lookup_bench: SLUICE_PG_URL is not set; the postgres rows are left out", file=sys.stderr)
+    lookups = {n: [] for n in CACHE_ROWS}
     results = {n: [] for n in names}
     firsts = {n: [] for n in names}
     fills, restores = [], []
@@ -95,40 +123,52 @@ def main():
         for round_ in range(repeats):
             for name in names:
                 state = tmp / f"state-{name}-{round_}"
-                if name != "side_table":
+                if name in ("dynamic", "dynamic_changing"):
                     fill = tmp / "fill.yaml"
                     fill.write_text(pipeline("fill", bids, None))
-                    _, _, seconds, _ = run(java, flags, fill, state)
+                    _, _, seconds, _, _ = run(java, flags, fill, state)
                     fills.append(seconds)
                 file = tmp / f"{name}.yaml"
                 file.write_text(pipeline(name, bids, "changes.csv" if name == "dynamic_changing" else "none.csv"))
-                records, rate, seconds, first_ms = run(java, flags, file, state)
+                records, rate, seconds, first_ms, counts = run(java, flags, file, state)
                 firsts[name].append(first_ms)
                 if name == "dynamic":
                     restores.append(seconds)
                 results[name].append(rate)
+                hit = ""
+                if name in CACHE_ROWS:
+                    asked, held, loaded, trips = counts
+                    lookups[name].append({"asked": asked, "held": held, "loaded": loaded, "round_trips": trips})
+                    hit = f"  hit rate {100 * held / asked:.1f} % ({trips:,} round trips)"
                 print(f"round {round_ + 1}: {name:17s} {records:>12,} rows  {rate:>12,} rows/s  {seconds:6.1f} s  "
-                      f"first record {first_ms} ms", file=sys.stderr)
+                      f"first record {first_ms} ms{hit}", file=sys.stderr)
     med = {n: statistics.median(v) for n, v in results.items()}
     jvm = subprocess.run([java, "-version"], text=True, capture_output=True).stderr.splitlines()[0]
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     lines = [f"JVM: {jvm}; CPU: {cpu} ({os.cpu_count()} cores)", "",
              f"bids per run: {bids:,}; table: {KEYS:,} keys; changes in dynamic_changing: {n_changes}; "
              f"{repeats} rounds; rows/s from the engine's summary (min / median / max)", "",
-             "| pipeline | rows/s min | median | max | ratio of medians | first record after JVM start, ms (median) |",
-             "|---|---|---|---|---|---|"]
+             "| pipeline | rows/s min | median | max | ratio of medians | first record after JVM start, ms (median) "
+             "| cache hit rate (min–max) | round trips to PostgreSQL (median) |",
+             "|---|---|---|---|---|---|---|---|"]
     for n in names:
         v = results[n]
         first = statistics.median(f for f in firsts[n] if f is not None)
+        hits, trips = "", ""
+        if n in CACHE_ROWS:
+            rates = [100 * x["held"] / x["asked"] for x in lookups[n]]
+            hits = f"{min(rates):.1f}–{max(rates):.1f} %"
+            trips = f"{statistics.median(x['round_trips'] for x in lookups[n]):,.0f}"
         lines.append(f"| {n} | {min(v):,} | {med[n]:,.0f} | {max(v):,} | {med[n] / med['side_table']:.2f}× side_table "
-                     f"| {first:,.0f} |")
+                     f"| {first:,.0f} | {hits} | {trips} |")
     lines += ["", f"Filling and checkpointing the 1 M-row table (whole run, JVM start included): "
               f"{min(fills):.1f}–{max(fills):.1f} s over {len(fills)} runs."]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     out = ROOT / "benchmarks" / "results" / f"lookup-{stamp}"
     out.with_suffix(".json").write_text(json.dumps(
         {"bids": bids, "keys": KEYS, "changes": n_changes, "repeats": repeats, "rows_per_s": results,
-         "fill_seconds": fills, "restore_run_seconds": restores, "first_record_ms": firsts}, indent=2))
+         "fill_seconds": fills, "restore_run_seconds": restores, "first_record_ms": firsts,
+         "postgres_lookups": lookups}, indent=2))
     text = "\n".join(lines) + "\n"
     out.with_suffix(".md").write_text(text)
     print(text)

@@ -7,7 +7,8 @@
 #   benchmarks/run.sh plugins [ROWS [REPEATS]]  native plugin source and transform vs the generator and
 #                                         SQL, whole pipelines (default 20 000 000 rows, 3 rounds)
 #   benchmarks/run.sh lookup [BIDS [REPEATS [CHANGES]]]  bids LEFT JOIN a 1 000 000-key table: static side
-#                                         table vs dynamic table, still and changing (default 10 000 000 bids,
+#                                         table vs dynamic table, still and changing, and a PostgreSQL-backed
+#                                         cache of 1 000 000 and 1 000 rows (default 10 000 000 bids,
 #                                         3 rounds, 50 changes; lookup_bench.py)
 #   benchmarks/run.sh restart [REPEATS]  restart to first new output record after kill -9 and SIGTERM
 #                                         (default 5 restarts per mode; see restart_bench.py)
@@ -93,7 +94,10 @@ case "$mode" in
     ;;
   lookup)
     mvn -q -B -ntp -Dstyle.color=never -DskipTests package -pl engine -am >&2
-    export JAVA_HOME SLUICE_JVM_FLAGS
+    # The postgres rows run against the project's own server (started here when it is not running).
+    bash ci/postgres.sh start >&2
+    SLUICE_PG_URL=$(bash ci/postgres.sh url)
+    export JAVA_HOME SLUICE_JVM_FLAGS SLUICE_PG_URL
     python3 benchmarks/lookup_bench.py "$@"
     ;;
   restart)

@@ -122,6 +122,21 @@ public final class Progress {
                                     latency.max())
                             : "");
         }
+        for (TableSize table : stats.tables()) {
+            long asked = table.hits() + table.misses();
+            if (asked > 0) {
+                err.printf(
+                        Locale.ROOT,
+                        "  table %-18s rows %,d  lookups %,d: %,d held, %,d loaded in %,d round trips (hit rate %.1f %%)%n",
+                        table.table(),
+                        table.rows(),
+                        asked,
+                        table.hits(),
+                        table.misses(),
+                        table.loads(),
+                        100.0 * table.hits() / asked);
+            }
+        }
         err.flush();
     }
 

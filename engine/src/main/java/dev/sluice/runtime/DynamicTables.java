@@ -631,6 +631,7 @@ final class DynamicTables implements AutoCloseable {
         RuntimeException failure = null;
         for (Table table : tables) {
             if (table.lookup != null) {
+                table.measure(); // the run's summary reports the last counts
                 try {
                     table.lookup.close();
                 } catch (Exception e) {
