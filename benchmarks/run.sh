@@ -10,6 +10,9 @@
 #                                         table vs dynamic table, still and changing, and a PostgreSQL-backed
 #                                         cache of 1 000 000 and 1 000 rows (default 10 000 000 bids,
 #                                         3 rounds, 50 changes; lookup_bench.py)
+#   benchmarks/run.sh postgres [ROWS [REPEATS]]  rows/s into PostgreSQL: the postgres sink vs a plain JDBC
+#                                         batched INSERT and a raw COPY, inserts and upserts at batch sizes
+#                                         1 000 and 10 000 (default 1 000 000 rows, 3 rounds; postgres_bench.py)
 #   benchmarks/run.sh restart [REPEATS]  restart to first new output record after kill -9 and SIGTERM
 #                                         (default 5 restarts per mode; see restart_bench.py)
 #   benchmarks/run.sh service [RUNS]     the service JAR: resume and apply to first output record, serve vs run
@@ -99,6 +102,13 @@ case "$mode" in
     SLUICE_PG_URL=$(bash ci/postgres.sh url)
     export JAVA_HOME SLUICE_JVM_FLAGS SLUICE_PG_URL
     python3 benchmarks/lookup_bench.py "$@"
+    ;;
+  postgres)
+    mvn -q -B -ntp -Dstyle.color=never -DskipTests package -pl engine -am >&2
+    bash ci/postgres.sh start >&2
+    SLUICE_PG_URL=$(bash ci/postgres.sh url)
+    export JAVA_HOME SLUICE_JVM_FLAGS SLUICE_PG_URL
+    python3 benchmarks/postgres_bench.py "$@"
     ;;
   restart)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am

@@ -1,5 +1,6 @@
 package dev.sluice.config;
 
+import dev.sluice.plugin.LookupBackend;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.config.ConfigKey;
@@ -20,9 +21,22 @@ public final class ConfigDocs {
 
     private ConfigDocs() {}
 
-    /** The Markdown reference: the pipeline-wide settings, then {@link #nodeTypes}. */
+    /** The Markdown reference: the pipeline-wide settings, then {@link #nodeTypes} and {@link #lookupBackends}. */
     public static String markdown(StageTypes registry) {
-        return PIPELINE_SETTINGS + "\n" + nodeTypes(registry) + "\n" + ENVIRONMENT;
+        return PIPELINE_SETTINGS + "\n" + nodeTypes(registry) + "\n" + lookupBackends(LookupBackends.installed()) + "\n"
+                + ENVIRONMENT;
+    }
+
+    /** A subsection per lookup backend ({@code tables.NAME.backend}) with a table of its block's keys. */
+    static String lookupBackends(LookupBackends backends) {
+        StringBuilder out = new StringBuilder("# Dynamic table backends\n");
+        out.append("\nA dynamic table with `backend: NAME` is a bounded cache of that store; its settings go in")
+                .append(" the table's block named `NAME` (e.g. `tables.customers.postgres`).\n");
+        for (LookupBackend backend : backends.all()) {
+            out.append("\n## `").append(backend.name()).append("`\n");
+            appendKeys(out, backend.config().keys());
+        }
+        return out.toString();
     }
 
     /** The top-level settings of a pipeline file (read by PipelineLoader, PathPolicy and the runtime). */
@@ -43,11 +57,11 @@ public final class ConfigDocs {
             | `inspect.sample_window` | duration | `30s` | The window `inspect.sample_rows` counts over (at least 100ms). |
             | `inspect.mask_columns` | list | none | Column names whose values the inspector shows as `****`, at any depth of a row (a field of a struct too). Only the inspector: sinks get the real values. |
             | `tables.NAME.type` | `dynamic` | required | A dynamic table: keyed rows every `sql` transform may join by `NAME` (`JOIN NAME c ON s.k = c.id`, `LEFT JOIN` too) and test with `dynamic_contains('NAME', value)` while they change. |
-            | `tables.NAME.from` | node name | required | The source or transform whose rows fill the table: each row upserts its key, or deletes it when its `_op` column is `d` (`i`, `u`, `c`, `r` or NULL upsert; a Debezium topic's `_op` works as is). A change is applied when the node emits it, before its own downstream nodes get the batch; every batch pushed into a transform afterwards sees it. |
+            | `tables.NAME.from` | node name | required (not with a backend other than `memory`) | The source or transform whose rows fill the table: each row upserts its key, or deletes it when its `_op` column is `d` (`i`, `u`, `c`, `r` or NULL upsert; a Debezium topic's `_op` works as is). A change is applied when the node emits it, before its own downstream nodes get the batch; every batch pushed into a transform afterwards sees it. |
             | `tables.NAME.schema` | map | required | Columns and types, e.g. `{id: bigint, name: string}`; the `from` node must emit every column (values are cast strictly: one that does not fit fails the run). |
             | `tables.NAME.key` | string or list | required | The column(s) that identify a row; a NULL key fails the run. `dynamic_contains` needs a one-column key. |
-            | `tables.NAME.backend` | `memory` | `memory` | Where the rows live: in the core's memory, checkpointed to the state DB with the sources' positions (the whole table, when it changed since the last checkpoint), so a restart does not replay what filled it. |
-            | `tables.NAME.max_rows` | integer | `1000000` | More live rows than this fail the run, naming the table (nothing is evicted silently). |
+            | `tables.NAME.backend` | `memory` or a backend below (`postgres`) | `memory` | Where the rows live. `memory`: in the core's memory, filled `from` a node, checkpointed to the state DB with the sources' positions (the whole table, when it changed since the last checkpoint), so a restart does not replay what filled it. `postgres`: the table is a bounded cache of a PostgreSQL table (settings in `tables.NAME.postgres`, see [Dynamic table backends](#dynamic-table-backends)); each batch's missing keys are read in one query, cached rows are dropped when their keys are notified or every `refresh_interval`; a single key column; not checkpointed. |
+            | `tables.NAME.max_rows` | integer | `1000000` | More live rows than this fail the run, naming the table (nothing is evicted silently). For a `postgres` cache: the most keys cached (with or without a row); the oldest are evicted beyond it. |
             | `tables.NAME.max_bytes` | integer or size | `256MiB` | The same for the bytes of the table's Arrow buffers (e.g. `64MiB`). |
             | `paths.allowed_dirs` | list | the pipeline file's directory and the working directory | The directories every file the pipeline names must be inside: file sources and sinks, dead letters, side tables, schema files — every setting of type path. Relative entries are relative to the pipeline file; listing directories replaces the defaults. Paths are compared after `..` and symbolic links are resolved; one outside is refused by `validate` and `run` with its file:line:column, node and reason. |
             | `plugins.allowed_dirs` | list | the pipeline file's directory (and below) | The directories plugin libraries and JARs may be loaded from (`type: plugin` nodes, `plugins.udfs`, `plugins.jars`, `plugins.preprocessors`); checked like `paths.allowed_dirs`. |
