@@ -580,7 +580,9 @@ impl DynamicTable {
         let asked = state.converter.convert_columns(asked.columns()).map_err(|e| self.error(e))?;
         for i in 0..asked.num_rows() {
             let key: Box<[u8]> = asked.row(i).data().into();
-            if !found.contains(&key) {
+            if found.contains(&key) {
+                state.cache.absent.remove(&key);
+            } else {
                 // Another batch may have loaded it meanwhile: the newer answer wins.
                 self.forget_key(state, &key);
                 state.cache.absent.insert(key.clone());
@@ -610,8 +612,8 @@ impl DynamicTable {
     fn evict(&self, state: &mut TableState) -> Result<()> {
         let max_rows = self.max_rows.map_or(usize::MAX, |m| m as usize);
         let mut evicted = false;
-        while state.cache.stamps.len() > max_rows {
-            evicted |= self.evict_oldest(state);
+        while state.cache.stamps.len() > max_rows && self.evict_oldest(state) {
+            evicted = true;
         }
         if let Some(max) = self.max_bytes {
             while bytes(state) > max && !state.cache.stamps.is_empty() {
@@ -1116,6 +1118,7 @@ mod tests {
         let plan = |sql: &str| SqlTransform::with_functions(sql, vec![("s".into(), Arc::clone(&stream))], &[], &functions);
         let mut join = plan("SELECT s.cid, c.name FROM s LEFT JOIN customers c ON s.cid = c.id").unwrap();
         let mut member = plan("SELECT cid, dynamic_contains('customers', cid) AS known FROM s").unwrap();
+        let mut semi = plan("SELECT cid, 'in' AS x FROM s WHERE cid IN (SELECT id FROM customers)").unwrap();
         let probe = |ids: Vec<Option<i64>>| RecordBatch::try_new(Arc::clone(&stream), vec![Arc::new(Int64Array::from(ids))]).unwrap();
         let s = |v: &str| Some(v.to_string());
 
@@ -1126,6 +1129,9 @@ mod tests {
         member.push(0, probe(vec![Some(1), Some(2), Some(3)])).unwrap();
         assert_eq!(drain(&mut member), vec![(1, s("true")), (2, s("true")), (3, s("false"))]);
         assert_eq!((calls.load(Ordering::Relaxed), t.stats().misses, t.stats().hits), (2, 3, 2));
+        semi.push(0, probe(vec![Some(1), Some(2), Some(3)])).unwrap();
+        assert_eq!(drain(&mut semi), vec![(1, s("in")), (2, s("in"))]);
+        assert_eq!(calls.load(Ordering::Relaxed), 2, "every key was held");
 
         // The backend changes; only forgotten keys are read again.
         backend.lock().unwrap().extend([(1, "A".to_string()), (3, "c".to_string())]);

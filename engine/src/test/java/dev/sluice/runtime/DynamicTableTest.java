@@ -227,7 +227,7 @@ class DynamicTableTest {
                     key: [id]
                   regions:
                     type: dynamic
-                    backend: postgres
+                    backend: mongo
                     from: events
                     schema: {code: string}
                     key: [region]
@@ -240,7 +240,9 @@ class DynamicTableTest {
         assertEquals(Main.EXIT_CONFIG, validate.code(), validate.stderr());
         String err = validate.stderr();
         assertTrue(
-                err.contains("bad.yaml:16") && err.contains("tables.regions.backend: 'postgres' is not available"),
+                err.contains("bad.yaml:16")
+                        && err.contains("tables.regions.backend must be memory (rows filled from a node) or a store "
+                                + "the table caches (postgres), got 'mongo'"),
                 err);
         assertTrue(err.contains("bad.yaml:19") && err.contains("tables.regions.key: 'region' is not a column"), err);
         assertTrue(
