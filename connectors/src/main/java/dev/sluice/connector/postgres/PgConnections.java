@@ -19,6 +19,8 @@ public final class PgConnections {
     static final String DATABASE = "database";
     static final String USER = "user";
     static final String PASSWORD = "password";
+    static final String SCHEMA = "schema";
+    static final String TABLE = "table";
 
     private PgConnections() {}
 
@@ -56,6 +58,21 @@ public final class PgConnections {
                         null,
                         false,
                         "Password; write an environment reference such as `${PG_PASSWORD}`. Never logged or shown in errors.");
+    }
+
+    /**
+     * Adds the connection keys ({@link #define}), then {@code schema} (default public) and {@code
+     * table}, documented as {@code tableDoc}.
+     */
+    static ConfigDef defineTable(ConfigDef def, boolean tableRequired, String tableDoc) {
+        return define(def)
+                .define(
+                        SCHEMA,
+                        ConfigType.STRING,
+                        "public",
+                        false,
+                        "Schema of the table (used exactly as written, quoted).")
+                .define(TABLE, ConfigType.STRING, null, tableRequired, tableDoc, Validator.nonEmpty());
     }
 
     /** Refuses a url together with host/port/database. */

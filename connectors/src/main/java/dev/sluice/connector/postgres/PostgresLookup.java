@@ -10,7 +10,6 @@ import dev.sluice.plugin.LookupBackend;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
-import dev.sluice.plugin.config.Validator;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -51,29 +50,19 @@ public final class PostgresLookup implements LookupBackend.Lookup {
     /** Attempts of a lookup query that lost its connection (the first included). */
     private static final int QUERY_ATTEMPTS = 3;
 
-    static final String SCHEMA = "schema";
-    static final String TABLE = "table";
+    static final String SCHEMA = PgConnections.SCHEMA;
+    static final String TABLE = PgConnections.TABLE;
     static final String NOTIFY_CHANNEL = "notify_channel";
     static final String REFRESH_INTERVAL = "refresh_interval";
 
     /** The {@code postgres} lookup backend, registered in META-INF/services/dev.sluice.plugin.LookupBackend. */
     public static final class Backend implements LookupBackend {
 
-        private static final ConfigDef CONFIG = PgConnections.define(new ConfigDef())
-                .define(
-                        SCHEMA,
-                        ConfigType.STRING,
-                        "public",
-                        false,
-                        "Schema of the table (used exactly as written, quoted).")
-                .define(
-                        TABLE,
-                        ConfigType.STRING,
-                        null,
+        private static final ConfigDef CONFIG = PgConnections.defineTable(
+                        new ConfigDef(),
                         false,
                         "The table whose rows are looked up (used exactly as written, quoted). Default: the dynamic "
-                                + "table's name.",
-                        Validator.nonEmpty())
+                                + "table's name.")
                 .define(
                         NOTIFY_CHANNEL,
                         ConfigType.STRING,

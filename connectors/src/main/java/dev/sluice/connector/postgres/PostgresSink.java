@@ -88,8 +88,8 @@ public final class PostgresSink implements Sink {
 
     public static final String URL = PgConnections.URL;
     public static final String HOST = PgConnections.HOST;
-    public static final String SCHEMA = "schema";
-    public static final String TABLE = "table";
+    public static final String SCHEMA = PgConnections.SCHEMA;
+    public static final String TABLE = PgConnections.TABLE;
     public static final String PRIMARY_KEY = "primary_key";
     public static final String ON_CONFLICT = "on_conflict";
     public static final String UPDATE_WHERE = "update_where";
@@ -102,20 +102,8 @@ public final class PostgresSink implements Sink {
     /** The {@code postgres} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
 
-        private static final ConfigDef CONFIG = PgConnections.define(new ConfigDef())
-                .define(
-                        SCHEMA,
-                        ConfigType.STRING,
-                        "public",
-                        false,
-                        "Schema of the table (used exactly as written, quoted).")
-                .define(
-                        TABLE,
-                        ConfigType.STRING,
-                        null,
-                        true,
-                        "The table to write (used exactly as written, quoted).",
-                        Validator.nonEmpty())
+        private static final ConfigDef CONFIG = PgConnections.defineTable(
+                        new ConfigDef(), true, "The table to write (used exactly as written, quoted).")
                 .define(
                         PRIMARY_KEY,
                         ConfigType.LIST,

@@ -51,8 +51,8 @@ import org.postgresql.PGNotification;
  */
 public final class PostgresSource implements Source {
 
-    public static final String SCHEMA = "schema";
-    public static final String TABLE = "table";
+    public static final String SCHEMA = PgConnections.SCHEMA;
+    public static final String TABLE = PgConnections.TABLE;
     public static final String KEY = "key";
     public static final String COLUMNS = "columns";
     public static final String NOTIFY_CHANNEL = "notify_channel";
@@ -63,20 +63,8 @@ public final class PostgresSource implements Source {
     /** The {@code postgres} source's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
 
-        private static final ConfigDef CONFIG = PgConnections.define(new ConfigDef())
-                .define(
-                        SCHEMA,
-                        ConfigType.STRING,
-                        "public",
-                        false,
-                        "Schema of the table (used exactly as written, quoted).")
-                .define(
-                        TABLE,
-                        ConfigType.STRING,
-                        null,
-                        true,
-                        "The table to read (used exactly as written, quoted).",
-                        Validator.nonEmpty())
+        private static final ConfigDef CONFIG = PgConnections.defineTable(
+                        new ConfigDef(), true, "The table to read (used exactly as written, quoted).")
                 .define(
                         KEY,
                         ConfigType.STRING,
