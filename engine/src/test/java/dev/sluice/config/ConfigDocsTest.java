@@ -77,8 +77,14 @@ class ConfigDocsTest {
 
                 This type takes no settings.
                 """, ConfigDocs.nodeTypes(registry));
+        String backends = ConfigDocs.lookupBackends(LookupBackends.installed());
+        assertTrue(
+                backends.contains("\n## `postgres`\n")
+                        && backends.contains("| `notify_channel` | string |  | no |  | LISTEN on this channel"),
+                backends);
         assertEquals(
-                ConfigDocs.PIPELINE_SETTINGS + "\n" + ConfigDocs.nodeTypes(registry) + "\n" + ConfigDocs.ENVIRONMENT,
+                ConfigDocs.PIPELINE_SETTINGS + "\n" + ConfigDocs.nodeTypes(registry) + "\n" + backends + "\n"
+                        + ConfigDocs.ENVIRONMENT,
                 ConfigDocs.markdown(registry));
     }
 
