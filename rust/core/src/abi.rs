@@ -701,8 +701,8 @@ pub unsafe extern "C" fn sluice_dynamic_table_set_loader(
                 };
                 return Err(CoreError::new(kind, message.unwrap_or_else(|| format!("the loader failed with status {status}"))));
             }
-            // No batch: none of the keys exists (an empty batch without columns says so).
-            Ok(rows.map_or_else(|| RecordBatch::new_empty(Arc::new(arrow::datatypes::Schema::empty())), |r| r.batch))
+            // No batch: none of the keys exists.
+            Ok(rows.map(|r| r.batch))
         }))
     })
 }

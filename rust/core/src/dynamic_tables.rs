@@ -90,8 +90,9 @@ pub struct TableStats {
 
 /// Loads the rows of keys a lookup table does not hold: given a batch of distinct keys (the key
 /// columns, the table's types), the table's rows of those keys that exist, at most one per key,
-/// in any order. It runs on the thread of the transform asking, without the table's lock.
-pub type Loader = Box<dyn Fn(RecordBatch) -> Result<RecordBatch> + Send + Sync>;
+/// in any order (`None` when none does). It runs on the thread of the transform asking, without
+/// the table's lock.
+pub type Loader = Box<dyn Fn(RecordBatch) -> Result<Option<RecordBatch>> + Send + Sync>;
 
 pub struct DynamicTable {
     name: String,
@@ -503,12 +504,13 @@ impl DynamicTable {
                 }
             })
             .collect::<Result<Vec<_>>>()?;
-        let (held, missing, generation) = {
+        let (held, missing, asked_keys, generation) = {
             let state = self.state();
             let rows = state.converter.convert_columns(&keys).map_err(|e| self.error(e))?;
             let mut seen = HashSet::new();
             let mut slots = Vec::new();
             let mut missing = Vec::new();
+            let mut missing_keys = Vec::new();
             for i in 0..rows.num_rows() {
                 if keys.iter().any(|k| k.is_null(i)) || !seen.insert(rows.row(i)) {
                     continue;
@@ -518,6 +520,7 @@ impl DynamicTable {
                     slots.push((slot.batch, slot.row));
                 } else if !state.cache.absent.contains(key.as_ref()) {
                     missing.push(i as u32);
+                    missing_keys.push(Box::<[u8]>::from(key.as_ref()));
                 }
             }
             self.hits.fetch_add((seen.len() - missing.len()) as u64, Ordering::Relaxed);
@@ -529,7 +532,7 @@ impl DynamicTable {
                 let batches: Vec<&RecordBatch> = state.stored.iter().map(|s| &s.batch).collect();
                 interleave_record_batch(&batches, &slots).map_err(|e| self.error(e))?
             };
-            (held, missing, state.cache.generation)
+            (held, missing, missing_keys, state.cache.generation)
         };
         if missing.is_empty() {
             return Ok(held);
@@ -539,25 +542,24 @@ impl DynamicTable {
         let key_fields: Vec<Field> = self.key.iter().map(|&i| self.schema.field(i).clone()).collect();
         let asked = RecordBatch::try_new(Arc::new(Schema::new(key_fields)), asked_columns).map_err(|e| self.error(e))?;
         self.loads.fetch_add(1, Ordering::Relaxed);
-        let loaded = loader(asked.clone())
-            .map_err(|e| CoreError::new(e.kind, format!("dynamic table '{}': loading {} keys: {}", self.name, asked.num_rows(), e.message)))?;
-        // A loader that found nothing may answer with no columns at all.
-        let loaded = if loaded.num_columns() == 0 && loaded.num_rows() == 0 { RecordBatch::new_empty(Arc::clone(&self.schema)) } else { loaded };
+        let asked_rows = asked.num_rows();
+        let loaded = loader(asked)
+            .map_err(|e| CoreError::new(e.kind, format!("dynamic table '{}': loading {asked_rows} keys: {}", self.name, e.message)))?
+            .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(&self.schema)));
         let ops = vec![Op::Upsert; loaded.num_rows()];
         let loaded = self.conform(&loaded, &ops)?;
         let mut state = self.state();
-        let found = self.check_loaded(&state, &asked, &loaded)?;
+        let found = self.check_loaded(&state, &asked_keys, &loaded)?;
         if state.cache.generation == generation {
-            self.cache_loaded(&mut state, &asked, loaded.clone(), ops, &found)?;
+            self.cache_loaded(&mut state, asked_keys, loaded.clone(), ops, &found)?;
         }
         drop(state);
         concat_batches(&self.schema, [&held, &loaded]).map_err(|e| self.error(e))
     }
 
     /// The keys of `loaded`, in row format, after checking each was asked for, once.
-    fn check_loaded(&self, state: &TableState, asked: &RecordBatch, loaded: &RecordBatch) -> Result<HashSet<Box<[u8]>>> {
-        let asked = state.converter.convert_columns(asked.columns()).map_err(|e| self.error(e))?;
-        let asked: HashSet<&[u8]> = (0..asked.num_rows()).map(|i| asked.row(i).data()).collect();
+    fn check_loaded(&self, state: &TableState, asked: &[Box<[u8]>], loaded: &RecordBatch) -> Result<HashSet<Box<[u8]>>> {
+        let asked: HashSet<&[u8]> = asked.iter().map(|k| k.as_ref()).collect();
         let keys = state
             .converter
             .convert_columns(&self.key.iter().map(|&i| Arc::clone(loaded.column(i))).collect::<Vec<_>>())
@@ -576,10 +578,15 @@ impl DynamicTable {
     }
 
     /// Caches what a load found, and which asked keys it did not find, then evicts.
-    fn cache_loaded(&self, state: &mut TableState, asked: &RecordBatch, loaded: RecordBatch, ops: Vec<Op>, found: &HashSet<Box<[u8]>>) -> Result<()> {
-        let asked = state.converter.convert_columns(asked.columns()).map_err(|e| self.error(e))?;
-        for i in 0..asked.num_rows() {
-            let key: Box<[u8]> = asked.row(i).data().into();
+    fn cache_loaded(
+        &self,
+        state: &mut TableState,
+        asked: Vec<Box<[u8]>>,
+        loaded: RecordBatch,
+        ops: Vec<Op>,
+        found: &HashSet<Box<[u8]>>,
+    ) -> Result<()> {
+        for key in asked {
             if found.contains(&key) {
                 state.cache.absent.remove(&key);
             } else {
@@ -1099,7 +1106,7 @@ mod tests {
             let ids = keys.column(0).as_primitive::<arrow::datatypes::Int64Type>();
             let found: Vec<(i64, String)> = ids.values().iter().filter_map(|id| backend.get(id).map(|n| (*id, n.clone()))).collect();
             let (ids, names): (Vec<i64>, Vec<String>) = found.into_iter().unzip();
-            Ok(changes(&ids, &names.iter().map(String::as_str).collect::<Vec<_>>(), None))
+            Ok(Some(changes(&ids, &names.iter().map(String::as_str).collect::<Vec<_>>(), None)))
         }))
         .unwrap();
         t
@@ -1176,7 +1183,7 @@ mod tests {
     #[test]
     fn a_loader_that_answers_keys_it_was_not_asked_is_refused() {
         let t = table(None);
-        t.set_loader(Box::new(|_keys: RecordBatch| Ok(changes(&[7, 7], &["x", "y"], None)))).unwrap();
+        t.set_loader(Box::new(|_keys: RecordBatch| Ok(Some(changes(&[7, 7], &["x", "y"], None))))).unwrap();
         let err = t.lookup(&[Arc::new(Int64Array::from(vec![7])) as ArrayRef]).unwrap_err().message;
         assert!(err.contains("returned a key twice"), "{err}");
         let err = t.lookup(&[Arc::new(Int64Array::from(vec![8])) as ArrayRef]).unwrap_err().message;
