@@ -28,7 +28,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.IntFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -48,14 +47,17 @@ import org.slf4j.MDC;
 /**
  * The {@code postgres} sink: idempotent upserts and deletes by primary key.
  *
- * <p>Rows are buffered, last change per key (an {@code _op} column says {@code i}/{@code u}
- * upsert, {@code d} delete; without one every row is an upsert), and written in one round of
- * statements per flush: the buffer is COPYed (text format) into a temporary table of the
- * target's column types, then one {@code INSERT … SELECT … ON CONFLICT (key) DO UPDATE} and one
- * {@code DELETE … USING} apply it (with a TRUNCATE of the temporary table, in one round trip).
- * A buffer without deletes is first tried as a COPY straight into the table, in a savepoint: new
- * keys only (an append stream) need nothing more; an existing key fails it, and the buffer goes
- * through the temporary table (see {@code directCopy} for how often that is tried again).
+ * <p>Rows are encoded as COPY text straight from the Arrow batch ({@link CopyEncoder}) into a
+ * buffer ({@link CopyRows}; an {@code _op} column says {@code i}/{@code u} upsert, {@code d}
+ * delete; without one every row is an upsert) and flushed every {@code batch_size} rows. A flush
+ * without deletes goes into one COPY straight into the table that stays open across the epoch's
+ * flushes (after a savepoint): the server takes rows in while the pipeline makes the next ones,
+ * and an append stream needs nothing more. The COPY ends before any other statement and at the
+ * barrier; if the table refused it (a key that exists or repeats, a value it cannot hold), it is
+ * rolled back to the savepoint and its flushes go the other way. That way: COPY into a temporary
+ * table, then one {@code INSERT … SELECT … ON CONFLICT (key) DO UPDATE} and one {@code DELETE …
+ * USING} (with a TRUNCATE of the temporary table, in one round trip), over the last change per
+ * key when the flush may hold a key twice.
  *
  * <p>Why COPY: measured on the project's PostgreSQL 15 (ci/postgres.sh, 2 shared vCPUs) by
  * benchmarks/postgres/WriteStrategyBench.java: 200 000 rows of bigint, text, double, timestamp
@@ -117,7 +119,8 @@ public final class PostgresSink implements Sink {
                         ConfigType.INT,
                         10_000,
                         false,
-                        "Most distinct keys buffered before they are written (one COPY and one upsert per flush).",
+                        "Rows buffered before they are sent to the table (changes of one key in a flush: the last "
+                                + "wins).",
                         Validator.positive())
                 .define(
                         StandardKeys.BATCH_FLUSH_INTERVAL,
@@ -213,9 +216,12 @@ public final class PostgresSink implements Sink {
     private boolean changeStream;
     private int opIndex = -1;
 
+    private int[] keyColumns;
+    private CopyEncoder encoder;
+
     private String stage;
     private String copySql;
-    /** COPY straight into the table: a chunk of inserts of new keys needs no upsert. */
+    /** COPY straight into the table: flushes of new keys only need no upsert. */
     private String directCopySql;
     /** Flushes left before a direct COPY is tried again, after one met an existing key. */
     private int directSkips;
@@ -224,19 +230,30 @@ public final class PostgresSink implements Sink {
 
     private String upsertSql;
     private String deleteSql;
+    /** The same, over the last change per key of the stage, for flushes that may repeat a key. */
+    private String upsertLastSql;
+
+    private String deleteLastSql;
 
     private Connection connection;
-    /** Buffered changes, one per key (the last), in first-seen order. */
-    private final LinkedHashMap<String, Row> pending = new LinkedHashMap<>();
+    /** Buffered rows in arrival order; the last change per key wins when they are written. */
+    private CopyRows pending = new CopyRows();
 
     private long pendingSince = -1;
     /** The flushed, not yet committed chunks of this epoch: written again after a reconnect. */
-    private final List<List<Row>> epoch = new ArrayList<>();
+    private final List<CopyRows> epoch = new ArrayList<>();
+    /**
+     * The direct COPY running over chunks [directFrom, directTo) of the epoch, after a savepoint;
+     * null when none runs. It ends (and the server answers for it) before any other statement and
+     * at the barrier: until then the server takes rows in while the pipeline makes the next ones.
+     */
+    private CopyIn direct;
+
+    private Savepoint directSavepoint;
+    private int directFrom;
+    private int directTo;
     /** Rows received in this run: a refused row's position in the dead letter. */
     private long rowsSeen;
-
-    /** One change: the op ('d' deletes), the columns' text forms, its key for messages, its position. */
-    record Row(char op, String[] values, String key, long position) {}
 
     PostgresSink(Settings config) {
         this.config = config;
@@ -311,6 +328,8 @@ public final class PostgresSink implements Sink {
                         PgConnections.addressKey(config), "cannot reach " + target() + ": " + e.getMessage());
             }
         });
+        keyColumns = key.stream().mapToInt(columns::indexOf).toArray();
+        encoder = new CopyEncoder(inputIndex, keyColumns);
         buildStatements();
     }
 
@@ -436,7 +455,7 @@ public final class PostgresSink implements Sink {
     private void buildStatements() {
         stage = ident("sluice_stage_" + Integer.toHexString(System.identityHashCode(this)));
         String cols = columns.stream().map(PgTypes::ident).collect(Collectors.joining(", "));
-        copySql = "COPY " + stage + " (" + cols + ", \"_sluice_op\") FROM STDIN";
+        copySql = "COPY " + stage + " (" + cols + ", \"_sluice_op\", \"_sluice_seq\") FROM STDIN";
         directCopySql = "COPY " + qualified + " (" + cols + ") FROM STDIN";
         String conflict = key.stream().map(PgTypes::ident).collect(Collectors.joining(", "));
         List<String> rest = columns.stream().filter(c -> !key.contains(c)).toList();
@@ -453,9 +472,23 @@ public final class PostgresSink implements Sink {
                 action += " WHERE (" + where + ")";
             }
         }
-        upsertSql = "INSERT INTO " + qualified + " AS t (" + cols + ") SELECT " + cols + " FROM " + stage
-                + " WHERE \"_sluice_op\" <> 'd' ON CONFLICT (" + conflict + ") " + action;
-        deleteSql = "DELETE FROM " + qualified + " AS t USING " + stage + " AS s WHERE s.\"_sluice_op\" = 'd' AND "
+        // A flush whose rows may repeat a key reads the last change per key (an upsert cannot
+        // touch one row twice); the others read the stage as it is, without the sort.
+        String last = "(SELECT DISTINCT ON (" + conflict + ") * FROM " + stage + " ORDER BY " + conflict
+                + ", \"_sluice_seq\" DESC)";
+        upsertSql = upsert(stage, cols, conflict, action);
+        upsertLastSql = upsert(last, cols, conflict, action);
+        deleteSql = delete(stage);
+        deleteLastSql = delete(last);
+    }
+
+    private String upsert(String from, String cols, String conflict, String action) {
+        return "INSERT INTO " + qualified + " AS t (" + cols + ") SELECT " + cols + " FROM " + from
+                + " AS s WHERE s.\"_sluice_op\" <> 'd' ON CONFLICT (" + conflict + ") " + action;
+    }
+
+    private String delete(String from) {
+        return "DELETE FROM " + qualified + " AS t USING " + from + " AS s WHERE s.\"_sluice_op\" = 'd' AND "
                 + key.stream().map(k -> "t." + ident(k) + " = s." + ident(k)).collect(Collectors.joining(" AND "));
     }
 
@@ -491,12 +524,16 @@ public final class PostgresSink implements Sink {
         connection.commit();
     }
 
-    /** The session's temporary table: the target's column types (no constraints) plus the op. */
+    /**
+     * The session's temporary table: the target's column types (no constraints), the op and the
+     * row's place in its flush.
+     */
     private void prepareStage() throws SQLException {
         String cols = columns.stream().map(PgTypes::ident).collect(Collectors.joining(", "));
         try (Statement s = connection.createStatement()) {
             s.execute("CREATE TEMP TABLE " + stage + " AS SELECT " + cols + " FROM " + qualified + " WITH NO DATA");
-            s.execute("ALTER TABLE " + stage + " ADD COLUMN \"_sluice_op\" \"char\" NOT NULL");
+            s.execute("ALTER TABLE " + stage + " ADD COLUMN \"_sluice_op\" \"char\" NOT NULL, "
+                    + "ADD COLUMN \"_sluice_seq\" integer NOT NULL");
         }
         connection.commit();
     }
@@ -507,69 +544,53 @@ public final class PostgresSink implements Sink {
     public void write(Batch batch) throws Exception {
         try (VectorSchemaRoot root = batch.toVectors(context.allocator())) {
             int n = root.getRowCount();
-            List<FieldVector> vectors = root.getFieldVectors();
-            List<IntFunction<String>> text = new ArrayList<>(columns.size());
-            for (int index : inputIndex) {
-                text.add(PgTypes.text(vectors.get(index)));
-            }
-            FieldVector ops = changeStream ? vectors.get(opIndex) : null;
-            int[] keyColumns = key.stream().mapToInt(columns::indexOf).toArray();
+            encoder.bind(root);
+            FieldVector ops = changeStream ? root.getVector(opIndex) : null;
             for (int row = 0; row < n; row++) {
                 long position = rowsSeen++;
-                String[] values = new String[columns.size()];
-                for (int c = 0; c < values.length; c++) {
-                    values[c] = text.get(c).apply(row);
-                }
-                char op = 'u';
+                byte op = 'u';
                 if (ops != null) {
                     Object o = ops.getObject(row);
                     String s = o == null ? "" : o.toString();
                     if (s.equals("d") || s.equals("i") || s.equals("u")) {
-                        op = s.charAt(0);
+                        op = (byte) s.charAt(0);
                     } else {
                         context.reject(
                                 position,
-                                recordJson(values).getBytes(StandardCharsets.UTF_8),
+                                recordJson(encoder.values(row)).getBytes(StandardCharsets.UTF_8),
                                 "table " + table() + ": _op is '" + s + "', not i, u or d");
                         continue;
                     }
                 }
-                String rowKey = keyText(values, keyColumns);
-                if (rowKey == null) {
+                if (encoder.keyIsNull(row)) {
                     context.reject(
                             position,
-                            recordJson(values).getBytes(StandardCharsets.UTF_8),
+                            recordJson(encoder.values(row)).getBytes(StandardCharsets.UTF_8),
                             "table " + table() + ": a key column (" + String.join(", ", key) + ") is null");
                     continue;
                 }
-                // Last change per key wins; remove first so the map's order follows the input.
-                pending.remove(rowKey);
-                pending.put(rowKey, new Row(op, values, rowKey, position));
-                if (pending.size() >= batchSize) {
+                encoder.append(row, op, position, pending);
+                if (pending.rows() >= batchSize) {
                     flush();
                 }
             }
         }
-        if (pendingSince < 0 && !pending.isEmpty()) {
+        if (pendingSince < 0 && pending.rows() > 0) {
             pendingSince = System.nanoTime();
         }
-        if (pending.size() >= batchSize
-                || (pendingSince >= 0 && System.nanoTime() - pendingSince >= flushIntervalNanos)) {
+        if (pendingSince >= 0 && System.nanoTime() - pendingSince >= flushIntervalNanos) {
             flush();
         }
     }
 
-    private String keyText(String[] values, int[] keyColumns) {
+    /** The key of a row, for messages: {@code id=7, region=eu}. */
+    private String keyText(String[] values) {
         StringBuilder k = new StringBuilder();
         for (int i = 0; i < keyColumns.length; i++) {
-            String v = values[keyColumns[i]];
-            if (v == null) {
-                return null;
-            }
             if (i > 0) {
                 k.append(", ");
             }
-            k.append(key.get(i)).append('=').append(v);
+            k.append(key.get(i)).append('=').append(values[keyColumns[i]]);
         }
         return k.toString();
     }
@@ -608,27 +629,102 @@ public final class PostgresSink implements Sink {
     /** Writes the buffer into the epoch's transaction. */
     private void flush() throws Exception {
         pendingSince = -1;
-        if (pending.isEmpty()) {
+        if (pending.rows() == 0) {
             return;
         }
-        List<Row> chunk = new ArrayList<>(pending.values());
-        pending.clear();
-        epoch.add(chunk);
+        epoch.add(pending.seal());
+        pending = new CopyRows();
         int index = epoch.size() - 1;
-        withRetries("writing to table " + table(), true, () -> epoch.set(index, apply(index)));
+        withRetries("writing to table " + table(), true, () -> write(index));
     }
 
     /**
-     * Writes chunk {@code index} of the epoch; returns the rows that were written (those the
-     * table refused went to on_error). A refused row aborts the epoch's transaction: the chunks
-     * before this one are written again, then this one row by row, each in a savepoint, to name
-     * the refused rows. (No savepoint per chunk: that would cost two round trips per flush for a
-     * case that the epoch's kept chunks already cover.)
+     * Writes chunk {@code index} of the epoch: into the running direct COPY (or a new one) when it
+     * has no deletes and direct COPYs are not being skipped, else through the stage.
      */
-    private List<Row> apply(int index) throws SQLException {
-        List<Row> chunk = epoch.get(index);
+    private void write(int index) throws SQLException {
+        CopyRows chunk = epoch.get(index);
+        if (!chunk.hasDeletes() && (direct != null || directSkips == 0)) {
+            if (direct == null) {
+                directSavepoint = connection.setSavepoint();
+                direct = connection.unwrap(PGConnection.class).getCopyAPI().copyIn(directCopySql);
+                directFrom = index;
+            }
+            directTo = index + 1;
+            try {
+                direct.writeToCopy(chunk.bytes(), 0, chunk.size());
+            } catch (SQLException e) {
+                directFailed(e);
+            }
+            return;
+        }
+        if (directSkips > 0) {
+            directSkips--;
+        }
+        endDirect();
+        epoch.set(index, apply(index));
+    }
+
+    /**
+     * Ends the running direct COPY, if any. When the table refused it (a key that exists, or a
+     * row it cannot hold) it is rolled back and its chunks go through the stage, which upserts
+     * and names refused rows.
+     */
+    private void endDirect() throws SQLException {
+        if (direct == null) {
+            return;
+        }
         try {
-            writeRows(chunk);
+            direct.endCopy();
+        } catch (SQLException e) {
+            directFailed(e);
+            return;
+        }
+        direct = null;
+        connection.releaseSavepoint(directSavepoint);
+        directBackoff = 1;
+    }
+
+    /**
+     * The direct COPY failed: a transient error is the caller's (withRetries reconnects and writes
+     * the epoch again); otherwise roll back to before it and write its chunks through the stage.
+     * A key that exists makes the next 1, 2, 4 … 64 flushes skip direct COPYs, so a stream of
+     * updates pays for a failed attempt rarely.
+     */
+    private void directFailed(SQLException e) throws SQLException {
+        CopyIn copy = direct;
+        direct = null;
+        if (copy.isActive()) {
+            try {
+                copy.cancelCopy();
+            } catch (SQLException ignored) {
+                // the error below is the one to report
+            }
+        }
+        if (transient_(e) || !refusedData(e)) {
+            throw e;
+        }
+        connection.rollback(directSavepoint);
+        if ("23505".equals(e.getSQLState())) {
+            directSkips = directBackoff;
+            directBackoff = Math.min(64, directBackoff * 2);
+        }
+        for (int i = directFrom; i < directTo; i++) {
+            epoch.set(i, apply(i));
+        }
+    }
+
+    /**
+     * Writes chunk {@code index} of the epoch through the stage; returns the rows that were
+     * written (those the table refused went to on_error). A refused row aborts the epoch's
+     * transaction: the chunks before this one are written again, then this one row by row, each
+     * in a savepoint, to name the refused rows. (No savepoint per chunk: that would cost two round
+     * trips per flush for a case that the epoch's kept chunks already cover.)
+     */
+    private CopyRows apply(int index) throws SQLException {
+        CopyRows chunk = epoch.get(index);
+        try {
+            writeStaged(chunk);
             return chunk;
         } catch (SQLException e) {
             if (!refusedData(e)) {
@@ -639,11 +735,11 @@ public final class PostgresSink implements Sink {
         for (int i = 0; i < index; i++) {
             epoch.set(i, apply(i));
         }
-        List<Row> written = new ArrayList<>(chunk.size());
-        for (Row row : chunk) {
+        List<Integer> written = new ArrayList<>(chunk.rows());
+        for (int row = 0; row < chunk.rows(); row++) {
             Savepoint one = connection.setSavepoint();
             try {
-                writeRows(List.of(row));
+                writeStaged(chunk.select(List.of(row)));
                 connection.releaseSavepoint(one);
                 written.add(row);
             } catch (SQLException e) {
@@ -651,86 +747,38 @@ public final class PostgresSink implements Sink {
                     throw e;
                 }
                 connection.rollback(one);
-                refuse(row, e);
+                refuse(chunk, row, e);
             }
         }
-        return written;
+        return chunk.select(written);
     }
 
-    private void writeRows(List<Row> rows) throws SQLException {
-        boolean deletes = rows.stream().anyMatch(r -> r.op() == 'd');
-        if (!deletes && directCopy(rows)) {
-            return;
-        }
-        copy(copySql, rows, true);
-        // One round trip: upsert, delete (only when there are deletes), and empty the stage for
-        // the next chunk (TRUNCATE, not DELETE: the epoch's one transaction would keep dead rows).
-        try (Statement s = connection.createStatement()) {
-            s.execute(upsertSql + "; " + (deletes ? deleteSql + "; " : "") + "TRUNCATE " + stage);
-        }
-    }
-
-    /**
-     * Tries a chunk without deletes as a COPY straight into the table, inside a savepoint: when
-     * none of its keys exists yet (a stream of new rows) that is the whole write, at COPY's speed.
-     * A key that exists fails it (unique violation): the savepoint is rolled back, the chunk goes
-     * through the stage, and direct COPYs are skipped for the next 1, 2, 4 … 64 flushes, so a
-     * stream of updates pays for a failed attempt rarely. Any other error is the caller's.
-     */
-    private boolean directCopy(List<Row> rows) throws SQLException {
-        if (directSkips > 0) {
-            directSkips--;
-            return false;
-        }
-        Savepoint before = connection.setSavepoint();
+    /** COPYs the rows into the stage, then upserts, deletes and empties it in one round trip. */
+    private void writeStaged(CopyRows rows) throws SQLException {
+        byte[] lines = rows.stageLines();
+        CopyIn copy = connection.unwrap(PGConnection.class).getCopyAPI().copyIn(copySql);
         try {
-            copy(directCopySql, rows, false);
-        } catch (SQLException e) {
-            if (!"23505".equals(e.getSQLState())) {
-                throw e;
-            }
-            connection.rollback(before);
-            directSkips = directBackoff;
-            directBackoff = Math.min(64, directBackoff * 2);
-            return false;
-        }
-        connection.releaseSavepoint(before);
-        directBackoff = 1;
-        return true;
-    }
-
-    /** COPYs the rows' values (and each row's op into the stage's extra column when {@code withOp}). */
-    private void copy(String sql, List<Row> rows, boolean withOp) throws SQLException {
-        StringBuilder text = new StringBuilder(rows.size() * 64);
-        for (Row row : rows) {
-            String[] values = row.values();
-            for (int i = 0; i < values.length; i++) {
-                if (i > 0) {
-                    text.append('\t');
-                }
-                PgTypes.copyText(text, values[i]);
-            }
-            if (withOp) {
-                text.append('\t').append(row.op() == 'd' ? 'd' : 'u');
-            }
-            text.append('\n');
-        }
-        byte[] bytes = text.toString().getBytes(StandardCharsets.UTF_8);
-        CopyIn copy = connection.unwrap(PGConnection.class).getCopyAPI().copyIn(sql);
-        try {
-            copy.writeToCopy(bytes, 0, bytes.length);
+            copy.writeToCopy(lines, 0, lines.length);
             copy.endCopy();
         } finally {
             if (copy.isActive()) {
                 copy.cancelCopy();
             }
         }
+        boolean repeats = rows.mayRepeatKeys();
+        // TRUNCATE, not DELETE: the epoch's one transaction would keep dead rows.
+        try (Statement s = connection.createStatement()) {
+            s.execute((repeats ? upsertLastSql : upsertSql) + "; "
+                    + (rows.hasDeletes() ? (repeats ? deleteLastSql : deleteSql) + "; " : "")
+                    + "TRUNCATE " + stage);
+        }
     }
 
     private static final Pattern COPY_COLUMN = Pattern.compile("column ([^:]+)(?::|$)");
 
     /** Names table, column, key and value of a refused row, and applies on_error. */
-    private void refuse(Row row, SQLException e) {
+    private void refuse(CopyRows chunk, int row, SQLException e) {
+        String[] values = chunk.values(row);
         String column = null;
         String reason = e.getMessage();
         if (e instanceof PSQLException p && p.getServerErrorMessage() != null) {
@@ -753,18 +801,18 @@ public final class PostgresSink implements Sink {
         StringBuilder message = new StringBuilder("table " + table());
         int c = column == null ? -1 : columns.indexOf(column);
         if (c >= 0) {
-            String value = row.values()[c];
+            String value = values[c];
             message.append(", column ")
                     .append(column)
                     .append(", key ")
-                    .append(row.key())
+                    .append(keyText(values))
                     .append(", value ")
                     .append(value == null ? "NULL" : "'" + abbreviate(value) + "'");
         } else {
-            message.append(", key ").append(row.key()).append(", row ").append(abbreviate(recordJson(row.values())));
+            message.append(", key ").append(keyText(values)).append(", row ").append(abbreviate(recordJson(values)));
         }
         message.append(": ").append(reason.replace(stage, qualified));
-        context.reject(row.position(), recordJson(row.values()).getBytes(StandardCharsets.UTF_8), message.toString());
+        context.reject(chunk.position(row), recordJson(values).getBytes(StandardCharsets.UTF_8), message.toString());
     }
 
     private static String abbreviate(String s) {
@@ -809,9 +857,11 @@ public final class PostgresSink implements Sink {
             try {
                 if (reconnect) {
                     closeQuietly();
+                    direct = null; // went with the connection
                     connection = connect(false);
                     prepareStage();
-                    // The aborted transaction held the epoch's chunks before this one: again.
+                    // The aborted transaction held the epoch's chunks before this one: again,
+                    // through the stage.
                     for (int i = 0; i < epoch.size() - (lastChunkIsTheAction ? 1 : 0); i++) {
                         epoch.set(i, apply(i));
                     }
@@ -856,7 +906,10 @@ public final class PostgresSink implements Sink {
         if (epoch.isEmpty()) {
             return;
         }
-        withRetries("committing to table " + table(), false, () -> connection.commit());
+        withRetries("committing to table " + table(), false, () -> {
+            endDirect();
+            connection.commit();
+        });
         epoch.clear();
     }
 

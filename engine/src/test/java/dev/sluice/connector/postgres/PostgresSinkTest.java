@@ -245,6 +245,50 @@ class PostgresSinkTest {
         assertEquals(String.join("\n", expected.values()), tables.get(0));
     }
 
+    /**
+     * Flushes without deletes stream into one COPY straight into the table for the whole epoch; a
+     * key that exists or repeats in it fails that COPY at its end, and every flush of it must then
+     * be written again through the upsert, in order.
+     */
+    @Test
+    void aDirectCopyOverManyFlushesFallsBackWholeWhenAKeyExistsOrRepeats() throws Exception {
+        String table = PgTestSupport.uniqueTable("direct");
+        java.util.TreeMap<Long, String> expected = new java.util.TreeMap<>();
+        StringBuilder repeats = new StringBuilder();
+        for (long id = 1; id <= 20; id++) {
+            repeats.append(change("i", id, "a" + id, 1));
+            expected.put(id, id + "|a" + id + "|1");
+        }
+        repeats.append(change("u", 7, "again", 2)); // repeats a key of an earlier flush
+        expected.put(7L, "7|again|2");
+        for (long id = 21; id <= 25; id++) {
+            repeats.append(change("i", id, "a" + id, 1));
+            expected.put(id, id + "|a" + id + "|1");
+        }
+        Path first = changes("repeats", repeats.toString(), table, "create_table: true\nbatch_size: 3");
+        Result one = run(first, "state1");
+        assertEquals(0, one.code(), one.stderr());
+        assertEquals(
+                List.copyOf(expected.values()),
+                PgTestSupport.rows("SELECT id, name, version FROM \"" + table + "\" ORDER BY id"));
+
+        StringBuilder existing = new StringBuilder();
+        for (long id = 26; id <= 40; id++) {
+            existing.append(change("i", id, "b" + id, 1));
+            expected.put(id, id + "|b" + id + "|1");
+        }
+        existing.append(change("u", 3, "updated", 3)); // exists in the table
+        expected.put(3L, "3|updated|3");
+        existing.append(change("i", 41, "b41", 1));
+        expected.put(41L, "41|b41|1");
+        Path second = changes("existing", existing.toString(), table, "batch_size: 4");
+        Result two = run(second, "state2");
+        assertEquals(0, two.code(), two.stderr());
+        assertEquals(
+                List.copyOf(expected.values()),
+                PgTestSupport.rows("SELECT id, name, version FROM \"" + table + "\" ORDER BY id"));
+    }
+
     @Test
     void aRefusedRowIsNamedAndFailsTheRunOrGoesToTheDeadLetter() throws Exception {
         String table = PgTestSupport.uniqueTable("refused");

@@ -1,0 +1,213 @@
+package dev.sluice.connector.postgres;
+
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.function.IntFunction;
+import org.apache.arrow.vector.BaseIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.TimeStampVector;
+import org.apache.arrow.vector.UInt8Vector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.TimeUnit;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+
+/**
+ * Writes rows of Arrow vectors as lines of COPY text into {@link CopyRows}: each written column's
+ * value in the text form {@link PgTypes#text} gives it, tab-separated. Integers, floats,
+ * booleans, UTF-8 strings, dates and timestamps are written straight from the vectors, without a
+ * String per value (the sink's hot path); every other type goes through {@link PgTypes#text}.
+ */
+final class CopyEncoder {
+
+    /** Writes one non-null value of a bound vector. */
+    private interface ValueWriter {
+        void write(int row, CopyRows out);
+    }
+
+    private final int[] inputIndex;
+    private final boolean[] isKey;
+    private FieldVector[] vectors;
+    private ValueWriter[] writers;
+
+    /**
+     * @param inputIndex the written columns' indexes in the input
+     * @param keyColumns the key's columns, as indexes into the written columns
+     */
+    CopyEncoder(List<Integer> inputIndex, int[] keyColumns) {
+        this.inputIndex = inputIndex.stream().mapToInt(Integer::intValue).toArray();
+        this.isKey = new boolean[this.inputIndex.length];
+        for (int k : keyColumns) {
+            isKey[k] = true;
+        }
+    }
+
+    /** Takes the vectors of a batch; {@link #append} then writes its rows. */
+    void bind(VectorSchemaRoot root) {
+        List<FieldVector> all = root.getFieldVectors();
+        vectors = new FieldVector[inputIndex.length];
+        writers = new ValueWriter[inputIndex.length];
+        for (int c = 0; c < inputIndex.length; c++) {
+            vectors[c] = all.get(inputIndex[c]);
+            writers[c] = writer(vectors[c]);
+        }
+    }
+
+    /** Whether a key column of {@code row} is null (such a row cannot be written). */
+    boolean keyIsNull(int row) {
+        for (int c = 0; c < vectors.length; c++) {
+            if (isKey[c] && vectors[c].isNull(row)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Appends {@code row} as one line. */
+    void append(int row, byte op, long position, CopyRows out) {
+        long keyHash = 0x9E3779B97F4A7C15L;
+        for (int c = 0; c < vectors.length; c++) {
+            if (c > 0) {
+                out.put((byte) '\t');
+            }
+            int start = out.mark();
+            if (vectors[c].isNull(row)) {
+                out.put((byte) '\\');
+                out.put((byte) 'N');
+            } else {
+                writers[c].write(row, out);
+            }
+            if (isKey[c]) {
+                keyHash = hash(keyHash, out.bytes(), start, out.mark());
+            }
+        }
+        out.endLine(op, position, keyHash);
+    }
+
+    /** Row {@code row}'s values as text, null for SQL NULL (for messages about a row never written). */
+    String[] values(int row) {
+        String[] values = new String[vectors.length];
+        for (int c = 0; c < vectors.length; c++) {
+            values[c] = PgTypes.text(vectors[c]).apply(row);
+        }
+        return values;
+    }
+
+    private static long hash(long seed, byte[] bytes, int from, int to) {
+        long h = seed;
+        for (int i = from; i < to; i++) {
+            h = (h ^ bytes[i]) * 0x100000001B3L;
+        }
+        // A separator, so (ab, c) and (a, bc) differ; then spread the bits.
+        h = (h ^ 0xFF) * 0x100000001B3L;
+        return h ^ (h >>> 29);
+    }
+
+    private static ValueWriter writer(FieldVector vector) {
+        return switch (vector) {
+            case UInt8Vector v -> (row, out) -> out.putAscii(Long.toUnsignedString(v.get(row)));
+            case BaseIntVector v -> (row, out) -> out.putLong(v.getValueAsLong(row));
+            case Float8Vector v -> (row, out) -> out.putAscii(Double.toString(v.get(row)));
+            case Float4Vector v -> (row, out) -> out.putAscii(Float.toString(v.get(row)));
+            case BitVector v -> (row, out) -> out.put(v.get(row) != 0 ? (byte) 't' : (byte) 'f');
+            case VarCharVector v ->
+                (row, out) -> {
+                    int start = v.getStartOffset(row);
+                    out.putEscaped(v.getDataBuffer(), start, v.getEndOffset(row) - start);
+                };
+            case DateDayVector v ->
+                (row, out) -> {
+                    long day = v.get(row);
+                    if (!putDate(day, out)) {
+                        out.putEscaped(PgTypes.text(v).apply(row));
+                    }
+                };
+            case TimeStampVector v -> timestamp(v);
+            default -> {
+                IntFunction<String> text = PgTypes.text(vector);
+                yield (row, out) -> out.putEscaped(text.apply(row));
+            }
+        };
+    }
+
+    /**
+     * A timestamp as {@link LocalDateTime#toString} writes it (what {@link PgTypes#text} gives):
+     * seconds only when not zero, fractions in groups of three digits; {@code +00} for a column
+     * with a zone (the values are UTC).
+     */
+    private static ValueWriter timestamp(TimeStampVector v) {
+        ArrowType.Timestamp type = (ArrowType.Timestamp) v.getField().getType();
+        TimeUnit unit = type.getUnit();
+        boolean zoned = type.getTimezone() != null;
+        return (row, out) -> {
+            long micros = switch (unit) {
+                case SECOND -> Math.multiplyExact(v.get(row), 1_000_000L);
+                case MILLISECOND -> Math.multiplyExact(v.get(row), 1_000L);
+                case MICROSECOND -> v.get(row);
+                case NANOSECOND -> Math.floorDiv(v.get(row), 1_000L);
+            };
+            long day = Math.floorDiv(micros, 86_400_000_000L);
+            long ofDay = Math.floorMod(micros, 86_400_000_000L);
+            if (!putDate(day, out)) {
+                LocalDateTime at = LocalDateTime.ofEpochSecond(
+                        Math.floorDiv(micros, 1_000_000L),
+                        (int) Math.floorMod(micros, 1_000_000L) * 1_000,
+                        ZoneOffset.UTC);
+                out.putAscii(at.toString());
+            } else {
+                long seconds = ofDay / 1_000_000L;
+                long fraction = ofDay % 1_000_000L;
+                out.put((byte) 'T');
+                out.putDigits(seconds / 3600, 2);
+                out.put((byte) ':');
+                out.putDigits(seconds / 60 % 60, 2);
+                if (seconds % 60 != 0 || fraction != 0) {
+                    out.put((byte) ':');
+                    out.putDigits(seconds % 60, 2);
+                    if (fraction != 0) {
+                        out.put((byte) '.');
+                        if (fraction % 1000 == 0) {
+                            out.putDigits(fraction / 1000, 3);
+                        } else {
+                            out.putDigits(fraction, 6);
+                        }
+                    }
+                }
+            }
+            if (zoned) {
+                out.putAscii("+00");
+            }
+        };
+    }
+
+    /**
+     * The date {@code day} days after 1970-01-01 as {@code yyyy-MM-dd}, for years 0 to 9999; false
+     * (nothing written) outside them. Civil-from-days after Howard Hinnant's public-domain
+     * algorithm.
+     */
+    private static boolean putDate(long day, CopyRows out) {
+        long z = day + 719_468;
+        long era = Math.floorDiv(z, 146_097);
+        long dayOfEra = z - era * 146_097;
+        long yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365;
+        long dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100);
+        long mp = (5 * dayOfYear + 2) / 153;
+        long dayOfMonth = dayOfYear - (153 * mp + 2) / 5 + 1;
+        long month = mp < 10 ? mp + 3 : mp - 9;
+        long year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+        if (year < 0 || year > 9999) {
+            return false;
+        }
+        out.putDigits(year, 4);
+        out.put((byte) '-');
+        out.putDigits(month, 2);
+        out.put((byte) '-');
+        out.putDigits(dayOfMonth, 2);
+        return true;
+    }
+}

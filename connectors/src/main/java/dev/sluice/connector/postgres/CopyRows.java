@@ -1,0 +1,312 @@
+package dev.sluice.connector.postgres;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
+
+/**
+ * Rows in COPY's text format, one line each (values tab-separated, {@code \N} for null, ending in
+ * a newline), with each row's op ({@code u} upsert, {@code d} delete) and position in the input:
+ * a flush of the postgres sink, kept as bytes until its epoch commits (a reconnect writes it
+ * again). {@link CopyEncoder} appends the lines; a line is ready to send as it is.
+ *
+ * <p>While rows are appended, a hash of each row's key is kept: {@link #mayRepeatKeys} says
+ * whether two rows might share a key (a hash collision only costs the slower, deduplicating
+ * upsert).
+ */
+final class CopyRows {
+
+    private byte[] data = new byte[1 << 14];
+    private int size;
+    /** The end (after the newline) of each line. */
+    private int[] ends = new int[256];
+
+    private byte[] ops = new byte[256];
+    private long[] positions = new long[256];
+    private int rows;
+    private boolean deletes;
+    private boolean repeatedKeys;
+    /** Open addressing over key hashes (0 = empty); dropped when the rows are sealed. */
+    private long[] keyHashes = new long[512];
+
+    int rows() {
+        return rows;
+    }
+
+    boolean hasDeletes() {
+        return deletes;
+    }
+
+    boolean mayRepeatKeys() {
+        return repeatedKeys;
+    }
+
+    long position(int row) {
+        return positions[row];
+    }
+
+    /** The lines, ready for {@code COPY table (columns) FROM STDIN}: {@code bytes()[0, size())}. */
+    byte[] bytes() {
+        return data;
+    }
+
+    int size() {
+        return size;
+    }
+
+    // ---- building a line ------------------------------------------------------------------------
+
+    /** Where the line being written is (and the next value starts). */
+    int mark() {
+        return size;
+    }
+
+    void put(byte b) {
+        if (size == data.length) {
+            data = Arrays.copyOf(data, data.length * 2);
+        }
+        data[size++] = b;
+    }
+
+    void putAscii(String s) {
+        int n = s.length();
+        ensure(n);
+        for (int i = 0; i < n; i++) {
+            data[size++] = (byte) s.charAt(i);
+        }
+    }
+
+    void putLong(long value) {
+        if (value == Long.MIN_VALUE) {
+            putAscii("-9223372036854775808");
+            return;
+        }
+        ensure(20);
+        if (value < 0) {
+            data[size++] = '-';
+            value = -value;
+        }
+        int digits = 1;
+        for (long v = value; v >= 10; v /= 10) {
+            digits++;
+        }
+        for (int i = size + digits - 1; i >= size; i--) {
+            data[i] = (byte) ('0' + value % 10);
+            value /= 10;
+        }
+        size += digits;
+    }
+
+    /** {@code value} as exactly {@code width} digits (zero-padded; value ≥ 0 and fits). */
+    void putDigits(long value, int width) {
+        ensure(width);
+        for (int i = size + width - 1; i >= size; i--) {
+            data[i] = (byte) ('0' + value % 10);
+            value /= 10;
+        }
+        size += width;
+    }
+
+    /** Text escaped for COPY (backslash, tab, newline, carriage return). */
+    void putEscaped(String value) {
+        putEscaped(value.getBytes(StandardCharsets.UTF_8), 0, -1);
+    }
+
+    /**
+     * UTF-8 bytes escaped for COPY. With {@code length} ≥ 0, {@code bytes[from, from + length)};
+     * with -1, all of {@code bytes}.
+     */
+    void putEscaped(byte[] bytes, int from, int length) {
+        int end = length < 0 ? bytes.length : from + length;
+        ensure(end - from);
+        for (int i = from; i < end; i++) {
+            byte b = bytes[i];
+            switch (b) {
+                case '\\', '\t', '\n', '\r' -> {
+                    ensure(end - i + 1);
+                    data[size++] = '\\';
+                    data[size++] = switch (b) {
+                        case '\t' -> 't';
+                        case '\n' -> 'n';
+                        case '\r' -> 'r';
+                        default -> '\\';
+                    };
+                }
+                default -> data[size++] = b;
+            }
+        }
+    }
+
+    /** Copies {@code length} raw bytes of {@code buffer} from {@code index}, escaped for COPY. */
+    void putEscaped(ArrowBuf buffer, long index, int length) {
+        int start = size;
+        ensure(length);
+        buffer.getBytes(index, data, size, length);
+        size += length;
+        escapeWritten(start);
+    }
+
+    /** Escapes, in place, the raw bytes written since {@code start}. */
+    private void escapeWritten(int start) {
+        for (int i = start; i < size; i++) {
+            byte b = data[i];
+            if (b == '\\' || b == '\t' || b == '\n' || b == '\r') {
+                byte[] raw = Arrays.copyOfRange(data, i, size);
+                size = i;
+                putEscaped(raw, 0, -1);
+                return;
+            }
+        }
+    }
+
+    /** Room for {@code n} more bytes. */
+    void ensure(int n) {
+        if (size + n > data.length) {
+            data = Arrays.copyOf(data, Math.max(data.length * 2, size + n));
+        }
+    }
+
+    /** Ends the line being written; {@code keyHash} hashes its key's values. */
+    void endLine(byte op, long position, long keyHash) {
+        put((byte) '\n');
+        if (rows == ends.length) {
+            int grown = rows * 2;
+            ends = Arrays.copyOf(ends, grown);
+            ops = Arrays.copyOf(ops, grown);
+            positions = Arrays.copyOf(positions, grown);
+        }
+        ends[rows] = size;
+        ops[rows] = op;
+        positions[rows] = position;
+        rows++;
+        deletes |= op == 'd';
+        if (keyHashes != null && !repeatedKeys) {
+            rememberKey(keyHash);
+        }
+    }
+
+    private void rememberKey(long hash) {
+        if (rows * 2 > keyHashes.length) {
+            long[] old = keyHashes;
+            keyHashes = new long[old.length * 2];
+            for (long h : old) {
+                if (h != 0) {
+                    insert(h);
+                }
+            }
+        }
+        if (!insert(hash == 0 ? 1 : hash)) {
+            repeatedKeys = true;
+        }
+    }
+
+    /** Adds a hash; false when it was there. */
+    private boolean insert(long hash) {
+        int mask = keyHashes.length - 1;
+        for (int i = (int) (hash ^ (hash >>> 32)) & mask; ; i = (i + 1) & mask) {
+            if (keyHashes[i] == 0) {
+                keyHashes[i] = hash;
+                return true;
+            }
+            if (keyHashes[i] == hash) {
+                return false;
+            }
+        }
+    }
+
+    /** No more rows: frees the key hashes. */
+    CopyRows seal() {
+        keyHashes = null;
+        return this;
+    }
+
+    // ---- reading ------------------------------------------------------------------------------
+
+    private int start(int row) {
+        return row == 0 ? 0 : ends[row - 1];
+    }
+
+    /**
+     * The lines for the stage table: each line's values, then its op and its sequence number in
+     * these rows (the stage keeps the last change per key by it).
+     */
+    byte[] stageLines() {
+        CopyRows out = new CopyRows();
+        out.keyHashes = null;
+        out.ensure(size + rows * 12);
+        for (int r = 0; r < rows; r++) {
+            int from = start(r);
+            int length = ends[r] - 1 - from;
+            System.arraycopy(data, from, out.data, out.size, length);
+            out.size += length;
+            out.put((byte) '\t');
+            out.put(ops[r] == 'd' ? (byte) 'd' : (byte) 'u');
+            out.put((byte) '\t');
+            out.putLong(r);
+            out.put((byte) '\n');
+        }
+        return Arrays.copyOf(out.data, out.size);
+    }
+
+    /** The given rows (in order) as rows of their own. */
+    CopyRows select(List<Integer> which) {
+        CopyRows out = new CopyRows();
+        out.keyHashes = null;
+        for (int r : which) {
+            int from = start(r);
+            int length = ends[r] - from;
+            out.ensure(length);
+            System.arraycopy(data, from, out.data, out.size, length);
+            out.size += length;
+            out.endLineCopied(ops[r], positions[r]);
+        }
+        out.repeatedKeys = repeatedKeys && which.size() > 1;
+        return out;
+    }
+
+    private void endLineCopied(byte op, long position) {
+        if (rows == ends.length) {
+            int grown = rows * 2;
+            ends = Arrays.copyOf(ends, grown);
+            ops = Arrays.copyOf(ops, grown);
+            positions = Arrays.copyOf(positions, grown);
+        }
+        ends[rows] = size;
+        ops[rows] = op;
+        positions[rows] = position;
+        rows++;
+        deletes |= op == 'd';
+    }
+
+    /** Row {@code row}'s values as text (null for SQL NULL), for messages. */
+    String[] values(int row) {
+        List<String> values = new ArrayList<>();
+        StringBuilder value = new StringBuilder();
+        byte[] raw = new byte[ends[row] - 1 - start(row)];
+        System.arraycopy(data, start(row), raw, 0, raw.length);
+        String line = new String(raw, StandardCharsets.UTF_8);
+        boolean isNull = false;
+        for (int i = 0; i <= line.length(); i++) {
+            char c = i == line.length() ? '\t' : line.charAt(i);
+            if (c == '\t') {
+                values.add(isNull ? null : value.toString());
+                value.setLength(0);
+                isNull = false;
+            } else if (c == '\\' && i + 1 < line.length()) {
+                char next = line.charAt(++i);
+                switch (next) {
+                    case 'N' -> isNull = true;
+                    case 't' -> value.append('\t');
+                    case 'n' -> value.append('\n');
+                    case 'r' -> value.append('\r');
+                    default -> value.append(next);
+                }
+            } else {
+                value.append(c);
+            }
+        }
+        return values.toArray(String[]::new);
+    }
+}
