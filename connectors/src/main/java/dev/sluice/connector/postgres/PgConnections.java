@@ -10,7 +10,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import org.postgresql.ds.PGSimpleDataSource;
 
-/** The connection settings the PostgreSQL sink and source share, and how they connect. */
+/** The connection settings the PostgreSQL sink, source and lookups share, and how they connect. */
 public final class PgConnections {
 
     static final String URL = "url";
@@ -126,13 +126,26 @@ public final class PgConnections {
         return Target.of(config).describe();
     }
 
-    /** A new connection, autocommit off, named after the node in {@code pg_stat_activity}. */
-    static Connection connect(Settings config, StageContext context, boolean readOnly) throws SQLException {
-        return connect(Target.of(config), "sluice " + context.pipelineName() + "/" + context.nodeName(), readOnly);
+    /** How a node's connections are named in {@code pg_stat_activity}. */
+    static String applicationName(StageContext context) {
+        return "sluice " + context.pipelineName() + "/" + context.nodeName();
     }
 
-    /** A new connection, autocommit off, named {@code applicationName} in {@code pg_stat_activity}. */
+    /**
+     * A new connection of its own, outside the pool, autocommit off, named {@code applicationName}
+     * in {@code pg_stat_activity}: for a session that must stay the same for the whole run (a
+     * {@code LISTEN}), and for the one-off checks of validation. Everything else borrows from a
+     * {@link PgPool}.
+     */
     static Connection connect(Target target, String applicationName, boolean readOnly) throws SQLException {
+        Connection c = dataSource(target, applicationName).getConnection();
+        c.setReadOnly(readOnly);
+        c.setAutoCommit(false);
+        return c;
+    }
+
+    /** The driver's data source for {@code target}. */
+    static PGSimpleDataSource dataSource(Target target, String applicationName) {
         PGSimpleDataSource ds = new PGSimpleDataSource();
         if (target.url() != null) {
             if (!target.url().startsWith("jdbc:postgresql:")) {
@@ -155,9 +168,6 @@ public final class PgConnections {
         ds.setApplicationName(applicationName);
         ds.setConnectTimeout(10);
         ds.setTcpKeepAlive(true);
-        Connection c = ds.getConnection();
-        c.setReadOnly(readOnly);
-        c.setAutoCommit(false);
-        return c;
+        return ds;
     }
 }

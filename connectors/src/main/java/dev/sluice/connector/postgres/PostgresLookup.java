@@ -128,6 +128,9 @@ public final class PostgresLookup implements LookupBackend.Lookup {
     private final String applicationName;
     private final BufferAllocator allocator;
     private final NativeDecoder decoder;
+    /** The lease on the server's connection pool, taken at the first lookup. */
+    private PgPool pool;
+
     private Connection connection;
     private String keyType;
     private volatile boolean closed;
@@ -211,7 +214,10 @@ public final class PostgresLookup implements LookupBackend.Lookup {
     /** The lookup connection, opened (and the table checked) when first needed. */
     private Connection connection() throws SQLException {
         if (connection == null || connection.isClosed()) {
-            Connection c = PgConnections.connect(target, applicationName, true);
+            if (pool == null) {
+                pool = PgPool.open(target);
+            }
+            Connection c = pool.connection(applicationName, true);
             try {
                 keyType = checkTable(c);
             } catch (SQLException | RuntimeException e) {
@@ -248,6 +254,7 @@ public final class PostgresLookup implements LookupBackend.Lookup {
         while (!closed) {
             try {
                 if (notifyChannel != null && listening == null) {
+                    // Its own session, not a pooled one: LISTEN belongs to the session.
                     listening = PgConnections.connect(target, applicationName + " (listener)", false);
                     listening.setAutoCommit(true);
                     try (Statement s = listening.createStatement()) {
@@ -325,6 +332,11 @@ public final class PostgresLookup implements LookupBackend.Lookup {
             listener.join();
         }
         closeConnection();
+        synchronized (this) {
+            if (pool != null) {
+                pool.close();
+            }
+        }
         decoder.close();
     }
 }

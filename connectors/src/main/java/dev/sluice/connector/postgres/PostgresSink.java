@@ -235,6 +235,9 @@ public final class PostgresSink implements Sink {
 
     private String deleteLastSql;
 
+    /** This sink's lease on the server's connection pool, from start to close. */
+    private PgPool pool;
+
     private Connection connection;
     /** Buffered rows in arrival order; the last change per key wins when they are written. */
     private CopyRows pending = new CopyRows();
@@ -321,7 +324,10 @@ public final class PostgresSink implements Sink {
         // Read-only: does the table exist with matching columns and a unique key? No writes:
         // validation calls open.
         context.checkWhileOpening(() -> {
-            try (Connection c = connect(true)) {
+            // A connection of its own, not the pool's: an unreachable server fails at once with
+            // the driver's reason, instead of after the pool's wait.
+            try (Connection c = PgConnections.connect(
+                    PgConnections.Target.of(config), PgConnections.applicationName(context), true)) {
                 checkTable(c, !config.getBoolean(CREATE_TABLE));
             } catch (SQLException e) {
                 throw new InvalidSettingException(
@@ -338,8 +344,9 @@ public final class PostgresSink implements Sink {
         return PgConnections.target(config);
     }
 
-    private Connection connect(boolean readOnly) throws SQLException {
-        return PgConnections.connect(config, context, readOnly);
+    /** The lane's connection for the run (and again after a connection error). */
+    private Connection connect() throws SQLException {
+        return pool.connection(PgConnections.applicationName(context), false);
     }
 
     /** A column of the existing table. */
@@ -497,7 +504,10 @@ public final class PostgresSink implements Sink {
     @Override
     public void start() throws Exception {
         withRetries("connecting", false, () -> {
-            connection = connect(false);
+            if (pool == null) {
+                pool = PgPool.open(PgConnections.Target.of(config));
+            }
+            connection = connect();
             if (config.getBoolean(CREATE_TABLE) && !checkTable(connection, false)) {
                 createTable();
                 checkTable(connection, true); // created by someone else meanwhile: still must match
@@ -531,6 +541,8 @@ public final class PostgresSink implements Sink {
     private void prepareStage() throws SQLException {
         String cols = columns.stream().map(PgTypes::ident).collect(Collectors.joining(", "));
         try (Statement s = connection.createStatement()) {
+            // A pooled session may still hold a stage of a sink that used it before.
+            s.execute("DROP TABLE IF EXISTS pg_temp." + stage);
             s.execute("CREATE TEMP TABLE " + stage + " AS SELECT " + cols + " FROM " + qualified + " WITH NO DATA");
             s.execute("ALTER TABLE " + stage + " ADD COLUMN \"_sluice_op\" \"char\" NOT NULL, "
                     + "ADD COLUMN \"_sluice_seq\" integer NOT NULL");
@@ -858,7 +870,7 @@ public final class PostgresSink implements Sink {
                 if (reconnect) {
                     closeQuietly();
                     direct = null; // went with the connection
-                    connection = connect(false);
+                    connection = connect();
                     prepareStage();
                     // The aborted transaction held the epoch's chunks before this one: again,
                     // through the stage.
@@ -927,5 +939,8 @@ public final class PostgresSink implements Sink {
     @Override
     public void close() {
         closeQuietly();
+        if (pool != null) {
+            pool.close();
+        }
     }
 }

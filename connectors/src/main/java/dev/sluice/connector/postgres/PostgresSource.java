@@ -163,7 +163,10 @@ public final class PostgresSource implements Source {
         }
         // Read-only: the table and its columns exist (validation calls open).
         context.checkWhileOpening(() -> {
-            try (Connection c = PgConnections.connect(config, context, true)) {
+            // A connection of its own, not the pool's: an unreachable server fails at once with
+            // the driver's reason, instead of after the pool's wait.
+            try (Connection c = PgConnections.connect(
+                    PgConnections.Target.of(config), PgConnections.applicationName(context), true)) {
                 keyType = checkTable(c, declared.keySet());
             } catch (SQLException e) {
                 throw new InvalidSettingException(
@@ -198,8 +201,10 @@ public final class PostgresSource implements Source {
 
     @Override
     public void start() throws SQLException {
-        // Not read-only: LISTEN is refused in a read-only session. It only ever reads.
-        connection = PgConnections.connect(config, context, false);
+        // Its own session, not a pooled one: LISTEN belongs to the session. Not read-only: LISTEN
+        // is refused in a read-only session. It only ever reads.
+        connection =
+                PgConnections.connect(PgConnections.Target.of(config), PgConnections.applicationName(context), false);
         if (channel != null) {
             connection.setAutoCommit(true);
             try (Statement s = connection.createStatement()) {

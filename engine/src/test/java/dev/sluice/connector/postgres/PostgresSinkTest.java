@@ -121,6 +121,7 @@ class PostgresSinkTest {
         assertEquals(
                 List.of("1|a2|2", "3|newer|2", "6|f|1", "7|g|1"),
                 PgTestSupport.rows("SELECT id, name, version FROM \"" + table + "\" ORDER BY id"));
+        assertEquals(0, PgPool.openPools(), "every sink gave its lease on the connection pool back");
     }
 
     @Test
