@@ -18,18 +18,32 @@ import org.apache.arrow.memory.ArrowBuf;
  */
 final class CopyRows {
 
-    private byte[] data = new byte[1 << 14];
+    private byte[] data;
     private int size;
     /** The end (after the newline) of each line. */
-    private int[] ends = new int[256];
+    private int[] ends;
 
-    private byte[] ops = new byte[256];
-    private long[] positions = new long[256];
+    private byte[] ops;
+    private long[] positions;
     private int rows;
     private boolean deletes;
     private boolean repeatedKeys;
     /** Open addressing over key hashes (0 = empty); dropped when the rows are sealed. */
-    private long[] keyHashes = new long[512];
+    private long[] keyHashes;
+
+    CopyRows() {
+        this(256, 1 << 14);
+    }
+
+    /** Room for {@code rows} rows of {@code bytes} bytes in all before anything grows. */
+    CopyRows(int rows, int bytes) {
+        data = new byte[Math.max(bytes, 64)];
+        rows = Math.max(rows, 4);
+        ends = new int[rows];
+        ops = new byte[rows];
+        positions = new long[rows];
+        keyHashes = new long[Integer.highestOneBit(rows * 2 - 1) << 1];
+    }
 
     int rows() {
         return rows;

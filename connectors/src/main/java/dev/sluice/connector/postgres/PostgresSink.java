@@ -645,7 +645,8 @@ public final class PostgresSink implements Sink {
             return;
         }
         epoch.add(pending.seal());
-        pending = new CopyRows();
+        // The next flush is likely the same size: room for it, plus a little, grows nothing.
+        pending = new CopyRows(pending.rows() + pending.rows() / 8, pending.size() + pending.size() / 8);
         int index = epoch.size() - 1;
         withRetries("writing to table " + table(), true, () -> write(index));
     }
