@@ -112,7 +112,13 @@ final class CopyEncoder {
         return switch (vector) {
             case UInt8Vector v -> (row, out) -> out.putAscii(Long.toUnsignedString(v.get(row)));
             case BaseIntVector v -> (row, out) -> out.putLong(v.getValueAsLong(row));
-            case Float8Vector v -> (row, out) -> out.putAscii(Double.toString(v.get(row)));
+            case Float8Vector v ->
+                (row, out) -> {
+                    double d = v.get(row);
+                    if (!putPlainDouble(d, out)) {
+                        out.putAscii(Double.toString(d));
+                    }
+                };
             case Float4Vector v -> (row, out) -> out.putAscii(Float.toString(v.get(row)));
             case BitVector v -> (row, out) -> out.put(v.get(row) != 0 ? (byte) 't' : (byte) 'f');
             case VarCharVector v ->
@@ -133,6 +139,41 @@ final class CopyEncoder {
                 yield (row, out) -> out.putEscaped(text.apply(row));
             }
         };
+    }
+
+    /**
+     * Writes {@code d} exactly as {@link Double#toString} does when it is zero or has at most three
+     * decimals and 10⁻³ ≤ |d| < 10⁷ (prices, amounts, whole numbers: Java's plain notation), without
+     * a String; false (nothing written) otherwise. The decimal m/1000 that divides back to d is
+     * the shortest that rounds to d: another within d's rounding interval (under 2·10⁻⁹ wide
+     * here) with no more digits would be a multiple of 10⁻⁴ too, so the same number.
+     */
+    static boolean putPlainDouble(double d, CopyRows out) {
+        double magnitude = Math.abs(d);
+        if (magnitude == 0) {
+            out.putAscii(Double.doubleToRawLongBits(d) < 0 ? "-0.0" : "0.0");
+            return true;
+        }
+        if (!(magnitude >= 1e-3 && magnitude < 1e7)) {
+            return false; // also NaN
+        }
+        long thousandths = (long) Math.rint(magnitude * 1000);
+        if ((double) thousandths / 1000 != magnitude) {
+            return false;
+        }
+        if (d < 0) {
+            out.put((byte) '-');
+        }
+        out.putLong(thousandths / 1000);
+        out.put((byte) '.');
+        long fraction = thousandths % 1000;
+        int digits = 3;
+        while (digits > 1 && fraction % 10 == 0) {
+            fraction /= 10;
+            digits--;
+        }
+        out.putDigits(fraction, digits);
+        return true;
     }
 
     /**

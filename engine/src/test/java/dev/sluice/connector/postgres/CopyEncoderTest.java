@@ -112,6 +112,61 @@ class CopyEncoderTest {
         }
     }
 
+    /** Doubles of every shape, written without a String where they can be, read as Java writes them. */
+    @Test
+    void doublesAreWrittenAsDoubleToStringWritesThem() {
+        java.util.Random random = new java.util.Random(16);
+        CopyRows out = new CopyRows();
+        List<Double> values = new ArrayList<>(List.of(
+                0.0,
+                -0.0,
+                1e-3,
+                -1e-3,
+                9.99e-4,
+                1e7,
+                9_999_999.999,
+                1e7 - 1e-3,
+                0.1,
+                0.2,
+                0.3,
+                0.1 + 0.2,
+                100.0,
+                -12.5,
+                1.005,
+                2.675,
+                1e-4,
+                123_456.789,
+                Double.MIN_VALUE,
+                Double.MAX_VALUE,
+                Double.NaN,
+                Double.NEGATIVE_INFINITY,
+                Math.nextUp(1.0),
+                Math.nextDown(1e7),
+                Math.nextUp(1e-3)));
+        for (int i = 0; i < 300_000; i++) {
+            long m = random.nextLong(20_000_000_000L) - 10_000_000_000L;
+            values.add(
+                    switch (i % 6) {
+                        case 0 -> m / 1000.0;
+                        case 1 -> m / 100.0;
+                        case 2 -> (double) (m / 1000);
+                        case 3 -> m / 1000.0 + Math.ulp(m / 1000.0) * (random.nextBoolean() ? 1 : -1);
+                        case 4 -> random.nextDouble() * Math.pow(10, random.nextInt(-6, 9));
+                        default -> Double.longBitsToDouble(random.nextLong());
+                    });
+        }
+        int plain = 0;
+        for (double d : values) {
+            int start = out.size();
+            if (CopyEncoder.putPlainDouble(d, out)) {
+                plain++;
+                String written = new String(out.bytes(), start, out.size() - start, StandardCharsets.US_ASCII);
+                assertEquals(Double.toString(d), written, "bits " + Double.doubleToRawLongBits(d));
+            }
+        }
+        assertTrue(plain > 90_000, "the plain path took " + plain + " of " + values.size());
+    }
+
     @Test
     void repeatedKeysAreNoticed() {
         try (BufferAllocator allocator = new RootAllocator();
