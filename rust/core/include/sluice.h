@@ -387,10 +387,11 @@ int32_t sluice_dynamic_table_set_loader(const struct SluiceDynamicTable *table,
                                         const void *free_string);
 
 /*
- Lookup mode: drops the cached rows of the keys in `keys_json`, a JSON array of the keys as
- strings (`["42", "43"]`, cast to the single key column's type), or of every key when it is
- NULL, so that the next batch needing them loads them again. A load running meanwhile does
- not cache what it read.
+ Lookup mode: drops the cached rows of the keys in `keys_json`, a JSON array of the keys: for
+ a single key column the values as strings (`["42", "43"]`), for a key of several columns one
+ array per key with a string per column, in the key's order (`[["eu", "42"]]`); each value is
+ cast to its column's type. NULL drops every key. The next batch needing them loads them
+ again; a load running meanwhile does not cache what it read.
 
  # Safety
  `table` is NULL or a live table; `keys_json` NULL or a NUL-terminated string, borrowed. Any thread.

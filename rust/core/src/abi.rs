@@ -707,15 +707,23 @@ pub unsafe extern "C" fn sluice_dynamic_table_set_loader(
     })
 }
 
-/// Lookup mode: drops the cached rows of the keys in `keys_json`, a JSON array of the keys as
-/// strings (`["42", "43"]`, cast to the single key column's type), or of every key when it is
-/// NULL, so that the next batch needing them loads them again. A load running meanwhile does
-/// not cache what it read.
+/// Lookup mode: drops the cached rows of the keys in `keys_json`, a JSON array of the keys: for
+/// a single key column the values as strings (`["42", "43"]`), for a key of several columns one
+/// array per key with a string per column, in the key's order (`[["eu", "42"]]`); each value is
+/// cast to its column's type. NULL drops every key. The next batch needing them loads them
+/// again; a load running meanwhile does not cache what it read.
 ///
 /// # Safety
 /// `table` is NULL or a live table; `keys_json` NULL or a NUL-terminated string, borrowed. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_dynamic_table_forget(table: *const SluiceDynamicTable, keys_json: *const c_char) -> i32 {
+    /// The two shapes `keys_json` may take.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Keys {
+        Values(Vec<String>),
+        Rows(Vec<Vec<String>>),
+    }
     guard(|| {
         // SAFETY: table is NULL or live (this function's contract).
         let table = &unsafe { borrow(table, "dynamic table") }?.table;
@@ -723,8 +731,21 @@ pub unsafe extern "C" fn sluice_dynamic_table_forget(table: *const SluiceDynamic
             return table.forget(None);
         }
         // SAFETY: NUL-terminated (this function's contract).
-        let keys: Vec<String> = unsafe { options(keys_json, "keys") }?;
-        table.forget(Some(&(Arc::new(arrow::array::StringArray::from(keys)) as ArrayRef)))
+        let keys: Keys = unsafe { options(keys_json, "keys") }?;
+        let columns: Vec<ArrayRef> = match keys {
+            Keys::Values(values) => vec![Arc::new(arrow::array::StringArray::from(values))],
+            Keys::Rows(rows) => {
+                let width = rows.first().map_or(0, Vec::len);
+                if rows.iter().any(|r| r.len() != width) {
+                    return Err(CoreError::invalid("keys: every key needs one value per key column"));
+                }
+                (0..width).map(|c| Arc::new(rows.iter().map(|r| Some(r[c].as_str())).collect::<arrow::array::StringArray>()) as ArrayRef).collect()
+            }
+        };
+        if columns.first().is_none_or(|c| c.is_empty()) {
+            return Ok(()); // no keys
+        }
+        table.forget(Some(&columns))
     })
 }
 

@@ -652,10 +652,11 @@ impl DynamicTable {
         false
     }
 
-    /// Lookup mode: drops the cached rows of `keys` (text, cast to the single key column's
-    /// type), or of every key when `None`, so the next batch that needs them loads them again.
-    /// A load running meanwhile does not cache what it read.
-    pub fn forget(&self, keys: Option<&ArrayRef>) -> Result<()> {
+    /// Lookup mode: drops the cached rows of `keys` (one array per key column, in the key's
+    /// order, each cast to its column's type; a key with a NULL part is skipped), or of every key
+    /// when `None`, so the next batch that needs them loads them again. A load running meanwhile
+    /// does not cache what it read.
+    pub fn forget(&self, keys: Option<&[ArrayRef]>) -> Result<()> {
         let mut state = self.state();
         state.cache.generation += 1;
         match keys {
@@ -666,13 +667,19 @@ impl DynamicTable {
                 state.index.clear();
                 state.stored_rows = 0;
             }
-            Some(values) => {
-                let [key] = self.key[..] else {
-                    return Err(self.error("forgetting single keys needs a table with a single key column"));
-                };
-                let values = arrow::compute::cast(values, self.schema.field(key).data_type()).map_err(|e| self.error(e))?;
-                let rows = state.converter.convert_columns(&[Arc::clone(&values)]).map_err(|e| self.error(e))?;
-                for i in (0..values.len()).filter(|i| !values.is_null(*i)) {
+            Some(columns) => {
+                if columns.len() != self.key.len() {
+                    return Err(self.error(format!("forgetting keys of {} columns; the table's key has {}", columns.len(), self.key.len())));
+                }
+                let values = columns
+                    .iter()
+                    .zip(&self.key)
+                    .map(|(values, &key)| arrow::compute::cast(values, self.schema.field(key).data_type()))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|e| self.error(e))?;
+                let rows = state.converter.convert_columns(&values).map_err(|e| self.error(e))?;
+                let count = values.first().map_or(0, |v| v.len());
+                for i in (0..count).filter(|i| values.iter().all(|v| !v.is_null(*i))) {
                     self.forget_key(&mut state, rows.row(i).data());
                 }
             }
@@ -1113,6 +1120,85 @@ mod tests {
     }
 
     #[test]
+    fn a_lookup_table_with_a_key_of_two_columns_joins_on_both_and_forgets_whole_keys() {
+        use crate::plugin_udf::Functions;
+        use crate::transform::SqlTransform;
+        let t = Arc::new(
+            DynamicTable::new(
+                serde_json::from_value(serde_json::json!({
+                    "name": "customers",
+                    "columns": [{"name": "id", "type": "Int64"}, {"name": "region", "type": "Utf8"},
+                                {"name": "name", "type": "Utf8"}],
+                    "key": ["region", "id"],
+                }))
+                .unwrap(),
+            )
+            .unwrap(),
+        );
+        // The backend: (region, id) -> name; the loader answers the asked keys that exist.
+        let backend = Arc::new(Mutex::new(BTreeMap::from([(("eu".to_string(), 1), "eu1".to_string()), (("us".to_string(), 1), "us1".to_string())])));
+        let calls = Arc::new(AtomicU64::new(0));
+        let (source, counter) = (Arc::clone(&backend), Arc::clone(&calls));
+        t.set_loader(Box::new(move |keys: RecordBatch| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            assert_eq!(keys.schema().field(0).name(), "region", "keys come in the key's order");
+            let regions = arrow::compute::cast(keys.column(0), &DataType::Utf8).unwrap();
+            let regions = regions.as_string::<i32>();
+            let ids = keys.column(1).as_primitive::<arrow::datatypes::Int64Type>();
+            let source = source.lock().unwrap();
+            let found: Vec<(i64, String, String)> = (0..keys.num_rows())
+                .filter_map(|i| {
+                    source.get(&(regions.value(i).to_string(), ids.value(i))).map(|n| (ids.value(i), regions.value(i).to_string(), n.clone()))
+                })
+                .collect();
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("id", DataType::Int64, false),
+                Field::new("region", DataType::Utf8, false),
+                Field::new("name", DataType::Utf8, true),
+            ]));
+            Ok(Some(
+                RecordBatch::try_new(
+                    schema,
+                    vec![
+                        Arc::new(Int64Array::from(found.iter().map(|f| f.0).collect::<Vec<_>>())),
+                        Arc::new(StringArray::from(found.iter().map(|f| f.1.clone()).collect::<Vec<_>>())),
+                        Arc::new(StringArray::from(found.iter().map(|f| f.2.clone()).collect::<Vec<_>>())),
+                    ],
+                )
+                .unwrap(),
+            ))
+        }))
+        .unwrap();
+        let mut functions = Functions::default();
+        functions.add_table(Arc::clone(&t)).unwrap();
+        let stream = Arc::new(Schema::new(vec![Field::new("cid", DataType::Int64, true)]));
+        // cid 1 is eu/1, cid 11 is us/1, cid 2 is eu/2 (absent).
+        let mut join = SqlTransform::with_functions(
+            "SELECT s.cid, c.name FROM s LEFT JOIN customers c \
+             ON c.region = CASE WHEN s.cid < 10 THEN 'eu' ELSE 'us' END AND c.id = s.cid % 10",
+            vec![("s".into(), Arc::clone(&stream))],
+            &[],
+            &functions,
+        )
+        .unwrap();
+        let probe = |ids: Vec<i64>| RecordBatch::try_new(Arc::clone(&stream), vec![Arc::new(Int64Array::from(ids))]).unwrap();
+        let s = |v: &str| Some(v.to_string());
+        join.push(0, probe(vec![1, 11, 2])).unwrap();
+        assert_eq!(drain(&mut join), vec![(1, s("eu1")), (2, None), (11, s("us1"))]);
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
+
+        backend.lock().unwrap().extend([(("eu".to_string(), 1), "EU1".to_string()), (("us".to_string(), 1), "US1".to_string())]);
+        // Forgetting (us, 1) reloads that key only; (eu, 1) is still the cached row.
+        let key = |region: &str, id: &str| [Arc::new(StringArray::from(vec![region])) as ArrayRef, Arc::new(StringArray::from(vec![id])) as ArrayRef];
+        t.forget(Some(&key("us", "1"))).unwrap();
+        join.push(0, probe(vec![1, 11])).unwrap();
+        assert_eq!(drain(&mut join), vec![(1, s("eu1")), (11, s("US1"))]);
+        assert_eq!(calls.load(Ordering::Relaxed), 2);
+        let half = t.forget(Some(&[Arc::new(StringArray::from(vec!["eu"])) as ArrayRef])).unwrap_err();
+        assert!(half.message.contains("forgetting keys of 1 columns; the table's key has 2"), "{}", half.message);
+    }
+
+    #[test]
     fn a_lookup_table_loads_each_batch_s_missing_keys_in_one_call_and_caches_them() {
         use crate::plugin_udf::Functions;
         use crate::transform::SqlTransform;
@@ -1144,7 +1230,7 @@ mod tests {
         backend.lock().unwrap().extend([(1, "A".to_string()), (3, "c".to_string())]);
         join.push(0, probe(vec![Some(1), Some(3)])).unwrap();
         assert_eq!(drain(&mut join), vec![(1, s("a")), (3, None)]);
-        t.forget(Some(&(Arc::new(StringArray::from(vec!["3"])) as ArrayRef))).unwrap();
+        t.forget(Some(&[Arc::new(StringArray::from(vec!["3"])) as ArrayRef])).unwrap();
         join.push(0, probe(vec![Some(1), Some(3)])).unwrap();
         assert_eq!(drain(&mut join), vec![(1, s("a")), (3, s("c"))]);
         t.forget(None).unwrap();

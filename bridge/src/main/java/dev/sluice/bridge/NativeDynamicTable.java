@@ -143,9 +143,14 @@ public final class NativeDynamicTable extends NativeHandle {
         }
     }
 
-    /** Lookup table: drops the cached rows of {@code keys} (as text), so they are loaded again when needed. */
-    public void forget(Collection<String> keys) {
-        core().dynamicTableForget(address(), Json.array(keys));
+    /**
+     * Lookup table: drops the cached rows of {@code keys} — each its columns' values as text, in
+     * the key's order — so they are loaded again when needed.
+     */
+    public void forget(Collection<List<String>> keys) {
+        if (!keys.isEmpty()) {
+            core().dynamicTableForget(address(), Json.array(keys));
+        }
     }
 
     /** Lookup table: drops every cached row. */

@@ -3,7 +3,6 @@ package dev.sluice.runtime;
 import dev.sluice.bridge.ArrowC;
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeDynamicTable;
-import dev.sluice.bridge.NativeException;
 import dev.sluice.bridge.NativeFunctions;
 import dev.sluice.config.ConfigException;
 import dev.sluice.config.ConfigProblems;
@@ -113,12 +112,10 @@ final class DynamicTables implements AutoCloseable {
             this.rows = rows;
         }
 
-        /** Applies the changes a node emitted; a failure names the table. */
+        /** Applies the changes a node emitted; the core's error names the table. */
         void apply(Batch batch, BufferAllocator allocator) {
             try {
                 NativeBatch.with(batch, allocator, rows::apply);
-            } catch (NativeException e) {
-                throw new IllegalStateException(e.getMessage(), e);
             } finally {
                 measure();
             }
@@ -298,11 +295,6 @@ final class DynamicTables implements AutoCloseable {
                     keyValue == null ? table.location() : keyValue.location(),
                     null,
                     at + ".key must name the column (or list the columns) that identify a row");
-        } else if (lookup && key.size() != 1) {
-            problems.add(
-                    keyValue.location(),
-                    null,
-                    at + ".key: a table with backend: " + backend + " is looked up by a single key column, got " + key);
         } else if (schema != null) {
             Set<String> columns = new LinkedHashSet<>(
                     schema.getFields().stream().map(Field::getName).toList());
@@ -410,7 +402,7 @@ final class DynamicTables implements AutoCloseable {
                     .open(
                             d.backendSettings(),
                             d.schema(),
-                            d.key().get(0),
+                            d.key(),
                             new LookupBackend.Context(pipelineName, d.name(), allocator));
         } catch (InvalidSettingException e) {
             String where = "tables." + d.name() + "." + d.backend().name();
@@ -503,7 +495,7 @@ final class DynamicTables implements AutoCloseable {
                 NativeDynamicTable rows = table.rows;
                 table.lookup.follow(new LookupBackend.Changes() {
                     @Override
-                    public void forget(java.util.Collection<String> keys) {
+                    public void forget(java.util.Collection<List<String>> keys) {
                         rows.forget(keys);
                     }
 

@@ -3,6 +3,7 @@ package dev.sluice.plugin;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.Settings;
 import java.util.Collection;
+import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 
@@ -29,12 +30,13 @@ public interface LookupBackend {
     ConfigDef config();
 
     /**
-     * A lookup of the rows of a table with {@code columns}, keyed by the column {@code key}. It
-     * should not connect yet: {@code validate} opens pipelines too, without running them.
+     * A lookup of the rows of a table with {@code columns}, keyed by the columns {@code key} (one
+     * or more, in the key's order). It should not connect yet: {@code validate} opens pipelines
+     * too, without running them.
      *
      * @throws InvalidSettingException naming the setting at fault
      */
-    Lookup open(Settings settings, Schema columns, String key, Context context);
+    Lookup open(Settings settings, Schema columns, List<String> key, Context context);
 
     /** Where the lookup runs. */
     record Context(String pipeline, String table, BufferAllocator allocator) {}
@@ -43,7 +45,7 @@ public interface LookupBackend {
     interface Lookup extends AutoCloseable {
 
         /**
-         * The rows of {@code keys} (distinct values of the key column; borrowed for the call) that
+         * The rows of {@code keys} (distinct keys, a column per key column; borrowed for the call) that
          * exist: at most one per key, the table's columns by name, in any order, as a new batch the
          * engine takes over; or null when none exists. Called on the thread running the transform
          * that asked; an exception fails that batch with its message.
@@ -60,8 +62,8 @@ public interface LookupBackend {
     /** What a lookup tells its table: keys whose cached rows must be read again. */
     interface Changes {
 
-        /** The rows of these keys (as text) may have changed. */
-        void forget(Collection<String> keys);
+        /** The rows of these keys may have changed: each key its columns' values as text, in the key's order. */
+        void forget(Collection<List<String>> keys);
 
         /** Any row may have changed. */
         void forgetAll();

@@ -2,6 +2,9 @@ package dev.sluice.connector.postgres;
 
 import static dev.sluice.connector.postgres.PgTypes.ident;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeDecoder;
 import dev.sluice.plugin.Batch;
@@ -10,6 +13,7 @@ import dev.sluice.plugin.LookupBackend;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -34,17 +38,20 @@ import org.slf4j.LoggerFactory;
 /**
  * The PostgreSQL backend of a dynamic table ({@code backend: postgres}): the table holds a bounded
  * cache of a PostgreSQL table's rows, and the keys of each batch it does not hold are read here
- * in one query ({@code WHERE key = ANY(…)}), on the thread of the transform that asked.
+ * in one query ({@code WHERE key = ANY(…)}, or {@code (k1, k2) IN (SELECT * FROM unnest(…))} for a
+ * key of several columns), on the thread of the transform that asked.
  *
  * <p>Cached rows are dropped when they may have changed: each notification on {@code
  * notify_channel} names a key (the writers, or a trigger, run {@code pg_notify(channel,
- * key::text)}), read on a connection of its own by a listener thread; every {@code
+ * key::text)}, or for a key of several columns {@code pg_notify(channel, json_build_array(k1,
+ * k2)::text)}), read on a connection of its own by a listener thread; every {@code
  * refresh_interval} the whole cache is dropped. When the listener loses its connection it drops
  * the whole cache (notifications sent meanwhile are lost) and connects again.
  */
 public final class PostgresLookup implements LookupBackend.Lookup {
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresLookup.class);
+    private static final JsonFactory JSON = new JsonFactory();
     /** How long the listener waits for notifications before looking whether it should stop. */
     private static final int LISTEN_WAIT_MILLIS = 200;
     /** Attempts of a lookup query that lost its connection (the first included). */
@@ -69,7 +76,10 @@ public final class PostgresLookup implements LookupBackend.Lookup {
                         null,
                         false,
                         "LISTEN on this channel: each notification's payload is the key (as text) of a row that "
-                                + "changed, and its cached row is dropped, so the next batch needing it reads it again.")
+                                + "changed, and its cached row is dropped, so the next batch needing it reads it again. "
+                                + "For a key of several columns the payload is a JSON array of their values in the "
+                                + "key's order (`json_build_array(region, id)::text`); a payload that is not one drops "
+                                + "the whole cache.")
                 .define(
                         REFRESH_INTERVAL,
                         ConfigType.DURATION,
@@ -93,7 +103,7 @@ public final class PostgresLookup implements LookupBackend.Lookup {
         }
 
         @Override
-        public PostgresLookup open(Settings settings, Schema columns, String key, Context context) {
+        public PostgresLookup open(Settings settings, Schema columns, List<String> key, Context context) {
             PgConnections.checkExclusive(settings);
             Duration refresh = settings.getDuration(REFRESH_INTERVAL);
             if (settings.getString(NOTIFY_CHANNEL) == null && refresh == null) {
@@ -123,7 +133,7 @@ public final class PostgresLookup implements LookupBackend.Lookup {
     private final String notifyChannel;
     private final Duration refreshInterval;
     private final String qualified;
-    private final String key;
+    private final List<String> key;
     private final Schema columns;
     private final String applicationName;
     private final BufferAllocator allocator;
@@ -132,7 +142,9 @@ public final class PostgresLookup implements LookupBackend.Lookup {
     private PgPool pool;
 
     private Connection connection;
-    private String keyType;
+    /** The key columns' PostgreSQL types, read when the table is checked. */
+    private List<String> keyTypes;
+
     private volatile boolean closed;
     private Thread listener;
 
@@ -143,7 +155,7 @@ public final class PostgresLookup implements LookupBackend.Lookup {
             String notifyChannel,
             Duration refreshInterval,
             Schema columns,
-            String key,
+            List<String> key,
             String applicationName,
             BufferAllocator allocator) {
         this.target = target;
@@ -166,27 +178,44 @@ public final class PostgresLookup implements LookupBackend.Lookup {
 
     @Override
     public synchronized NativeBatch load(Batch keys) throws SQLException {
-        List<String> values = new ArrayList<>();
+        List<List<String>> values = new ArrayList<>(); // one list per key column
         try (VectorSchemaRoot root = keys.toVectors(allocator)) {
-            IntFunction<String> text = PgTypes.text(root.getVector(key));
-            for (int i = 0; i < root.getRowCount(); i++) {
-                values.add(text.apply(i));
+            for (String column : key) {
+                IntFunction<String> text = PgTypes.text(root.getVector(column));
+                List<String> texts = new ArrayList<>(root.getRowCount());
+                for (int i = 0; i < root.getRowCount(); i++) {
+                    texts.add(text.apply(i));
+                }
+                values.add(texts);
             }
         }
         List<String> rows = query(values);
         return rows.isEmpty() ? null : PgRows.decode(decoder, rows, qualified, allocator);
     }
 
-    /** The JSON rows of {@code keys}, reconnecting when the connection was lost. */
-    private List<String> query(List<String> keys) throws SQLException {
+    /** The JSON rows of {@code keys} (a list per key column), reconnecting when the connection was lost. */
+    private List<String> query(List<List<String>> keys) throws SQLException {
         for (int attempt = 1; ; attempt++) {
             try {
                 Connection c = connection();
-                String sql = "SELECT " + PgRows.rowJson(columns, "t", null) + " FROM " + qualified + " t WHERE t."
-                        + ident(key) + " = ANY(CAST(? AS " + keyType + "[]))";
+                List<String> arrays = new ArrayList<>();
+                for (String type : keyTypes) {
+                    arrays.add("CAST(? AS " + type + "[])");
+                }
+                String where = key.size() == 1
+                        ? "t." + ident(key.get(0)) + " = ANY(" + arrays.get(0) + ")"
+                        : "("
+                                + String.join(
+                                        ", ",
+                                        key.stream().map(k -> "t." + ident(k)).toList()) + ") IN (SELECT * FROM unnest("
+                                + String.join(", ", arrays) + "))";
+                String sql =
+                        "SELECT " + PgRows.rowJson(columns, "t", null) + " FROM " + qualified + " t WHERE " + where;
                 List<String> rows = new ArrayList<>();
                 try (PreparedStatement s = c.prepareStatement(sql)) {
-                    s.setArray(1, c.createArrayOf("text", keys.toArray()));
+                    for (int k = 0; k < keys.size(); k++) {
+                        s.setArray(k + 1, c.createArrayOf("text", keys.get(k).toArray()));
+                    }
                     try (ResultSet rs = s.executeQuery()) {
                         while (rs.next()) {
                             rows.add(rs.getString(1));
@@ -199,7 +228,7 @@ public final class PostgresLookup implements LookupBackend.Lookup {
             } catch (SQLException e) {
                 if (!lostConnection(e) || attempt == QUERY_ATTEMPTS) {
                     throw new SQLException(
-                            "looking up " + keys.size() + " keys in " + qualified + " (" + target + "): "
+                            "looking up " + keys.get(0).size() + " keys in " + qualified + " (" + target + "): "
                                     + e.getMessage(),
                             e.getSQLState(),
                             e);
@@ -219,7 +248,7 @@ public final class PostgresLookup implements LookupBackend.Lookup {
             }
             Connection c = pool.connection(applicationName, true);
             try {
-                keyType = checkTable(c);
+                keyTypes = checkTable(c);
             } catch (SQLException | RuntimeException e) {
                 c.close();
                 throw e;
@@ -229,8 +258,8 @@ public final class PostgresLookup implements LookupBackend.Lookup {
         return connection;
     }
 
-    /** The key column's type, after checking that the table has every declared column. */
-    private String checkTable(Connection c) throws SQLException {
+    /** The key columns' types, after checking that the table has every declared column. */
+    private List<String> checkTable(Connection c) throws SQLException {
         Map<String, String> types = PgRows.columnTypes(c, qualified);
         if (types.isEmpty()) {
             throw new IllegalStateException("table " + qualified + " does not exist in " + target);
@@ -243,7 +272,7 @@ public final class PostgresLookup implements LookupBackend.Lookup {
             throw new IllegalStateException("table " + qualified + " has no column " + String.join(", ", missing)
                     + " (it has " + types.keySet() + ")");
         }
-        return types.get(key);
+        return key.stream().map(types::get).toList();
     }
 
     /** The listener thread: drops notified keys, and everything at each refresh or reconnection. */
@@ -274,11 +303,21 @@ public final class PostgresLookup implements LookupBackend.Lookup {
                 PGNotification[] notifications =
                         listening.unwrap(PGConnection.class).getNotifications(LISTEN_WAIT_MILLIS);
                 if (notifications != null && notifications.length > 0) {
-                    Set<String> keys = new LinkedHashSet<>();
+                    Set<List<String>> keys = new LinkedHashSet<>();
+                    boolean unreadable = false;
                     for (PGNotification n : notifications) {
-                        keys.add(n.getParameter());
+                        List<String> notified = key.size() == 1 ? List.of(n.getParameter()) : keyOf(n.getParameter());
+                        if (notified == null) {
+                            unreadable = true;
+                        } else {
+                            keys.add(notified);
+                        }
                     }
-                    table.forget(keys);
+                    if (unreadable) {
+                        table.forgetAll();
+                    } else {
+                        table.forget(keys);
+                    }
                 }
             } catch (SQLException | RuntimeException e) {
                 if (closed) {
@@ -295,6 +334,38 @@ public final class PostgresLookup implements LookupBackend.Lookup {
             }
         }
         close(listening);
+    }
+
+    /**
+     * A notified key of several columns: a JSON array of one scalar per key column. Null (and a
+     * warning: the caller then drops the whole cache, which is never wrong) for anything else.
+     */
+    private List<String> keyOf(String payload) {
+        List<String> values = new ArrayList<>();
+        try (JsonParser json = JSON.createParser(payload)) {
+            if (json.nextToken() == JsonToken.START_ARRAY) {
+                for (JsonToken t = json.nextToken(); t != null && t != JsonToken.END_ARRAY; t = json.nextToken()) {
+                    if (!t.isScalarValue() || t == JsonToken.VALUE_NULL) {
+                        values = null;
+                        break;
+                    }
+                    values.add(json.getText());
+                }
+                if (values != null && values.size() == key.size() && json.nextToken() == null) {
+                    return values;
+                }
+            }
+        } catch (IOException e) {
+            // not JSON: reported below
+        }
+        LOG.warn(
+                "a notification on '{}' for {} is not a JSON array of the {} key columns {}: '{}'; dropping the whole cache",
+                notifyChannel,
+                qualified,
+                key.size(),
+                key,
+                payload.length() > 200 ? payload.substring(0, 200) + "…" : payload);
+        return null;
     }
 
     private static boolean lostConnection(SQLException e) {

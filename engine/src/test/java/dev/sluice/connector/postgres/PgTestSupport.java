@@ -1,5 +1,9 @@
 package dev.sluice.connector.postgres;
 
+import dev.sluice.plugin.Barrier;
+import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.Sink;
+import dev.sluice.plugin.StageContext;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -9,6 +13,10 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.BiConsumer;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -18,6 +26,37 @@ import org.junit.jupiter.api.Assumptions;
 public final class PgTestSupport {
 
     private PgTestSupport() {}
+
+    /**
+     * A test sink handing each row's {@code cid} and {@code name} ("NULL" for null) to {@code row}:
+     * what the lookup and source tests read out of their pipelines.
+     */
+    static Sink cidNameSink(BiConsumer<Long, String> row) {
+        return new Sink() {
+            private BufferAllocator allocator;
+
+            @Override
+            public void open(StageContext context, Schema schema) {
+                allocator = context.allocator();
+            }
+
+            @Override
+            public void write(Batch batch) {
+                try (VectorSchemaRoot root = batch.toVectors(allocator)) {
+                    for (int i = 0; i < root.getRowCount(); i++) {
+                        Object name = root.getVector("name").getObject(i);
+                        row.accept((Long) root.getVector("cid").getObject(i), name == null ? "NULL" : name.toString());
+                    }
+                }
+            }
+
+            @Override
+            public void onBarrier(Barrier barrier) {}
+
+            @Override
+            public void close() {}
+        };
+    }
 
     public static String url() {
         String url = System.getenv("SLUICE_PG_URL");

@@ -8,11 +8,7 @@ import dev.sluice.config.PipelineLoader;
 import dev.sluice.config.StageTypes;
 import dev.sluice.config.TestStageType;
 import dev.sluice.observe.TableSize;
-import dev.sluice.plugin.Barrier;
-import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.NodeKind;
-import dev.sluice.plugin.Sink;
-import dev.sluice.plugin.StageContext;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.PipelineRunner;
@@ -29,9 +25,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,31 +40,6 @@ class PostgresLookupTest {
 
     /** The last name each customer id was joined with ("NULL" when the join found none). */
     private static final Map<Long, String> LAST = new ConcurrentHashMap<>();
-
-    static final class LastNameSink implements Sink {
-        private BufferAllocator allocator;
-
-        @Override
-        public void open(StageContext context, Schema schema) {
-            allocator = context.allocator();
-        }
-
-        @Override
-        public void write(Batch batch) {
-            try (VectorSchemaRoot root = batch.toVectors(allocator)) {
-                for (int i = 0; i < root.getRowCount(); i++) {
-                    Object name = root.getVector("name").getObject(i);
-                    LAST.put((Long) root.getVector("cid").getObject(i), name == null ? "NULL" : name.toString());
-                }
-            }
-        }
-
-        @Override
-        public void onBarrier(Barrier barrier) {}
-
-        @Override
-        public void close() {}
-    }
 
     /** 50 customers 0..49 named c0..c49, with a trigger notifying each changed id on {@code channel}. */
     private static void customers(String table, String channel) throws Exception {
@@ -119,7 +87,8 @@ class PostgresLookupTest {
 
     private static StageTypes types() {
         StageTypes types = StageTypes.installed();
-        types.register(TestStageType.of(NodeKind.SINK, "last_name", new ConfigDef(), config -> new LastNameSink()));
+        types.register(TestStageType.of(
+                NodeKind.SINK, "last_name", new ConfigDef(), config -> PgTestSupport.cidNameSink(LAST::put)));
         return types;
     }
 
@@ -177,6 +146,65 @@ class PostgresLookupTest {
         assertTrue(size.misses() <= 60 + 3 + 60, "misses " + size.misses());
         assertTrue(size.hits() > 10 * size.misses(), "hits " + size.hits() + ", misses " + size.misses());
         assertTrue(size.loads() <= size.misses(), "one load per batch with misses");
+    }
+
+    /**
+     * A key of two columns: customers (region, id), 'eu' 0..29 and 'us' 0..24, notified as JSON
+     * arrays; customer ids 0..29 are eu/id, 30..59 us/(id - 30).
+     */
+    @Test
+    void aKeyOfTwoColumnsIsLookedUpAndNotifiedWhole() throws Exception {
+        String table = PgTestSupport.uniqueTable("regions");
+        String channel = table + "_ch";
+        PgTestSupport.execute(
+                "CREATE TABLE " + table + " (region text, id bigint, name text, PRIMARY KEY (region, id))",
+                "INSERT INTO " + table + " SELECT 'eu', g, 'eu' || g FROM generate_series(0, 29) g",
+                "INSERT INTO " + table + " SELECT 'us', g, 'us' || g FROM generate_series(0, 24) g",
+                "CREATE FUNCTION " + table + "_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                        + "PERFORM pg_notify('" + channel + "', json_build_array(COALESCE(NEW.region, OLD.region), "
+                        + "COALESCE(NEW.id, OLD.id))::text); RETURN NULL; END $$",
+                "CREATE TRIGGER " + table + "_changes AFTER INSERT OR UPDATE OR DELETE ON " + table
+                        + " FOR EACH ROW EXECUTE FUNCTION " + table + "_notify()");
+        String text = """
+                name: pgcache
+                checkpoint: {interval: 100ms}
+                sources:
+                  bid: {type: generator, entity: bid, rate: 5000, batch_size: 50}
+                transforms:
+                  enriched:
+                    type: sql
+                    sql: >-
+                      SELECT B.bidder %% 60 AS cid, C.name FROM bid B
+                      LEFT JOIN customers C ON C.region = CASE WHEN B.bidder %% 60 < 30 THEN 'eu' ELSE 'us' END
+                      AND C.id = B.bidder %% 30
+                tables:
+                  customers:
+                    type: dynamic
+                    backend: postgres
+                    schema: {region: string, id: bigint, name: string}
+                    key: [region, id]
+                    postgres: {url: '%s', user: postgres, table: %s, notify_channel: %s}
+                sinks:
+                  out: {type: last_name, from: enriched}
+                """.formatted(PgTestSupport.url(), table, channel);
+        TableSize size = run(text, () -> {
+            await("every key joined", last -> last.size() == 60);
+            for (long cid = 0; cid < 60; cid++) {
+                String expected = cid < 30 ? "eu" + cid : cid - 30 < 25 ? "us" + (cid - 30) : "NULL";
+                assertEquals(expected, LAST.get(cid), "customer " + cid);
+            }
+            PgTestSupport.execute(
+                    "UPDATE " + table + " SET name = 'changed' WHERE region = 'us' AND id = 7",
+                    "DELETE FROM " + table + " WHERE region = 'eu' AND id = 3",
+                    "INSERT INTO " + table + " VALUES ('us', 27, 'new')");
+            await(
+                    "the changes",
+                    last -> "changed".equals(last.get(37L))
+                            && "NULL".equals(last.get(3L))
+                            && "new".equals(last.get(57L)));
+        });
+        // Only the notified keys were dropped (a payload read wrong would drop the whole cache).
+        assertTrue(size.misses() <= 60 + 60 + 3, "misses " + size.misses());
     }
 
     @Test

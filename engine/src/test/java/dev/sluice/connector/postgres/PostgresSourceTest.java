@@ -7,11 +7,7 @@ import dev.sluice.cli.Main;
 import dev.sluice.config.PipelineLoader;
 import dev.sluice.config.StageTypes;
 import dev.sluice.config.TestStageType;
-import dev.sluice.plugin.Barrier;
-import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.NodeKind;
-import dev.sluice.plugin.Sink;
-import dev.sluice.plugin.StageContext;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.runtime.Pipeline;
 import dev.sluice.runtime.PipelineRunner;
@@ -29,9 +25,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,31 +40,6 @@ class PostgresSourceTest {
 
     /** Every row the sink took, as "cid=name", in arrival order. */
     private static final List<String> SEEN = new CopyOnWriteArrayList<>();
-
-    static final class RecordingSink implements Sink {
-        private BufferAllocator allocator;
-
-        @Override
-        public void open(StageContext context, Schema schema) {
-            allocator = context.allocator();
-        }
-
-        @Override
-        public void write(Batch batch) {
-            try (VectorSchemaRoot root = batch.toVectors(allocator)) {
-                for (int i = 0; i < root.getRowCount(); i++) {
-                    Object name = root.getVector("name").getObject(i);
-                    SEEN.add(root.getVector("cid").getObject(i) + "=" + (name == null ? "NULL" : name.toString()));
-                }
-            }
-        }
-
-        @Override
-        public void onBarrier(Barrier barrier) {}
-
-        @Override
-        public void close() {}
-    }
 
     private static void notifyingTable(String table, String channel) throws Exception {
         PgTestSupport.execute(
@@ -102,7 +70,11 @@ class PostgresSourceTest {
         String channel = table + "_ch";
         notifyingTable(table, channel);
         StageTypes types = StageTypes.installed();
-        types.register(TestStageType.of(NodeKind.SINK, "recording", new ConfigDef(), config -> new RecordingSink()));
+        types.register(TestStageType.of(
+                NodeKind.SINK,
+                "recording",
+                new ConfigDef(),
+                config -> PgTestSupport.cidNameSink((cid, name) -> SEEN.add(cid + "=" + name))));
         var spec =
                 PipelineLoader.parse("""
                 name: pglookup
