@@ -14,24 +14,28 @@ import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.UInt8Vector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 
 /**
- * Writes rows of Arrow vectors as lines of COPY text into {@link CopyRows}: each written column's
- * value in the text form {@link PgTypes#text} gives it, tab-separated. Integers, floats,
- * booleans, UTF-8 strings, dates and timestamps are written straight from the vectors, without a
- * String per value (the sink's hot path); every other type goes through {@link PgTypes#text}.
+ * Writes rows of Arrow vectors into {@link CopyRows}, in COPY's binary format when every column
+ * has a plain binary form that the table's column takes ({@link CopyBinary}, chosen with {@link
+ * #useBinary}), else as lines of text: each written column's value in the text form {@link
+ * PgTypes#text} gives it, tab-separated. Integers, floats, booleans, UTF-8 strings, dates and
+ * timestamps are written straight from the vectors, without a String per value (the sink's hot
+ * path); every other type goes through {@link PgTypes#text}.
  */
 final class CopyEncoder {
 
     /** Writes one non-null value of a bound vector. */
-    private interface ValueWriter {
+    interface ValueWriter {
         void write(int row, CopyRows out);
     }
 
     private final int[] inputIndex;
     private final boolean[] isKey;
+    /** Each column's binary form; null: the rows are text. */
+    private CopyBinary.Form[] forms;
+
     private FieldVector[] vectors;
     private ValueWriter[] writers;
 
@@ -47,6 +51,20 @@ final class CopyEncoder {
         }
     }
 
+    /** Writes the binary forms {@code forms} (one per written column), or text when null. */
+    void useBinary(CopyBinary.Form[] forms) {
+        this.forms = forms == null ? null : forms.clone();
+    }
+
+    boolean binary() {
+        return forms != null;
+    }
+
+    /** Empty rows in this encoder's format. */
+    CopyRows newRows() {
+        return new CopyRows(binary());
+    }
+
     /** Takes the vectors of a batch; {@link #append} then writes its rows. */
     void bind(VectorSchemaRoot root) {
         List<FieldVector> all = root.getFieldVectors();
@@ -54,7 +72,7 @@ final class CopyEncoder {
         writers = new ValueWriter[inputIndex.length];
         for (int c = 0; c < inputIndex.length; c++) {
             vectors[c] = all.get(inputIndex[c]);
-            writers[c] = writer(vectors[c]);
+            writers[c] = forms == null ? writer(vectors[c]) : CopyBinary.writer(vectors[c], forms[c]);
         }
     }
 
@@ -68,8 +86,12 @@ final class CopyEncoder {
         return false;
     }
 
-    /** Appends {@code row} as one line. */
+    /** Appends {@code row}: one line, or one tuple. */
     void append(int row, byte op, long position, CopyRows out) {
+        if (forms != null) {
+            appendBinary(row, op, position, out);
+            return;
+        }
         long keyHash = 0x9E3779B97F4A7C15L;
         for (int c = 0; c < vectors.length; c++) {
             if (c > 0) {
@@ -86,7 +108,46 @@ final class CopyEncoder {
                 keyHash = hash(keyHash, out.bytes(), start, out.mark());
             }
         }
-        out.endLine(op, position, keyHash);
+        out.put((byte) '\n');
+        out.endRow(op, position, keyHash);
+    }
+
+    private void appendBinary(int row, byte op, long position, CopyRows out) {
+        long keyHash = 0x9E3779B97F4A7C15L;
+        out.putInt16(vectors.length);
+        for (int c = 0; c < vectors.length; c++) {
+            int start = out.mark();
+            if (vectors[c].isNull(row)) {
+                out.putInt32(-1);
+            } else {
+                out.putInt32(0); // the length, set once the value is written
+                writers[c].write(row, out);
+                out.setInt32(start, out.mark() - start - 4);
+            }
+            if (isKey[c]) {
+                keyHash = hash(keyHash, out.bytes(), start, out.mark());
+            }
+        }
+        out.endRow(op, position, keyHash);
+    }
+
+    /** The values of a row this encoder wrote, as text (null for SQL NULL), for messages. */
+    String[] written(CopyRows rows, int row) {
+        if (!rows.binary()) {
+            return rows.textValues(row);
+        }
+        byte[] data = rows.bytes();
+        int at = rows.rowStart(row) + 2;
+        String[] values = new String[forms.length];
+        for (int c = 0; c < forms.length; c++) {
+            int length = CopyBinary.int32(data, at);
+            at += 4;
+            if (length >= 0) {
+                values[c] = CopyBinary.text(forms[c], data, at, length);
+                at += length;
+            }
+        }
+        return values;
     }
 
     /** Row {@code row}'s values as text, null for SQL NULL (for messages about a row never written). */
@@ -183,15 +244,9 @@ final class CopyEncoder {
      */
     private static ValueWriter timestamp(TimeStampVector v) {
         ArrowType.Timestamp type = (ArrowType.Timestamp) v.getField().getType();
-        TimeUnit unit = type.getUnit();
         boolean zoned = type.getTimezone() != null;
         return (row, out) -> {
-            long micros = switch (unit) {
-                case SECOND -> Math.multiplyExact(v.get(row), 1_000_000L);
-                case MILLISECOND -> Math.multiplyExact(v.get(row), 1_000L);
-                case MICROSECOND -> v.get(row);
-                case NANOSECOND -> Math.floorDiv(v.get(row), 1_000L);
-            };
+            long micros = micros(v, row);
             long day = Math.floorDiv(micros, 86_400_000_000L);
             long ofDay = Math.floorMod(micros, 86_400_000_000L);
             if (!putDate(day, out)) {
@@ -223,6 +278,16 @@ final class CopyEncoder {
             if (zoned) {
                 out.putAscii("+00");
             }
+        };
+    }
+
+    /** A timestamp's microseconds since 1970-01-01 UTC (PostgreSQL keeps microseconds). */
+    static long micros(TimeStampVector v, int row) {
+        return switch (((ArrowType.Timestamp) v.getField().getType()).getUnit()) {
+            case SECOND -> Math.multiplyExact(v.get(row), 1_000_000L);
+            case MILLISECOND -> Math.multiplyExact(v.get(row), 1_000L);
+            case MICROSECOND -> v.get(row);
+            case NANOSECOND -> Math.floorDiv(v.get(row), 1_000L);
         };
     }
 

@@ -7,10 +7,13 @@ import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 
 /**
- * Rows in COPY's text format, one line each (values tab-separated, {@code \N} for null, ending in
- * a newline), with each row's op ({@code u} upsert, {@code d} delete) and position in the input:
- * a flush of the postgres sink, kept as bytes until its epoch commits (a reconnect writes it
- * again). {@link CopyEncoder} appends the lines; a line is ready to send as it is.
+ * Rows in one of COPY's formats, with each row's op ({@code u} upsert, {@code d} delete) and
+ * position in the input: a flush of the postgres sink, kept as bytes until its epoch commits (a
+ * reconnect writes it again). {@link CopyEncoder} appends the rows; they are ready to send as
+ * they are. Text: a line per row, values tab-separated, {@code \N} for null. Binary: a tuple per
+ * row (a 16-bit field count, then each value as a 32-bit length, -1 for null, and its bytes);
+ * the stream's header and trailer ({@link #BINARY_HEADER}, {@link #BINARY_TRAILER}) are the
+ * sender's.
  *
  * <p>While rows are appended, a hash of each row's key is kept: {@link #mayRepeatKeys} says
  * whether two rows might share a key (a hash collision only costs the slower, deduplicating
@@ -18,9 +21,17 @@ import org.apache.arrow.memory.ArrowBuf;
  */
 final class CopyRows {
 
+    /** What a binary COPY stream starts with: signature, flags, header extension length. */
+    static final byte[] BINARY_HEADER = {
+        'P', 'G', 'C', 'O', 'P', 'Y', '\n', (byte) 0xFF, '\r', '\n', 0, 0, 0, 0, 0, 0, 0, 0, 0
+    };
+    /** What a binary COPY stream ends with: a field count of -1. */
+    static final byte[] BINARY_TRAILER = {(byte) 0xFF, (byte) 0xFF};
+
+    private final boolean binary;
     private byte[] data;
     private int size;
-    /** The end (after the newline) of each line. */
+    /** The end of each row (after a text line's newline). */
     private int[] ends;
 
     private byte[] ops;
@@ -31,18 +42,28 @@ final class CopyRows {
     /** Open addressing over key hashes (0 = empty); dropped when the rows are sealed. */
     private long[] keyHashes;
 
-    CopyRows() {
-        this(256, 1 << 14);
+    CopyRows(boolean binary) {
+        this(binary, 256, 1 << 14);
     }
 
-    /** Room for {@code rows} rows of {@code bytes} bytes in all before anything grows. */
-    CopyRows(int rows, int bytes) {
+    /** Room for {@code capacity} rows of {@code bytes} bytes in all before anything grows. */
+    CopyRows(boolean binary, int capacity, int bytes) {
+        this.binary = binary;
         data = new byte[Math.max(bytes, 64)];
-        rows = Math.max(rows, 4);
-        ends = new int[rows];
-        ops = new byte[rows];
-        positions = new long[rows];
-        keyHashes = new long[Integer.highestOneBit(rows * 2 - 1) << 1];
+        capacity = Math.max(capacity, 4);
+        ends = new int[capacity];
+        ops = new byte[capacity];
+        positions = new long[capacity];
+        keyHashes = new long[Integer.highestOneBit(capacity * 2 - 1) << 1];
+    }
+
+    /** Empty rows of the same format, with room for as many as these and a little more. */
+    CopyRows likeThis() {
+        return new CopyRows(binary, rows + rows / 8, size + size / 8);
+    }
+
+    boolean binary() {
+        return binary;
     }
 
     int rows() {
@@ -61,7 +82,7 @@ final class CopyRows {
         return positions[row];
     }
 
-    /** The lines, ready for {@code COPY table (columns) FROM STDIN}: {@code bytes()[0, size())}. */
+    /** The rows, ready for {@code COPY table (columns) FROM STDIN}: {@code bytes()[0, size())}. */
     byte[] bytes() {
         return data;
     }
@@ -70,9 +91,9 @@ final class CopyRows {
         return size;
     }
 
-    // ---- building a line ------------------------------------------------------------------------
+    // ---- building a row -------------------------------------------------------------------------
 
-    /** Where the line being written is (and the next value starts). */
+    /** Where the next byte goes. */
     int mark() {
         return size;
     }
@@ -111,6 +132,44 @@ final class CopyRows {
             value /= 10;
         }
         size += digits;
+    }
+
+    void putInt16(int value) {
+        ensure(2);
+        data[size++] = (byte) (value >>> 8);
+        data[size++] = (byte) value;
+    }
+
+    void putInt32(int value) {
+        ensure(4);
+        setInt32(size, value);
+        size += 4;
+    }
+
+    void putInt64(long value) {
+        putInt32((int) (value >>> 32));
+        putInt32((int) value);
+    }
+
+    /** Overwrites the four bytes at {@code at} (a length written before its value was known). */
+    void setInt32(int at, int value) {
+        data[at] = (byte) (value >>> 24);
+        data[at + 1] = (byte) (value >>> 16);
+        data[at + 2] = (byte) (value >>> 8);
+        data[at + 3] = (byte) value;
+    }
+
+    void putRaw(byte[] bytes) {
+        ensure(bytes.length);
+        System.arraycopy(bytes, 0, data, size, bytes.length);
+        size += bytes.length;
+    }
+
+    /** Copies {@code length} raw bytes of {@code buffer} from {@code index}, as they are. */
+    void putRaw(ArrowBuf buffer, long index, int length) {
+        ensure(length);
+        buffer.getBytes(index, data, size, length);
+        size += length;
     }
 
     /** {@code value} as exactly {@code width} digits (zero-padded; value ≥ 0 and fits). */
@@ -182,9 +241,8 @@ final class CopyRows {
         }
     }
 
-    /** Ends the line being written; {@code keyHash} hashes its key's values. */
-    void endLine(byte op, long position, long keyHash) {
-        put((byte) '\n');
+    /** Ends the row being written (a text line's newline included); {@code keyHash} hashes its key. */
+    void endRow(byte op, long position, long keyHash) {
         if (rows == ends.length) {
             int grown = rows * 2;
             ends = Arrays.copyOf(ends, grown);
@@ -243,30 +301,56 @@ final class CopyRows {
     }
 
     /**
-     * The lines for the stage table: each line's values, then its op and its sequence number in
-     * these rows (the stage keeps the last change per key by it).
+     * The whole COPY stream for the stage table: each row's values, then its op and its sequence
+     * number in these rows (the stage keeps the last change per key by it).
      */
-    byte[] stageLines() {
-        CopyRows out = new CopyRows();
+    byte[] stageStream() {
+        CopyRows out = new CopyRows(binary, 4, size + rows * 16 + BINARY_HEADER.length + 2);
         out.keyHashes = null;
-        out.ensure(size + rows * 12);
+        if (binary) {
+            out.putRaw(BINARY_HEADER);
+        }
         for (int r = 0; r < rows; r++) {
             int from = start(r);
-            int length = ends[r] - 1 - from;
-            System.arraycopy(data, from, out.data, out.size, length);
-            out.size += length;
-            out.put((byte) '\t');
-            out.put(ops[r] == 'd' ? (byte) 'd' : (byte) 'u');
-            out.put((byte) '\t');
-            out.putLong(r);
-            out.put((byte) '\n');
+            byte op = ops[r] == 'd' ? (byte) 'd' : (byte) 'u';
+            if (binary) {
+                int fields = ((data[from] & 0xFF) << 8) | (data[from + 1] & 0xFF);
+                out.putInt16(fields + 2);
+                System.arraycopy(data, from + 2, out.data, out.size, ends[r] - from - 2);
+                out.size += ends[r] - from - 2;
+                out.putInt32(1); // "char"
+                out.put(op);
+                out.putInt32(4); // integer
+                out.putInt32(r);
+            } else {
+                int length = ends[r] - 1 - from;
+                System.arraycopy(data, from, out.data, out.size, length);
+                out.size += length;
+                out.put((byte) '\t');
+                out.put(op);
+                out.put((byte) '\t');
+                out.putLong(r);
+                out.put((byte) '\n');
+            }
+        }
+        if (binary) {
+            out.putRaw(BINARY_TRAILER);
         }
         return Arrays.copyOf(out.data, out.size);
     }
 
+    /** Row {@code row}'s bytes, for a decoder: {@code bytes()[rowStart(row), rowEnd(row))}. */
+    int rowStart(int row) {
+        return start(row);
+    }
+
+    int rowEnd(int row) {
+        return ends[row];
+    }
+
     /** The given rows (in order) as rows of their own. */
     CopyRows select(List<Integer> which) {
-        CopyRows out = new CopyRows();
+        CopyRows out = new CopyRows(binary);
         out.keyHashes = null;
         for (int r : which) {
             int from = start(r);
@@ -294,8 +378,8 @@ final class CopyRows {
         deletes |= op == 'd';
     }
 
-    /** Row {@code row}'s values as text (null for SQL NULL), for messages. */
-    String[] values(int row) {
+    /** A text row's values (null for SQL NULL), for messages. */
+    String[] textValues(int row) {
         List<String> values = new ArrayList<>();
         StringBuilder value = new StringBuilder();
         byte[] raw = new byte[ends[row] - 1 - start(row)];

@@ -211,7 +211,11 @@ public final class PostgresSink implements Sink {
     private List<String> columns;
 
     private List<Integer> inputIndex;
+    private List<Field> fields;
     private List<String> pgTypes;
+    /** The table's columns and their types as the last check read them. */
+    private Map<String, String> tableTypes;
+
     private List<String> key;
     private boolean changeStream;
     private int opIndex = -1;
@@ -240,7 +244,7 @@ public final class PostgresSink implements Sink {
 
     private Connection connection;
     /** Buffered rows in arrival order; the last change per key wins when they are written. */
-    private CopyRows pending = new CopyRows();
+    private CopyRows pending;
 
     private long pendingSince = -1;
     /** The flushed, not yet committed chunks of this epoch: written again after a reconnect. */
@@ -286,6 +290,7 @@ public final class PostgresSink implements Sink {
         }
         columns = new ArrayList<>();
         inputIndex = new ArrayList<>();
+        this.fields = new ArrayList<>();
         pgTypes = new ArrayList<>();
         List<Field> fields = schema.getFields();
         for (int i = 0; i < fields.size(); i++) {
@@ -301,6 +306,7 @@ public final class PostgresSink implements Sink {
             }
             columns.add(f.getName());
             inputIndex.add(i);
+            this.fields.add(f);
             try {
                 pgTypes.add(PgTypes.pgType(f));
             } catch (IllegalArgumentException e) {
@@ -359,6 +365,7 @@ public final class PostgresSink implements Sink {
      */
     private boolean checkTable(Connection c, boolean mustExist) throws SQLException {
         Map<String, TableColumn> table = new LinkedHashMap<>();
+        tableTypes = null;
         try (PreparedStatement s = c.prepareStatement(
                 "SELECT a.attname, format_type(a.atttypid, a.atttypmod), t.typcategory, a.attnotnull, a.atthasdef "
                         + "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
@@ -433,7 +440,10 @@ public final class PostgresSink implements Sink {
             }
         }
         c.rollback();
-        if (!problems.isEmpty()) {
+        if (problems.isEmpty()) {
+            tableTypes = new LinkedHashMap<>();
+            table.forEach((name, column) -> tableTypes.put(name, column.type()));
+        } else {
             throw new InvalidSettingException(
                     TABLE, "table " + table() + " does not match the input: " + String.join("; ", problems));
         }
@@ -462,8 +472,6 @@ public final class PostgresSink implements Sink {
     private void buildStatements() {
         stage = ident("sluice_stage_" + Integer.toHexString(System.identityHashCode(this)));
         String cols = columns.stream().map(PgTypes::ident).collect(Collectors.joining(", "));
-        copySql = "COPY " + stage + " (" + cols + ", \"_sluice_op\", \"_sluice_seq\") FROM STDIN";
-        directCopySql = "COPY " + qualified + " (" + cols + ") FROM STDIN";
         String conflict = key.stream().map(PgTypes::ident).collect(Collectors.joining(", "));
         List<String> rest = columns.stream().filter(c -> !key.contains(c)).toList();
         String action;
@@ -510,10 +518,47 @@ public final class PostgresSink implements Sink {
             connection = connect();
             if (config.getBoolean(CREATE_TABLE) && !checkTable(connection, false)) {
                 createTable();
-                checkTable(connection, true); // created by someone else meanwhile: still must match
             }
+            // Again at start (created by someone else meanwhile, changed since validation): the
+            // columns must still match, and their types choose the COPY format.
+            checkTable(connection, true);
+            chooseFormat();
             prepareStage();
         });
+    }
+
+    /**
+     * COPY's binary format when every column has a plain binary form of exactly the table
+     * column's type (the server then parses nothing), else text.
+     */
+    private void chooseFormat() {
+        CopyBinary.Form[] forms = new CopyBinary.Form[columns.size()];
+        String why = null;
+        for (int i = 0; i < forms.length && why == null; i++) {
+            String type = tableTypes.get(columns.get(i));
+            forms[i] = CopyBinary.formFor(fields.get(i), type);
+            if (forms[i] == null) {
+                why = "column " + columns.get(i) + " is " + type;
+            }
+        }
+        if (why != null) {
+            forms = null;
+        }
+        try (var node = MDC.putCloseable("node", context.nodeName())) {
+            LOG.info(
+                    "node '{}': table {} is written with COPY in {}",
+                    context.nodeName(),
+                    table(),
+                    why == null ? "binary format" : "text format (" + why + ", which has no plain binary form here)");
+        }
+        encoder.useBinary(forms);
+        String format = forms == null ? "" : " (FORMAT binary)";
+        String cols = columns.stream().map(PgTypes::ident).collect(Collectors.joining(", "));
+        copySql = "COPY " + stage + " (" + cols + ", \"_sluice_op\", \"_sluice_seq\") FROM STDIN" + format;
+        directCopySql = "COPY " + qualified + " (" + cols + ") FROM STDIN" + format;
+        if (pending == null) {
+            pending = encoder.newRows();
+        }
     }
 
     private void createTable() throws SQLException {
@@ -646,7 +691,7 @@ public final class PostgresSink implements Sink {
         }
         epoch.add(pending.seal());
         // The next flush is likely the same size: room for it, plus a little, grows nothing.
-        pending = new CopyRows(pending.rows() + pending.rows() / 8, pending.size() + pending.size() / 8);
+        pending = pending.likeThis();
         int index = epoch.size() - 1;
         withRetries("writing to table " + table(), true, () -> write(index));
     }
@@ -658,13 +703,17 @@ public final class PostgresSink implements Sink {
     private void write(int index) throws SQLException {
         CopyRows chunk = epoch.get(index);
         if (!chunk.hasDeletes() && (direct != null || directSkips == 0)) {
-            if (direct == null) {
+            boolean opened = direct == null;
+            if (opened) {
                 directSavepoint = connection.setSavepoint();
                 direct = connection.unwrap(PGConnection.class).getCopyAPI().copyIn(directCopySql);
                 directFrom = index;
             }
             directTo = index + 1;
             try {
+                if (opened && chunk.binary()) {
+                    direct.writeToCopy(CopyRows.BINARY_HEADER, 0, CopyRows.BINARY_HEADER.length);
+                }
                 direct.writeToCopy(chunk.bytes(), 0, chunk.size());
             } catch (SQLException e) {
                 directFailed(e);
@@ -688,6 +737,9 @@ public final class PostgresSink implements Sink {
             return;
         }
         try {
+            if (encoder.binary()) {
+                direct.writeToCopy(CopyRows.BINARY_TRAILER, 0, CopyRows.BINARY_TRAILER.length);
+            }
             direct.endCopy();
         } catch (SQLException e) {
             directFailed(e);
@@ -768,7 +820,7 @@ public final class PostgresSink implements Sink {
 
     /** COPYs the rows into the stage, then upserts, deletes and empties it in one round trip. */
     private void writeStaged(CopyRows rows) throws SQLException {
-        byte[] lines = rows.stageLines();
+        byte[] lines = rows.stageStream();
         CopyIn copy = connection.unwrap(PGConnection.class).getCopyAPI().copyIn(copySql);
         try {
             copy.writeToCopy(lines, 0, lines.length);
@@ -791,7 +843,7 @@ public final class PostgresSink implements Sink {
 
     /** Names table, column, key and value of a refused row, and applies on_error. */
     private void refuse(CopyRows chunk, int row, SQLException e) {
-        String[] values = chunk.values(row);
+        String[] values = encoder.written(chunk, row);
         String column = null;
         String reason = e.getMessage();
         if (e instanceof PSQLException p && p.getServerErrorMessage() != null) {

@@ -163,6 +163,7 @@ class PostgresSinkTest {
                 """.formatted(PgTestSupport.url(), table));
         Result result = run(p, "state");
         assertEquals(0, result.code(), result.stderr());
+        assertTrue(result.stderr().contains("with COPY in text format (column d is numeric(10,2)"), result.stderr());
         assertEquals(
                 List.of(
                         "id|bigint",
@@ -200,6 +201,63 @@ class PostgresSinkTest {
                                 + "|1900-01-01|{2,3,NULL}|{NULL,\"x,y\",NULL}|{\"n\": 2, \"ok\": false, \"label\": null}"
                                 + "|[[2], [2, 2]]"),
                 rows);
+    }
+
+    /**
+     * The columns with a plain binary form, alone: the sink writes COPY's binary format, and every
+     * value reads back as the text path writes it (nulls, a date before 1970, timestamps with
+     * fractions on both sides of 1970 and 2000, a zone, non-ASCII text, bytes), through the
+     * direct COPY and, on the second run, through the temporary table's upsert.
+     */
+    @Test
+    void theBinaryFormatWritesEveryPlainTypeExactly() throws Exception {
+        String table = PgTestSupport.uniqueTable("binary");
+        write("plain.jsonl", """
+                {"id": 1, "s": "h\\u00e9llo\\ttab \\\\ \\"q\\"", "ts": "2024-02-29T13:14:15.123456", "tz": "2024-02-29T13:14:15.123Z", "day": "2024-02-29", "flag": true, "f": 1.5}
+                {"id": 2, "s": null, "ts": "1969-12-31T23:59:59.5", "tz": "1970-01-01T00:00:00Z", "day": "1900-01-01", "flag": false, "f": -2.25}
+                {"id": 3, "s": "", "ts": null, "tz": "1999-12-31T23:59:59.999Z", "day": null, "flag": null, "f": null}
+                """);
+        String pipeline = """
+                sources:
+                  in:
+                    type: file
+                    path: plain.jsonl
+                    schema: {id: bigint, s: string, ts: "timestamp(us)", tz: "timestamp(ms, UTC)", day: date, flag: boolean, f: double}
+                transforms:
+                  t:
+                    type: sql
+                    sql: |
+                      SELECT id, arrow_cast(id * 300, 'Int16') AS i16, arrow_cast(id * 70000, 'Int32') AS i32,
+                             arrow_cast(f, 'Float32') AS f32, f AS f64, flag, s,
+                             CAST(concat('ab', s) AS BYTEA) AS bin, ts, tz, day, %s AS version
+                      FROM in
+                sinks:
+                  db:
+                    type: postgres
+                    from: t
+                    url: %s
+                    user: postgres
+                    table: %s
+                    primary_key: id
+                    create_table: true
+                """;
+        String query = "SELECT id, i16, i32, f32, f64, flag, s, convert_from(bin, 'UTF8'), ts, tz AT TIME ZONE 'UTC', "
+                + "day, version FROM \"" + table + "\" ORDER BY id";
+        String text = "h\u00e9llo\ttab \\ \"q\"";
+        for (int version = 1; version <= 2; version++) {
+            Path p = write("plain" + version + ".yaml", pipeline.formatted(version, PgTestSupport.url(), table));
+            Result result = run(p, "state" + version);
+            assertEquals(0, result.code(), result.stderr());
+            assertTrue(result.stderr().contains("is written with COPY in binary format"), result.stderr());
+            assertEquals(
+                    List.of(
+                            "1|300|70000|1.5|1.5|t|" + text + "|ab" + text
+                                    + "|2024-02-29 13:14:15.123456|2024-02-29 13:14:15.123|2024-02-29|" + version,
+                            "2|600|140000|-2.25|-2.25|f|NULL|ab|1969-12-31 23:59:59.5|1970-01-01 00:00:00|1900-01-01|"
+                                    + version,
+                            "3|900|210000|NULL|NULL|NULL||ab|NULL|1999-12-31 23:59:59.999|NULL|" + version),
+                    PgTestSupport.rows(query));
+        }
     }
 
     /** Many changes over few keys, in several batches and checkpoints. */
