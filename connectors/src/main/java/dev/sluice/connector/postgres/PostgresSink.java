@@ -47,9 +47,10 @@ import org.slf4j.MDC;
 /**
  * The {@code postgres} sink: idempotent upserts and deletes by primary key.
  *
- * <p>Rows are encoded as COPY text straight from the Arrow batch ({@link CopyEncoder}) into a
- * buffer ({@link CopyRows}; an {@code _op} column says {@code i}/{@code u} upsert, {@code d}
- * delete; without one every row is an upsert) and flushed every {@code batch_size} rows. A flush
+ * <p>Rows are encoded for COPY straight from the Arrow batch ({@link CopyEncoder}: binary when
+ * every column's type allows, see {@link CopyBinary}, else text) into a buffer ({@link CopyRows};
+ * an {@code _op} column says {@code i}/{@code u} upsert, {@code d} delete; without one every row
+ * is an upsert) and flushed every {@code batch_size} rows. A flush
  * without deletes goes into one COPY straight into the table that stays open across the epoch's
  * flushes (after a savepoint): the server takes rows in while the pipeline makes the next ones,
  * and an append stream needs nothing more. The COPY ends before any other statement and at the
