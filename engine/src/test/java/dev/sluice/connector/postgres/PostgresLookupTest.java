@@ -61,6 +61,13 @@ class PostgresLookupTest {
     }
 
     private String pipeline(String table, String follow, long cacheRows) {
+        return pipeline(
+                "B.bidder % 60 = C.id",
+                "{id: bigint, name: string}", "id", cacheRows, "table: " + table + ", " + follow);
+    }
+
+    /** Bids LEFT JOIN customers ON {@code join} (cid = bidder % 60) into the last_name sink. */
+    private static String pipeline(String join, String schema, String key, long cacheRows, String postgres) {
         return """
                 name: pgcache
                 checkpoint: {interval: 100ms}
@@ -71,18 +78,18 @@ class PostgresLookupTest {
                     type: sql
                     sql: >-
                       SELECT B.bidder %% 60 AS cid, C.name FROM bid B
-                      LEFT JOIN customers C ON B.bidder %% 60 = C.id
+                      LEFT JOIN customers C ON %s
                 tables:
                   customers:
                     type: dynamic
                     backend: postgres
-                    schema: {id: bigint, name: string}
-                    key: id
+                    schema: %s
+                    key: %s
                     max_rows: %d
-                    postgres: {url: '%s', user: postgres, table: %s, %s}
+                    postgres: {url: '%s', user: postgres, %s}
                 sinks:
                   out: {type: last_name, from: enriched}
-                """.formatted(cacheRows, PgTestSupport.url(), table, follow);
+                """.formatted(join, schema, key, cacheRows, PgTestSupport.url(), postgres);
     }
 
     private static StageTypes types() {
@@ -165,28 +172,12 @@ class PostgresLookupTest {
                         + "COALESCE(NEW.id, OLD.id))::text); RETURN NULL; END $$",
                 "CREATE TRIGGER " + table + "_changes AFTER INSERT OR UPDATE OR DELETE ON " + table
                         + " FOR EACH ROW EXECUTE FUNCTION " + table + "_notify()");
-        String text = """
-                name: pgcache
-                checkpoint: {interval: 100ms}
-                sources:
-                  bid: {type: generator, entity: bid, rate: 5000, batch_size: 50}
-                transforms:
-                  enriched:
-                    type: sql
-                    sql: >-
-                      SELECT B.bidder %% 60 AS cid, C.name FROM bid B
-                      LEFT JOIN customers C ON C.region = CASE WHEN B.bidder %% 60 < 30 THEN 'eu' ELSE 'us' END
-                      AND C.id = B.bidder %% 30
-                tables:
-                  customers:
-                    type: dynamic
-                    backend: postgres
-                    schema: {region: string, id: bigint, name: string}
-                    key: [region, id]
-                    postgres: {url: '%s', user: postgres, table: %s, notify_channel: %s}
-                sinks:
-                  out: {type: last_name, from: enriched}
-                """.formatted(PgTestSupport.url(), table, channel);
+        String text = pipeline(
+                "C.region = CASE WHEN B.bidder % 60 < 30 THEN 'eu' ELSE 'us' END AND C.id = B.bidder % 30",
+                "{region: string, id: bigint, name: string}",
+                "[region, id]",
+                1000,
+                "table: " + table + ", notify_channel: " + channel);
         TableSize size = run(text, () -> {
             await("every key joined", last -> last.size() == 60);
             for (long cid = 0; cid < 60; cid++) {

@@ -124,6 +124,21 @@ class PostgresSinkTest {
         assertEquals(0, PgPool.openPools(), "every sink gave its lease on the connection pool back");
     }
 
+    /** file (JSON lines of {@code schema}) → {@code sql} over {@code in} → postgres (key id, create_table). */
+    private static String fileThroughSqlIntoTable(String file, String schema, String sql, String table) {
+        return """
+                sources:
+                  in: {type: file, path: %s, schema: %s}
+                transforms:
+                  t:
+                    type: sql
+                    sql: |
+                %s
+                sinks:
+                  db: {type: postgres, from: t, url: '%s', user: postgres, table: %s, primary_key: id, create_table: true}
+                """.formatted(file, schema, sql.stripTrailing().indent(6).stripTrailing(), PgTestSupport.url(), table);
+    }
+
     @Test
     void everyTypeIsMappedAndReadsBackTheSame() throws Exception {
         String table = PgTestSupport.uniqueTable("types");
@@ -131,36 +146,24 @@ class PostgresSinkTest {
                 {"id": 1, "s": "h\\u00e9llo\\ttab \\\\ \\"q\\"", "d": "12.34", "ts": "2024-02-29T13:14:15.123456", "tz": "2024-02-29T13:14:15.123Z", "day": "2024-02-29", "flag": true, "f": 1.5}
                 {"id": 2, "s": null, "d": "-0.01", "ts": "1969-12-31T23:59:59.5", "tz": "1970-01-01T00:00:00Z", "day": "1900-01-01", "flag": false, "f": -2.25}
                 """);
-        Path p = write("types.yaml", """
-                sources:
-                  in:
-                    type: file
-                    path: types.jsonl
-                    schema: {id: bigint, s: string, d: "decimal(10,2)", ts: "timestamp(us)", tz: "timestamp(ms, UTC)", day: date, flag: boolean, f: double}
-                transforms:
-                  t:
-                    type: sql
-                    sql: |
-                      SELECT id,
-                             arrow_cast(id, 'Int8') AS i8, arrow_cast(id * 300, 'Int16') AS i16,
-                             arrow_cast(id * 70000, 'Int32') AS i32, id * 5000000000 AS i64,
-                             arrow_cast(f, 'Float32') AS f32, f AS f64, d, flag, s,
-                             CAST(concat('ab', s) AS BYTEA) AS bin, ts, tz, day,
-                             make_array(id, id + 1, NULL) AS ints,
-                             make_array(s, 'x,y', NULL) AS texts,
-                             named_struct('n', id, 'label', s, 'ok', flag) AS st,
-                             make_array(make_array(id), make_array(id, id)) AS nested
-                      FROM in
-                sinks:
-                  db:
-                    type: postgres
-                    from: t
-                    url: %s
-                    user: postgres
-                    table: %s
-                    primary_key: id
-                    create_table: true
-                """.formatted(PgTestSupport.url(), table));
+        Path p = write(
+                "types.yaml",
+                fileThroughSqlIntoTable(
+                        "types.jsonl",
+                        "{id: bigint, s: string, d: \"decimal(10,2)\", ts: \"timestamp(us)\", tz: \"timestamp(ms, UTC)\", day: date, flag: boolean, f: double}",
+                        """
+                        SELECT id,
+                               arrow_cast(id, 'Int8') AS i8, arrow_cast(id * 300, 'Int16') AS i16,
+                               arrow_cast(id * 70000, 'Int32') AS i32, id * 5000000000 AS i64,
+                               arrow_cast(f, 'Float32') AS f32, f AS f64, d, flag, s,
+                               CAST(concat('ab', s) AS BYTEA) AS bin, ts, tz, day,
+                               make_array(id, id + 1, NULL) AS ints,
+                               make_array(s, 'x,y', NULL) AS texts,
+                               named_struct('n', id, 'label', s, 'ok', flag) AS st,
+                               make_array(make_array(id), make_array(id, id)) AS nested
+                        FROM in
+                        """,
+                        table));
         Result result = run(p, "state");
         assertEquals(0, result.code(), result.stderr());
         assertTrue(result.stderr().contains("with COPY in text format (column d is numeric(10,2)"), result.stderr());
@@ -217,35 +220,23 @@ class PostgresSinkTest {
                 {"id": 2, "s": null, "ts": "1969-12-31T23:59:59.5", "tz": "1970-01-01T00:00:00Z", "day": "1900-01-01", "flag": false, "f": -2.25}
                 {"id": 3, "s": "", "ts": null, "tz": "1999-12-31T23:59:59.999Z", "day": null, "flag": null, "f": null}
                 """);
-        String pipeline = """
-                sources:
-                  in:
-                    type: file
-                    path: plain.jsonl
-                    schema: {id: bigint, s: string, ts: "timestamp(us)", tz: "timestamp(ms, UTC)", day: date, flag: boolean, f: double}
-                transforms:
-                  t:
-                    type: sql
-                    sql: |
-                      SELECT id, arrow_cast(id * 300, 'Int16') AS i16, arrow_cast(id * 70000, 'Int32') AS i32,
-                             arrow_cast(f, 'Float32') AS f32, f AS f64, flag, s,
-                             CAST(concat('ab', s) AS BYTEA) AS bin, ts, tz, day, %s AS version
-                      FROM in
-                sinks:
-                  db:
-                    type: postgres
-                    from: t
-                    url: %s
-                    user: postgres
-                    table: %s
-                    primary_key: id
-                    create_table: true
+        String sql = """
+                SELECT id, arrow_cast(id * 300, 'Int16') AS i16, arrow_cast(id * 70000, 'Int32') AS i32,
+                       arrow_cast(f, 'Float32') AS f32, f AS f64, flag, s,
+                       CAST(concat('ab', s) AS BYTEA) AS bin, ts, tz, day, %d AS version
+                FROM in
                 """;
         String query = "SELECT id, i16, i32, f32, f64, flag, s, convert_from(bin, 'UTF8'), ts, tz AT TIME ZONE 'UTC', "
                 + "day, version FROM \"" + table + "\" ORDER BY id";
         String text = "h\u00e9llo\ttab \\ \"q\"";
         for (int version = 1; version <= 2; version++) {
-            Path p = write("plain" + version + ".yaml", pipeline.formatted(version, PgTestSupport.url(), table));
+            Path p = write(
+                    "plain" + version + ".yaml",
+                    fileThroughSqlIntoTable(
+                            "plain.jsonl",
+                            "{id: bigint, s: string, ts: \"timestamp(us)\", tz: \"timestamp(ms, UTC)\", day: date, flag: boolean, f: double}",
+                            sql.formatted(version),
+                            table));
             Result result = run(p, "state" + version);
             assertEquals(0, result.code(), result.stderr());
             assertTrue(result.stderr().contains("is written with COPY in binary format"), result.stderr());
