@@ -52,7 +52,7 @@ final class CommonOptions {
             throw new ParameterException(command.commandLine(), e.getMessage());
         }
         if (format == Logs.Format.JSON || verbose) {
-            Logs.configure(format, verbose); // else logback.xml's text lines, already in place
+            Logs.configure(format, verbose); // else Logs.Configurator's text lines, already in place
         }
         if (bridge != null) {
             try {

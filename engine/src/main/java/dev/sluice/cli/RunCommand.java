@@ -57,7 +57,8 @@ final class RunCommand implements Callable<Integer> {
 
     /**
      * With {@code SLUICE_SUMMARY_JSON=FILE}, writes the run's totals as JSON for scripts (the
-     * benchmarks): records in and out, wall seconds and this process's CPU seconds.
+     * benchmarks): records in and out, wall seconds (of which open_seconds planning and opening
+     * the pipeline), when the run began after the JVM's start, and this process's CPU seconds.
      */
     private static void writeSummaryJson(Pipeline pipeline) {
         String target = System.getenv("SLUICE_SUMMARY_JSON");
@@ -69,11 +70,14 @@ final class RunCommand implements Callable<Integer> {
         var stats = pipeline.stats();
         String json = String.format(
                 java.util.Locale.ROOT,
-                "{\"records_in\": %d, \"records_out\": %d, \"seconds\": %.3f, \"cpu_seconds\": %.3f, \"checkpoints\": %d, "
+                "{\"records_in\": %d, \"records_out\": %d, \"seconds\": %.3f, \"open_seconds\": %.3f, "
+                        + "\"started_ms_after_jvm_start\": %d, \"cpu_seconds\": %.3f, \"checkpoints\": %d, "
                         + "\"checkpoints_timed_out\": %d, \"checkpoints_failed\": %d, \"first_record_ms_after_jvm_start\": %d}%n",
                 stats.recordsIn(),
                 stats.recordsOut(),
                 stats.elapsedSeconds(),
+                stats.openSeconds(),
+                stats.createdAfterJvmStartMillis(),
                 os.getProcessCpuTime() / 1e9,
                 stats.checkpoints().completed(),
                 stats.checkpoints().timedOut(),
@@ -142,6 +146,7 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() {
         ClassDataArchive archive = ClassDataArchive.fromEnvironment();
         options.apply();
+        Warmup.start();
         Pipeline pipeline = options.assemble(file, options.err(Level.ERROR, null), true, stateDir);
         if (pipeline == null) {
             archive.runEnded(false);

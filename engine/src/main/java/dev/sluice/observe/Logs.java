@@ -7,6 +7,7 @@ import ch.qos.logback.classic.spi.ThrowableProxyUtil;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.LayoutBase;
 import ch.qos.logback.core.encoder.LayoutWrappingEncoder;
+import ch.qos.logback.core.spi.ContextAwareBase;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -20,7 +21,7 @@ import org.slf4j.MDC;
 
 /**
  * Logging through SLF4J and Logback, on stderr: text lines ({@code [pipeline] message}, the
- * default, also what {@code logback.xml} sets up) or JSON lines ({@code --log-format json}, see
+ * default, also what {@link Configurator} sets up when logging starts) or JSON lines ({@code --log-format json}, see
  * {@link JsonLogLayout}). The pipeline and node of a line come from the MDC keys {@link #PIPELINE}
  * and {@link #NODE}: the runtime sets the pipeline on the threads that run one and the node around
  * stage calls that log; connectors set the node when they log. A pipeline's secrets are masked
@@ -56,7 +57,11 @@ public final class Logs {
      * repeat what Sluice reports once with the reason, so they are off otherwise.
      */
     public static void configure(Format format, boolean verbose) {
-        LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
+        configure((LoggerContext) LoggerFactory.getILoggerFactory(), format, verbose);
+    }
+
+    /** Sets {@code context} up: the default (text, not verbose) is what {@link Configurator} installs. */
+    static void configure(LoggerContext context, Format format, boolean verbose) {
         context.reset();
         LayoutBase<ILoggingEvent> layout = format == Format.JSON ? new JsonLogLayout() : new TextLayout();
         layout.setContext(context);
@@ -77,6 +82,21 @@ public final class Logs {
         root.addAppender(stderr);
         context.getLogger("dev.sluice").setLevel(Level.INFO);
         context.getLogger("org.apache.kafka").setLevel(verbose ? Level.WARN : Level.OFF);
+    }
+
+    /**
+     * Logback's configuration, found by its ServiceLoader ({@code
+     * META-INF/services/ch.qos.logback.classic.spi.Configurator}) before it would look for XML:
+     * text lines on stderr, Sluice at INFO, libraries at WARN, the Kafka clients off. Set up in
+     * code because reading a logback.xml took ~0.15 s of every start (its XML parser and
+     * configuration model), measured on the first logger a run makes.
+     */
+    public static final class Configurator extends ContextAwareBase implements ch.qos.logback.classic.spi.Configurator {
+        @Override
+        public ExecutionStatus configure(LoggerContext context) {
+            Logs.configure(context, Format.TEXT, false);
+            return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
+        }
     }
 
     /** Masks every later line of {@code pipeline} with {@code mask} (its secrets and references). */

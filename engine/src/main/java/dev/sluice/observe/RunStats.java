@@ -12,6 +12,10 @@ public final class RunStats {
     private final List<String> sources;
     private final List<String> sinks;
     private final long startNanos = System.nanoTime();
+    private final long startMillis = System.currentTimeMillis();
+    /** When the pipeline was open (stages planned and opened, state read); 0 before. */
+    private volatile long openedNanos;
+
     private final CheckpointStats checkpoints = new CheckpointStats();
     /** Dynamic tables by name. */
     private final Map<String, TableSize> tables = new java.util.concurrent.ConcurrentSkipListMap<>();
@@ -68,6 +72,25 @@ public final class RunStats {
     /** Rows written by all sinks. */
     public long recordsOut() {
         return sinks.stream().mapToLong(n -> node(n).rowsIn()).sum();
+    }
+
+    /** Notes that the pipeline is open and about to run (kept once). */
+    public void opened() {
+        if (openedNanos == 0) {
+            openedNanos = System.nanoTime();
+        }
+    }
+
+    /** Seconds from these counters' creation to {@link #opened}: planning and opening; -1 before. */
+    public double openSeconds() {
+        long opened = openedNanos;
+        return opened == 0 ? -1 : (opened - startNanos) / 1e9;
+    }
+
+    /** Milliseconds from JVM start to these counters' creation: the JVM's start, the CLI, the config. */
+    public long createdAfterJvmStartMillis() {
+        return startMillis
+                - java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
     }
 
     /** Notes the wall-clock time of the first record a source emitted (kept once). */

@@ -230,6 +230,7 @@ public final class Pipeline implements AutoCloseable {
             positions.awaitOpen();
             pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
             tables.restore(positions, allocator);
+            stats.opened();
         } catch (RuntimeException e) {
             try {
                 pipeline.close();
