@@ -42,7 +42,7 @@ def series_table(rows, series, parity=()):
     kafka = series == "kafka"
     head = ["query", "engine", "events/s", "CPU s per M events", "peak RSS MB", "events/s vs FFM",
             "CPU per event vs FFM", "RSS vs FFM", "rows out", "process wall s", "engine-reported s",
-            "events/s by engine-reported time"]
+            "of which open s", "JVM start to engine s", "events/s by engine-reported time"]
     if kafka:
         head += ["broker CPU s", "output vs Sluice FFM"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
@@ -62,12 +62,22 @@ def series_table(rows, series, parity=()):
                 ratio(r["cpu_seconds_per_m_events"], reference and reference["cpu_seconds_per_m_events"]),
                 ratio(r["max_rss_mb"], reference and reference["max_rss_mb"]),
                 fmt(r.get("rows_out")), fmt(r["wall_seconds"], 2), fmt(r.get("engine_seconds"), 2),
+                *start_cells(r.get("engine_result") or {}),
                 fmt(r["events"] / r["engine_seconds"]) if r.get("engine_seconds") else "n/a",
             ]
             if kafka:
                 cells += [fmt(r.get("broker_cpu_seconds"), 1), parity_cell(parity, query, r["engine"])]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def start_cells(result):
+    """Sluice's start-up split (its run summary): planning and opening inside the engine-reported
+    time, and the JVM's own start (the CLI, the configuration) before it; n/a for other engines."""
+    opened = result.get("open_seconds")
+    started = result.get("started_ms_after_jvm_start")
+    return [fmt(opened, 3) if opened is not None and opened >= 0 else "n/a",
+            fmt(started / 1000, 3) if started is not None and started >= 0 else "n/a"]
 
 
 def parity_table(parity):
@@ -113,7 +123,9 @@ def markdown(results):
         "- Measured per process from outside (os.wait4): events/s = events / process wall time (JVM start "
         "included); CPU = user + system time of the process; peak RSS = ru_maxrss. 'engine-reported s' is "
         "each engine's own timing of its work (Sluice: pipeline run; Flink: job; Kafka Streams: start to close; "
-        "DataFusion alone: plan to last batch). Ratios: engine / Sluice FFM of the same query (CPU per event "
+        "DataFusion alone: plan to last batch). Sluice's start-up, split: 'of which open s' is planning and "
+        "opening the pipeline inside its engine-reported time, 'JVM start to engine s' the JVM's start, the CLI "
+        "and the configuration before it. Ratios: engine / Sluice FFM of the same query (CPU per event "
         "below 1 means cheaper than Sluice FFM).",
         "",
         "## Kafka → query → Kafka",
