@@ -18,8 +18,11 @@ fi
 jar="$here/target/flink-peer.jar"
 build() {
   # Offline first (the usual case once the dependencies are in ~/.m2), then online.
-  (cd "$here" && { JAVA_HOME=$java_home mvn -q -B -ntp -o package >/dev/null 2>&1 \
-      || JAVA_HOME=$java_home mvn -q -B -ntp package >&2; })
+  # Maven runs on the JDK 17: without the JDK 23+ flag ci/lib/java.sh puts in MAVEN_OPTS.
+  maven_opts=${MAVEN_OPTS:-}
+  maven_opts=${maven_opts//--sun-misc-unsafe-memory-access=allow/}
+  (cd "$here" && { MAVEN_OPTS=$maven_opts JAVA_HOME=$java_home mvn -q -B -ntp -o package >/dev/null 2>&1 \
+      || MAVEN_OPTS=$maven_opts JAVA_HOME=$java_home mvn -q -B -ntp package >&2; })
 }
 stale=$(find "$here/pom.xml" "$here/src" -newer "$jar" -print -quit 2>/dev/null || echo missing)
 if [ ! -f "$jar" ] || [ ! -d "$here/target/lib" ] || [ -n "$stale" ]; then
