@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -274,7 +275,7 @@ class Bench:
                     write_pipeline(pipeline, f"nexmark-{q}-memory",
                                    {"bid": {"type": "generator", "entity": "bid", "count": self.generator_count, "seed": SEED}},
                                    query_sql(q), self.side_tables(q), {"type": "blackhole"})
-                    run = sluice_run(pipeline, log_prefix, SLUICE[engine], self.timeout)
+                    run = sluice_run(pipeline, log_prefix, SLUICE[engine], self.timeout, warm=True)
                     row["events"] = run.result.get("records_in")
                     row["rows_out"] = run.result.get("records_out")
                 else:
@@ -376,17 +377,30 @@ def write_pipeline(path: Path, name, sources, sql, tables, sink):
     path.write_text(json.dumps(pipeline, indent=2) + "\n")
 
 
-def sluice_run(pipeline: Path, log_prefix: Path, bridge: str, timeout) -> measure.Run:
+def sluice_run(pipeline: Path, log_prefix: Path, bridge: str, timeout, warm=False) -> measure.Run:
+    """One measured `sluice run`. With `warm`, the same command line runs once first, unmeasured
+    (its state directory deleted after it): the launcher keeps a class archive per command line and
+    dumps it at the exit of the first run (~0.5-0.7 s of process time at 10 M events), so the
+    measured run is a user's second run of a pipeline; the first run's wall time is kept as
+    cold_wall_seconds. Only for runs without side effects (the in-memory series)."""
     summary = log_prefix.with_suffix(".summary.json")
     summary.unlink(missing_ok=True)
     env = dict(os.environ, SLUICE_SUMMARY_JSON=str(summary))
     state = log_prefix.with_suffix(".state")
     command = ["./sluice", "run", str(pipeline), "--state-dir", str(state), f"--bridge={bridge}"]
+    cold = None
+    if warm:
+        log(f"{pipeline.stem}: Sluice {bridge.upper()} (first run of this command line, not measured)")
+        cold = measure.run_measured(command, log_prefix.with_suffix(".cold"), env=env, cwd=ROOT, timeout_seconds=timeout)
+        shutil.rmtree(state, ignore_errors=True)
+        summary.unlink(missing_ok=True)
     log(f"{pipeline.stem}: Sluice {bridge.upper()}")
     run = measure.run_measured(command, log_prefix, env=env, cwd=ROOT, timeout_seconds=timeout)
     if summary.exists():
         run.result = json.loads(summary.read_text())
         run.result["engine_seconds"] = run.result.get("seconds")
+        if cold is not None:
+            run.result["cold_wall_seconds"] = cold.wall_seconds
     elif not run.error:
         run.error = "no run summary written"
     return run

@@ -125,7 +125,9 @@ def markdown(results):
         "each engine's own timing of its work (Sluice: pipeline run; Flink: job; Kafka Streams: start to close; "
         "DataFusion alone: plan to last batch). Sluice's start-up, split: 'of which open s' is planning and "
         "opening the pipeline inside its engine-reported time, 'JVM start to engine s' the JVM's start, the CLI "
-        "and the configuration before it. Ratios: engine / Sluice FFM of the same query (CPU per event "
+        "and the configuration before it. In memory, Sluice is measured on the second run of its command line "
+        "(the launcher dumps a class archive at the exit of the first; that run's wall time is cold_wall_seconds "
+        "in the JSON). Ratios: engine / Sluice FFM of the same query (CPU per event "
         "below 1 means cheaper than Sluice FFM).",
         "",
         "## Kafka → query → Kafka",
