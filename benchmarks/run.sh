@@ -53,7 +53,14 @@ nexmark_python() {
 run_nexmark() {
   # The Sluice JAR (with the native core); the peers build themselves before they are measured.
   mvn -q -B -ntp -Dstyle.color=never -DskipTests install -pl engine -am >&2
-  bash ci/kafka.sh start >&2
+  # The broker only for the Kafka series (the default runs both).
+  local series=kafka,memory prev=""
+  for arg in "$@"; do
+    case "$arg" in --series=*) series=${arg#--series=} ;; esac
+    [ "$prev" = --series ] && series=$arg
+    prev=$arg
+  done
+  case "$series" in *kafka*) bash ci/kafka.sh start >&2 ;; esac
   local python
   python=$(nexmark_python)
   export JAVA_HOME SLUICE_JVM_FLAGS
