@@ -93,6 +93,15 @@ final class PgPool implements AutoCloseable {
         return c;
     }
 
+    /**
+     * Drops a borrowed connection that failed, instead of giving it back: HikariCP closes it on a
+     * thread of its own, so a driver still waiting on a session the server ended (a COPY in
+     * progress) never holds the caller, and the connection never serves anyone again.
+     */
+    void discard(Connection c) {
+        pool.evictConnection(c);
+    }
+
     /** Ends the lease; the last one closes the pool and its connections. Idempotent. */
     @Override
     public void close() {

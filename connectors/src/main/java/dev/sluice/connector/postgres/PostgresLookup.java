@@ -234,7 +234,7 @@ public final class PostgresLookup implements LookupBackend.Lookup {
                             e);
                 }
                 LOG.warn("lookup in {} lost its connection ({}); connecting again", qualified, e.getMessage());
-                closeConnection();
+                discardConnection();
                 sleep(200L * attempt);
             }
         }
@@ -388,6 +388,14 @@ public final class PostgresLookup implements LookupBackend.Lookup {
             } catch (SQLException ignored) {
                 // closing a broken connection
             }
+        }
+    }
+
+    /** Drops the lookup connection after it failed (see {@link PgPool#discard}). */
+    private synchronized void discardConnection() {
+        if (connection != null) {
+            pool.discard(connection);
+            connection = null;
         }
     }
 

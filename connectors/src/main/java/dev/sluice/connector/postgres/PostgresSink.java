@@ -922,7 +922,10 @@ public final class PostgresSink implements Sink {
         while (true) {
             try {
                 if (reconnect) {
-                    closeQuietly();
+                    if (connection != null) {
+                        pool.discard(connection);
+                        connection = null;
+                    }
                     direct = null; // went with the connection
                     connection = connect();
                     prepareStage();

@@ -123,11 +123,12 @@ class KafkaToPostgresTest {
         }
     }
 
-    private static void awaitProgressBeyond(String table, long seen, Duration within) throws InterruptedException {
+    private void awaitProgressBeyond(String table, long seen, Duration within) throws InterruptedException {
         long deadline = System.nanoTime() + within.toNanos();
         while (progress(table) <= seen) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("no progress beyond amount " + seen + " in " + table + " after " + within);
+                throw new AssertionError("no progress beyond amount " + seen + " in " + table + " after " + within
+                        + "; the run's log:\n" + log());
             }
             Thread.sleep(20);
         }
