@@ -77,8 +77,13 @@ final class PgPool implements AutoCloseable {
         try {
             c = pool.getConnection();
         } catch (SQLException e) {
-            // HikariCP's timeout names the pool; the driver's reason is the cause.
-            throw e.getCause() instanceof SQLException cause ? cause : e;
+            // HikariCP's timeout names the pool; the driver's reason, when there is one, is the
+            // cause. Without one it is still a connection failure (SQLState class 08), which
+            // callers retry, not a fault of the rows.
+            if (e.getCause() instanceof SQLException cause) {
+                throw cause;
+            }
+            throw new SQLException(e.getMessage(), e.getSQLState() != null ? e.getSQLState() : "08001", e);
         }
         try {
             // Read-only first: it cannot change inside a transaction, and the SET below opens

@@ -64,6 +64,26 @@ class PgPoolTest {
         assertEquals(before, PgPool.openPools(), "the last lease closed the pool");
     }
 
+    /** A borrower that finds every connection taken waits, then gets a connection-class error (retried). */
+    @Test
+    void anExhaustedPoolIsAConnectionFailure() throws Exception {
+        java.util.List<Connection> held = new java.util.ArrayList<>();
+        try (PgPool pool = PgPool.open(TARGET)) {
+            try {
+                for (int i = 0; i < PgPool.MAX_CONNECTIONS; i++) {
+                    held.add(pool.connection("sluice pool-test/held", true));
+                }
+                SQLException e = assertThrows(SQLException.class, () -> pool.connection("sluice pool-test/late", true));
+                assertTrue(e.getSQLState().startsWith("08"), e.getSQLState() + ": " + e.getMessage());
+                assertTrue(e.getMessage().contains("not available"), e.getMessage());
+            } finally {
+                for (Connection c : held) {
+                    c.close();
+                }
+            }
+        }
+    }
+
     @Test
     void anUnreachableServerFailsWithTheDriversReason() {
         PgConnections.Target nowhere =
