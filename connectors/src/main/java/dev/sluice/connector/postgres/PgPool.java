@@ -92,7 +92,7 @@ final class PgPool implements AutoCloseable {
             c.setClientInfo("ApplicationName", applicationName);
             c.commit();
         } catch (SQLException | RuntimeException e) {
-            c.close();
+            discard(c); // failed: not given back
             throw e;
         }
         return c;
