@@ -380,7 +380,7 @@ def write_pipeline(path: Path, name, sources, sql, tables, sink):
 def sluice_run(pipeline: Path, log_prefix: Path, bridge: str, timeout, warm=False) -> measure.Run:
     """One measured `sluice run`. With `warm`, the same command line runs once first, unmeasured
     (its state directory deleted after it): the launcher keeps a class archive per command line and
-    dumps it at the exit of the first run (~0.5-0.7 s of process time at 10 M events), so the
+    dumps it at the exit of the first run (see `benchmarks/run.sh startup`), so the
     measured run is a user's second run of a pipeline; the first run's wall time is kept as
     cold_wall_seconds. Only for runs without side effects (the in-memory series)."""
     summary = log_prefix.with_suffix(".summary.json")

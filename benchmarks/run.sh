@@ -10,6 +10,9 @@
 #                                         table vs dynamic table, still and changing, and a PostgreSQL-backed
 #                                         cache of 1 000 000 and 1 000 rows (default 10 000 000 bids,
 #                                         3 rounds, 50 changes; lookup_bench.py)
+#   benchmarks/run.sh startup [EVENTS [RUNS]]    where a short run's time goes: process wall, engine time,
+#                                         opening, JVM start; with and without class data sharing
+#                                         (startup_bench.py)
 #   benchmarks/run.sh postgres [ROWS [REPEATS]]  rows/s into PostgreSQL: the postgres sink vs a plain JDBC
 #                                         batched INSERT and a raw COPY, inserts and upserts at batch sizes
 #                                         1 000 and 10 000 (default 1 000 000 rows, 3 rounds; postgres_bench.py)
@@ -102,20 +105,20 @@ case "$mode" in
     export JAVA_HOME SLUICE_JVM_FLAGS
     python3 benchmarks/plugins_bench.py "$@"
     ;;
-  lookup)
+  lookup|postgres)
     mvn -q -B -ntp -Dstyle.color=never -DskipTests package -pl engine -am >&2
-    # The postgres rows run against the project's own server (started here when it is not running).
+    # Against the project's own PostgreSQL (started here when it is not running).
     bash ci/postgres.sh start >&2
     SLUICE_PG_URL=$(bash ci/postgres.sh url)
     export JAVA_HOME SLUICE_JVM_FLAGS SLUICE_PG_URL
-    python3 benchmarks/lookup_bench.py "$@"
+    python3 "benchmarks/${mode}_bench.py" "$@"
     ;;
-  postgres)
+  startup)
     mvn -q -B -ntp -Dstyle.color=never -DskipTests package -pl engine -am >&2
-    bash ci/postgres.sh start >&2
-    SLUICE_PG_URL=$(bash ci/postgres.sh url)
-    export JAVA_HOME SLUICE_JVM_FLAGS SLUICE_PG_URL
-    python3 benchmarks/postgres_bench.py "$@"
+    {
+      echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
+      python3 benchmarks/startup_bench.py "$@"
+    } | tee "benchmarks/results/startup-$(date -u +%Y%m%dT%H%M%SZ).txt"
     ;;
   restart)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am

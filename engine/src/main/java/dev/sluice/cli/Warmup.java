@@ -7,10 +7,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * Initializes, on a thread of its own, what a run's first pipeline needs and is slowest to set
- * up, while the main thread reads and checks the configuration. Measured one by one in a fresh
- * JVM (JDK 25, 2 cores): Arrow Java's {@code Schema} class ~0.15 s (its static Jackson reader),
- * the native library with its downcall handles, Arrow's root allocator ~0.02 s and its C Data
- * JNI library ~0.015 s. The JVM initializes a class once, whichever thread comes first, and
+ * up, while the main thread reads and checks the configuration: Arrow Java's {@code Schema} class
+ * (its static Jackson reader, the largest when timed by hand), the native library with its
+ * downcall handles, Arrow's root allocator and its C Data JNI library ({@code benchmarks/run.sh
+ * startup} measures the start). The JVM initializes a class once, whichever thread comes first, and
  * the library is loaded under a lock: nothing is done twice, the main thread at most waits.
  */
 final class Warmup {

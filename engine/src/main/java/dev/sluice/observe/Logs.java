@@ -88,8 +88,8 @@ public final class Logs {
      * Logback's configuration, found by its ServiceLoader ({@code
      * META-INF/services/ch.qos.logback.classic.spi.Configurator}) before it would look for XML:
      * text lines on stderr, Sluice at INFO, libraries at WARN, the Kafka clients off. Set up in
-     * code because reading a logback.xml took ~0.15 s of every start (its XML parser and
-     * configuration model), measured on the first logger a run makes.
+     * code because reading a logback.xml was one of the slowest steps of every start (its XML
+     * parser and configuration model, timed by hand on the first logger a run makes).
      */
     public static final class Configurator extends ContextAwareBase implements ch.qos.logback.classic.spi.Configurator {
         @Override

@@ -15,13 +15,15 @@ import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.types.TimeUnit;
+import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 
 /**
  * COPY's binary format for the column types whose binary form is plain: integers, floats,
  * boolean, text, bytea, date, timestamp. The server reads these without parsing text (about a
- * quarter less of its time on a COPY of bigint, text, double and timestamp, measured on the
- * project's PostgreSQL 15), and the sink writes them without formatting numbers. A binary value
+ * quarter less of its time on a COPY of bigint, text, double and timestamp:
+ * benchmarks/postgres/copy_format.sh), and the sink writes them without formatting numbers. A binary value
  * must be exactly of the column's type, so a table gets it only when every column's type is the
  * one its Arrow type maps to ({@link #formFor}); otherwise the sink writes text.
  */
@@ -112,7 +114,9 @@ final class CopyBinary {
                                 Math.floorDiv(((DateMilliVector) vector).get(row), 86_400_000L) - EPOCH_DAYS));
             case TIMESTAMP, TIMESTAMPTZ -> {
                 TimeStampVector v = (TimeStampVector) vector;
-                yield (row, out) -> out.putInt64(Math.subtractExact(CopyEncoder.micros(v, row), EPOCH_MICROS));
+                TimeUnit unit = ((ArrowType.Timestamp) v.getField().getType()).getUnit();
+                yield (row, out) ->
+                        out.putInt64(Math.subtractExact(CopyEncoder.micros(v.get(row), unit), EPOCH_MICROS));
             }
         };
     }

@@ -14,6 +14,7 @@ import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.UInt8Vector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 
 /**
@@ -245,8 +246,9 @@ final class CopyEncoder {
     private static ValueWriter timestamp(TimeStampVector v) {
         ArrowType.Timestamp type = (ArrowType.Timestamp) v.getField().getType();
         boolean zoned = type.getTimezone() != null;
+        TimeUnit unit = type.getUnit();
         return (row, out) -> {
-            long micros = micros(v, row);
+            long micros = micros(v.get(row), unit);
             long day = Math.floorDiv(micros, 86_400_000_000L);
             long ofDay = Math.floorMod(micros, 86_400_000_000L);
             if (!putDate(day, out)) {
@@ -281,13 +283,13 @@ final class CopyEncoder {
         };
     }
 
-    /** A timestamp's microseconds since 1970-01-01 UTC (PostgreSQL keeps microseconds). */
-    static long micros(TimeStampVector v, int row) {
-        return switch (((ArrowType.Timestamp) v.getField().getType()).getUnit()) {
-            case SECOND -> Math.multiplyExact(v.get(row), 1_000_000L);
-            case MILLISECOND -> Math.multiplyExact(v.get(row), 1_000L);
-            case MICROSECOND -> v.get(row);
-            case NANOSECOND -> Math.floorDiv(v.get(row), 1_000L);
+    /** A timestamp of {@code unit} as microseconds since 1970-01-01 UTC (PostgreSQL keeps microseconds). */
+    static long micros(long value, TimeUnit unit) {
+        return switch (unit) {
+            case SECOND -> Math.multiplyExact(value, 1_000_000L);
+            case MILLISECOND -> Math.multiplyExact(value, 1_000L);
+            case MICROSECOND -> value;
+            case NANOSECOND -> Math.floorDiv(value, 1_000L);
         };
     }
 

@@ -243,6 +243,14 @@ final class CopyRows {
 
     /** Ends the row being written (a text line's newline included); {@code keyHash} hashes its key. */
     void endRow(byte op, long position, long keyHash) {
+        recordRow(op, position);
+        if (keyHashes != null && !repeatedKeys) {
+            rememberKey(keyHash);
+        }
+    }
+
+    /** Notes the row whose bytes end here. */
+    private void recordRow(byte op, long position) {
         if (rows == ends.length) {
             int grown = rows * 2;
             ends = Arrays.copyOf(ends, grown);
@@ -254,9 +262,6 @@ final class CopyRows {
         positions[rows] = position;
         rows++;
         deletes |= op == 'd';
-        if (keyHashes != null && !repeatedKeys) {
-            rememberKey(keyHash);
-        }
     }
 
     private void rememberKey(long hash) {
@@ -358,24 +363,10 @@ final class CopyRows {
             out.ensure(length);
             System.arraycopy(data, from, out.data, out.size, length);
             out.size += length;
-            out.endLineCopied(ops[r], positions[r]);
+            out.recordRow(ops[r], positions[r]);
         }
         out.repeatedKeys = repeatedKeys && which.size() > 1;
         return out;
-    }
-
-    private void endLineCopied(byte op, long position) {
-        if (rows == ends.length) {
-            int grown = rows * 2;
-            ends = Arrays.copyOf(ends, grown);
-            ops = Arrays.copyOf(ops, grown);
-            positions = Arrays.copyOf(positions, grown);
-        }
-        ends[rows] = size;
-        ops[rows] = op;
-        positions[rows] = position;
-        rows++;
-        deletes |= op == 'd';
     }
 
     /** A text row's values (null for SQL NULL), for messages. */
