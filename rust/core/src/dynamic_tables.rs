@@ -654,19 +654,15 @@ impl DynamicTable {
 
     /// Lookup mode: drops the cached rows of `keys` (one array per key column, in the key's
     /// order, each cast to its column's type; a key with a NULL part is skipped), or of every key
-    /// when `None`, so the next batch that needs them loads them again. A load running meanwhile
-    /// does not cache what it read.
+    /// when `None`, so the next batch that needs them loads them again. A value that is not NULL
+    /// but cannot be its column's type (text "abc" for a bigint) names no key the cache could
+    /// hold under that value, so everything is dropped rather than keeping a row that may be
+    /// stale. A load running meanwhile does not cache what it read.
     pub fn forget(&self, keys: Option<&[ArrayRef]>) -> Result<()> {
         let mut state = self.state();
         state.cache.generation += 1;
-        match keys {
-            None => {
-                let generation = state.cache.generation;
-                state.cache = LookupCache { generation, ..LookupCache::default() };
-                state.stored.clear();
-                state.index.clear();
-                state.stored_rows = 0;
-            }
+        let cast = match keys {
+            None => None,
             Some(columns) => {
                 if columns.len() != self.key.len() {
                     return Err(self.error(format!("forgetting keys of {} columns; the table's key has {}", columns.len(), self.key.len())));
@@ -677,6 +673,19 @@ impl DynamicTable {
                     .map(|(values, &key)| arrow::compute::cast(values, self.schema.field(key).data_type()))
                     .collect::<std::result::Result<Vec<_>, _>>()
                     .map_err(|e| self.error(e))?;
+                let lost = columns.iter().zip(&values).any(|(given, cast)| cast.null_count() > given.null_count());
+                (!lost).then_some(values)
+            }
+        };
+        match cast {
+            None => {
+                let generation = state.cache.generation;
+                state.cache = LookupCache { generation, ..LookupCache::default() };
+                state.stored.clear();
+                state.index.clear();
+                state.stored_rows = 0;
+            }
+            Some(values) => {
                 let rows = state.converter.convert_columns(&values).map_err(|e| self.error(e))?;
                 let count = values.first().map_or(0, |v| v.len());
                 for i in (0..count).filter(|i| values.iter().all(|v| !v.is_null(*i))) {
@@ -1237,6 +1246,12 @@ mod tests {
         assert_eq!(t.stats().rows, 0);
         join.push(0, probe(vec![Some(1), Some(3)])).unwrap();
         assert_eq!(drain(&mut join), vec![(1, s("A")), (3, s("c"))]);
+        // A key that cannot be a bigint names no held row: everything is dropped, not nothing.
+        backend.lock().unwrap().insert(1, "B".to_string());
+        t.forget(Some(&[Arc::new(StringArray::from(vec![Some("abc"), None])) as ArrayRef])).unwrap();
+        assert_eq!(t.stats().rows, 0);
+        join.push(0, probe(vec![Some(1)])).unwrap();
+        assert_eq!(drain(&mut join), vec![(1, s("B"))]);
 
         let refused = |sql: &str| plan(sql).err().expect(sql).message;
         let computed = refused("SELECT s.cid, c.name FROM s JOIN customers c ON s.cid = c.id + 1");
