@@ -7,7 +7,12 @@ query runs (a) a plain kafka-clients consume->produce loop of the same records w
 client settings and (b) `sluice run` of kafka source -> SQL -> kafka sink, bounded to the
 topic's end, alternating the two KAFKA_BENCH_REPEATS times each (default 3). Reports the medians
 of events/s, MB/s, process CPU seconds, events per CPU-second and the broker's CPU, and
-Sluice/baseline ratios of the medians from the same run. Then measures resume-to-first-record on a
+Sluice/baseline ratios of the medians from the same run, whole-process (JVM start included) and
+over the steady window (benchmarks/nexmark/measure.py: the middle 60 % of the bytes each process
+read), with each process's peak RSS. The ceiling runs with the client settings Sluice starts from
+(KafkaClientDefaults) and the JVM flags the launcher gives Sluice (JIT threshold, heap cap, a
+class-data archive of its own recorded by an unmeasured first run); Sluice's command line gets
+its archive the same way. Then measures resume-to-first-record on a
 quiet 100-event topic, FIRST_RECORD_RUNS times (default 7) through the launcher's fast path for
 `run` and through picocli. Writes JSON and Markdown to benchmarks/results/.
 """
@@ -22,6 +27,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks" / "nexmark"))
+import measure  # noqa: E402
+
+# The JVM flags ./sluice gives Sluice besides its class-data archive; the ceiling gets the same
+# (checked against the launcher below, so the two cannot drift apart).
+LAUNCHER_FLAGS = ["-XX:CompileThresholdScaling=5", "-Xmx384m"]
 QUERIES = {
     "q0": "SELECT auction, bidder, price, dateTime, extra FROM bid",
     "q1": "SELECT auction, bidder, 0.908 * price AS price, dateTime, extra FROM bid",
@@ -47,6 +58,32 @@ def broker_cpu_seconds():
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+
+def launcher_flags():
+    launcher = (ROOT / "sluice").read_text()
+    for flag in LAUNCHER_FLAGS:
+        if flag not in launcher:
+            raise SystemExit(f"kafka_bench.py: ./sluice no longer passes {flag}; update LAUNCHER_FLAGS")
+    return LAUNCHER_FLAGS
+
+
+def ceiling_command(java, work, servers, topic, out, count, settings=()):
+    """The plain consume->produce loop as a JVM started the way ./sluice starts Sluice's, with a
+    class-data archive of its own under `work` (the first run records it)."""
+    flags = os.environ.get("SLUICE_JVM_FLAGS", "").split()
+    archive = work / "ceiling.jsa"
+    return [java, *flags, *launcher_flags(), "-XX:+AutoCreateSharedArchive", f"-XX:SharedArchiveFile={archive}",
+            "-Xlog:cds=off", "-Xlog:cds+dynamic=off", "-cp", str(ROOT / "benchmarks/target/benchmarks.jar"),
+            "dev.sluice.benchmarks.KafkaCopyBaseline", servers, topic, out, str(count), *settings]
+
+
+def measured(command, log_prefix, env=None):
+    """Runs one process measured from outside (whole process and steady window); exits on failure."""
+    run = measure.run_measured(command, log_prefix, env=env, cwd=ROOT, sample=True)
+    if run.error:
+        raise SystemExit(f"failed: {' '.join(run.command)}: {run.error}")
+    return run
 
 
 def sluice(pipeline_yaml, workdir, state_arg=None):
@@ -75,9 +112,17 @@ sinks:
     return loaded["records_out"]
 
 
-def query_pipeline(path, name, servers, topic, group, sql, out, settings=""):
+def yaml_properties(props):
+    """A `properties:` line for a Kafka node (client settings by name), or nothing."""
+    if not props:
+        return ""
+    return "\n    properties: {" + ", ".join(f'"{k}": "{v}"' for k, v in props.items()) + "}"
+
+
+def query_pipeline(path, name, servers, topic, group, sql, out, settings="", consumer=None, producer=None):
     """Writes a bounded kafka source -> sql -> kafka sink pipeline to `path`; `settings` are more
-    top-level lines (e.g. delivery and checkpoint)."""
+    top-level lines (e.g. delivery and checkpoint); `consumer` and `producer` are client settings
+    ({name: value}) for the source and the sink."""
     path.write_text(f"""name: {name}
 {settings}sources:
   bid:
@@ -86,19 +131,22 @@ def query_pipeline(path, name, servers, topic, group, sql, out, settings=""):
     group_id: {group}
     bootstrap_servers: "{servers}"
     schema: {BID_SCHEMA}
-    bounded: true
+    bounded: true{yaml_properties(consumer)}
 transforms:
   result: {{type: sql, sql: "{sql}"}}
 sinks:
-  out: {{type: kafka, from: result, topic: {out}, bootstrap_servers: "{servers}"}}
+  out:
+    type: kafka
+    from: result
+    topic: {out}
+    bootstrap_servers: "{servers}"{yaml_properties(producer)}
 """)
     return path
 
 
-def first_record_series(servers, work, stamp, runs):
-    """Resume-to-first-record on a quiet 100-event topic: `runs` restarts of q0 with a fresh group
-    (after one unmeasured first run), each through the launcher's fast path for `run` and through
-    picocli (the `--state-dir=DIR` form), alternating, a second apart. Returns {path: [ms, ...]}."""
+def small_topic(servers, work, stamp):
+    """A quiet topic of about 100 bid events (for first records and warm-up runs); returns its name
+    and how many events it holds."""
     topic = f"bench-small-{stamp.lower()}"
     sh("bash", "ci/kafka.sh", "topics", "create", topic, "--partitions", "1")
     load = work / "load-small.yaml"
@@ -110,7 +158,14 @@ transforms:
 sinks:
   out: {{type: kafka, from: bids, topic: {topic}, bootstrap_servers: "{servers}"}}
 """)
-    sluice(load, work)
+    return topic, sluice(load, work)["records_out"]
+
+
+def first_record_series(servers, work, topic, stamp, runs):
+    """Resume-to-first-record on the quiet 100-event `topic`: `runs` restarts of q0 with a fresh
+    group (after one unmeasured first run), each through the launcher's fast path for `run` and
+    through picocli (the `--state-dir=DIR` form), alternating, a second apart. Returns
+    {path: [ms, ...]}."""
     out = f"{topic}-out"
     sh("bash", "ci/kafka.sh", "topics", "create", out, "--partitions", "1")
     times = {"launcher fast path": [], "picocli": []}
@@ -128,18 +183,81 @@ sinks:
     return times
 
 
+def ceiling_run(java, work, servers, topic, out, n, log_prefix, settings=()):
+    """One measured run of the ceiling loop over `n` events of `topic`: its result line, whole-process
+    CPU, steady window, peak RSS and the broker's CPU meanwhile."""
+    before = broker_cpu_seconds()
+    run = measured(ceiling_command(java, work, servers, topic, out, n, settings), log_prefix)
+    return dict(run.result, events=n, broker_cpu_seconds=broker_cpu_seconds() - before, **outside(run, n))
+
+
+def sluice_run(pipeline, work, n, log_prefix):
+    """One measured `./sluice run` of `pipeline` over `n` events, from a fresh state directory."""
+    shutil.rmtree(work / "state", ignore_errors=True)  # else the run resumes at the end
+    summary = work / "summary.json"
+    summary.unlink(missing_ok=True)
+    env = dict(os.environ, SLUICE_SUMMARY_JSON=str(summary))
+    before = broker_cpu_seconds()
+    run = measured(["./sluice", "run", str(pipeline), "--state-dir", str(work / "state")], log_prefix, env)
+    result = json.loads(summary.read_text())
+    if result["records_in"] != n:
+        raise SystemExit(f"{pipeline}: sluice read {result['records_in']} of {n} events")
+    return dict(result, events=n, broker_cpu_seconds=broker_cpu_seconds() - before, **outside(run, n))
+
+
+def outside(run, n):
+    """What the kernel says about a finished run: whole-process CPU, wall, peak RSS, steady window."""
+    steady = measure.steady_window(run, n) or {}
+    return {"cpu_seconds": run.cpu_seconds, "wall_seconds": run.wall_seconds, "max_rss_mib": run.max_rss_mb,
+            "steady_events_per_s": steady.get("events_per_s"), "steady_events_per_cpu_s": steady.get("events_per_cpu_s")}
+
+
+def median_range(values):
+    values = [v for v in values if v is not None]
+    return (statistics.median(values), [min(values), max(values)]) if values else (None, None)
+
+
+def summarize(query, engine, rs, total_bytes):
+    """One table row from the runs of one engine: medians with min-max."""
+    row = {"query": query, "engine": engine, "events": rs[0]["events"], "runs": len(rs), "seconds": [r["seconds"] for r in rs]}
+    for key, values in (("events_per_s", [r["events"] / r["seconds"] for r in rs]),
+                        ("events_per_cpu_s", [r["events"] / r["cpu_seconds"] for r in rs]),
+                        ("steady_events_per_s", [r["steady_events_per_s"] for r in rs]),
+                        ("steady_events_per_cpu_s", [r["steady_events_per_cpu_s"] for r in rs]),
+                        ("max_rss_mib", [r["max_rss_mib"] for r in rs])):
+        row[key], row[key + "_range"] = median_range(values)
+    row["mb_per_s"] = total_bytes * row["events_per_s"] / rs[0]["events"] / 1e6
+    row["cpu_seconds"] = statistics.median(r["cpu_seconds"] for r in rs)
+    row["broker_cpu_seconds"] = statistics.median(r["broker_cpu_seconds"] for r in rs)
+    return row
+
+
+def ratios(row, base):
+    """Sluice/ceiling ratios of the medians."""
+    for key in ("events_per_s", "events_per_cpu_s", "steady_events_per_cpu_s"):
+        if row[key] and base[key]:
+            row["ratio_" + key] = row[key] / base[key]
+
+
+def k(v):
+    return "–" if v is None else f"{v / 1e3:,.0f}k"
+
+
 def main():
     events = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     chosen = sys.argv[2].split(",") if len(sys.argv) > 2 else list(QUERIES)
     servers = sh("bash", "ci/kafka.sh", "bootstrap").strip()
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
-    flags = os.environ.get("SLUICE_JVM_FLAGS", "").split()
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     work = Path(tempfile.mkdtemp(prefix="sluice-kafka-bench-"))
     topic = f"bench-bids-{stamp.lower()}"
     sh("bash", "ci/kafka.sh", "topics", "create", topic, "--partitions", "1")
 
     n = load_bids(servers, topic, events, work)
+    small, small_n = small_topic(servers, work, stamp)
+    # The ceiling's class-data archive, recorded once by an unmeasured short run.
+    sh("bash", "ci/kafka.sh", "topics", "create", f"{small}-warm", "--partitions", "1")
+    measured(ceiling_command(java, work, servers, small, f"{small}-warm", small_n), work / "ceiling-warm")
 
     repeats = int(os.environ.get("KAFKA_BENCH_REPEATS", "3"))
     rows = []
@@ -149,49 +267,29 @@ def main():
         sluice_out = f"{topic}-{name}-sluice"
         sh("bash", "ci/kafka.sh", "topics", "create", base_out, "--partitions", "1")
         sh("bash", "ci/kafka.sh", "topics", "create", sluice_out, "--partitions", "1")
+        pipeline = work / f"{name}.yaml"
+        # Sluice's archive for this command line, recorded by an unmeasured run over the quiet topic.
+        query_pipeline(pipeline, f"bench-{name}", servers, small, f"bench-{name}-{stamp}-warm", sql, f"{small}-warm")
+        sluice_run(pipeline, work, small_n, work / f"{name}-warm")
         # The two engines alternate, `repeats` times each: on shared vCPUs a single pair of runs
         # can differ by 40 % for the same work, so medians are compared.
         runs = {"kafka-clients copy (ceiling)": [], "Sluice FFM": []}
         for rep in range(repeats):
-            before = broker_cpu_seconds()
-            out = sh(java, *flags, "-cp", "benchmarks/target/benchmarks.jar", "dev.sluice.benchmarks.KafkaCopyBaseline",
-                     servers, topic, base_out, str(n))
-            base = json.loads(out.strip().splitlines()[-1])
-            base["broker_cpu_seconds"] = broker_cpu_seconds() - before
+            base = ceiling_run(java, work, servers, topic, base_out, n, work / f"{name}-ceiling-{rep}")
             runs["kafka-clients copy (ceiling)"].append(base)
             total_bytes = base["bytes"]
+            query_pipeline(pipeline, f"bench-{name}", servers, topic, f"bench-{name}-{stamp}-{rep}", sql, sluice_out)
+            runs["Sluice FFM"].append(sluice_run(pipeline, work, n, work / f"{name}-sluice-{rep}"))
 
-            pipeline = query_pipeline(work / f"{name}.yaml", f"bench-{name}", servers, topic, f"bench-{name}-{stamp}-{rep}",
-                                      sql, sluice_out)
-            shutil.rmtree(work / "state", ignore_errors=True)  # else the run resumes at the end
-            before = broker_cpu_seconds()
-            run = sluice(pipeline, work)
-            run["broker_cpu_seconds"] = broker_cpu_seconds() - before
-            if run["records_in"] != n:
-                raise SystemExit(f"{name}: sluice read {run['records_in']} of {n} events")
-            run["events"] = run["records_in"]
-            runs["Sluice FFM"].append(run)
+        base_row, row = (summarize(name, engine, rs, total_bytes) for engine, rs in runs.items())
+        ratios(row, base_row)
+        rows += [base_row, row]
+        print(f"{name}: sluice {row['events_per_s']:,.0f} ev/s vs ceiling {base_row['events_per_s']:,.0f} "
+              f"({row['ratio_events_per_s']:.2f}x); per CPU-second {row['ratio_events_per_cpu_s']:.2f}x, "
+              f"steady window {row.get('ratio_steady_events_per_cpu_s', float('nan')):.2f}x (medians of {repeats})",
+              file=sys.stderr)
 
-        for engine, rs in runs.items():
-            rates = [r["events"] / r["seconds"] for r in rs]
-            per_cpu = [r["events"] / r["cpu_seconds"] for r in rs]
-            rows.append({
-                "query": name, "engine": engine, "events": rs[0]["events"], "runs": len(rs),
-                "events_per_s": statistics.median(rates), "events_per_s_range": [min(rates), max(rates)],
-                "mb_per_s": total_bytes * statistics.median(rates) / rs[0]["events"] / 1e6,
-                "cpu_seconds": statistics.median(r["cpu_seconds"] for r in rs),
-                "events_per_cpu_s": statistics.median(per_cpu), "events_per_cpu_s_range": [min(per_cpu), max(per_cpu)],
-                "broker_cpu_seconds": statistics.median(r["broker_cpu_seconds"] for r in rs),
-                "seconds": [r["seconds"] for r in rs],
-            })
-        ratio_rate = rows[-1]["events_per_s"] / rows[-2]["events_per_s"]
-        ratio_cpu = rows[-1]["events_per_cpu_s"] / rows[-2]["events_per_cpu_s"]
-        rows[-1]["ratio_events_per_s"] = ratio_rate
-        rows[-1]["ratio_events_per_cpu_s"] = ratio_cpu
-        print(f"{name}: sluice {rows[-1]['events_per_s']:,.0f} ev/s vs ceiling {rows[-2]['events_per_s']:,.0f} "
-              f"({ratio_rate:.2f}x); per CPU-second {ratio_cpu:.2f}x (medians of {repeats})", file=sys.stderr)
-
-    first_records = first_record_series(servers, work, stamp, int(os.environ.get("FIRST_RECORD_RUNS", "7")))
+    first_records = first_record_series(servers, work, small, stamp, int(os.environ.get("FIRST_RECORD_RUNS", "7")))
 
     java_opts = os.environ.get("SLUICE_JAVA_OPTS", "")  # the launcher adds these JVM options to Sluice's
     results = ROOT / "benchmarks" / "results"
@@ -200,16 +298,21 @@ def main():
         {"events": n, "topic_bytes": total_bytes, "sluice_java_opts": java_opts, "rows": rows,
          "first_record_ms_quiet": first_records}, indent=2))
     lines = [f"Kafka JSON -> SQL -> Kafka, {n:,} Nexmark bid events ({total_bytes / 1e6:,.0f} MB of JSON), "
-             f"1 partition, 1 lane; medians of {repeats} alternating runs per engine (range in brackets); {stamp}"
+             f"1 partition, 1 lane; medians of {repeats} alternating runs per engine (min–max in brackets); {stamp}"
              + (f"; Sluice with SLUICE_JAVA_OPTS={java_opts}" if java_opts else ""), "",
-             "| query | engine | events/s | MB/s | process CPU s | events per CPU-s | broker CPU s | ratio events/s | ratio per CPU-s |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "Whole process: events/s by the engine's own clock, CPU of the whole process (JVM start included). "
+             "Steady window: the middle 60 % of the bytes the process read, measured from /proc.", "",
+             "| query | engine | events/s | MB/s | process CPU s | events per CPU-s | steady events/s | steady events per CPU-s "
+             "| peak RSS MiB | broker CPU s | ratio events/s | ratio per CPU-s | ratio steady per CPU-s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lo, hi = r["events_per_s_range"]
-        clo, chi = r["events_per_cpu_s_range"]
-        lines.append(f"| {r['query']} | {r['engine']} | {r['events_per_s']:,.0f} [{lo / 1e3:,.0f}k–{hi / 1e3:,.0f}k] | "
-                     f"{r['mb_per_s']:,.1f} | {r['cpu_seconds']:.1f} | {r['events_per_cpu_s']:,.0f} [{clo / 1e3:,.0f}k–{chi / 1e3:,.0f}k] | "
-                     f"{r['broker_cpu_seconds']:.1f} | {r.get('ratio_events_per_s', 1.0):.2f} | {r.get('ratio_events_per_cpu_s', 1.0):.2f} |")
+        lines.append(
+            f"| {r['query']} | {r['engine']} | {r['events_per_s']:,.0f} [{k(r['events_per_s_range'][0])}–{k(r['events_per_s_range'][1])}] | "
+            f"{r['mb_per_s']:,.1f} | {r['cpu_seconds']:.1f} | {k(r['events_per_cpu_s'])} [{k(r['events_per_cpu_s_range'][0])}–{k(r['events_per_cpu_s_range'][1])}] | "
+            f"{k(r['steady_events_per_s'])} | {k(r['steady_events_per_cpu_s'])} "
+            f"[{k((r['steady_events_per_cpu_s_range'] or [None, None])[0])}–{k((r['steady_events_per_cpu_s_range'] or [None, None])[1])}] | "
+            f"{r['max_rss_mib']:.0f} | {r['broker_cpu_seconds']:.1f} | {r.get('ratio_events_per_s', 1.0):.2f} | "
+            f"{r.get('ratio_events_per_cpu_s', 1.0):.2f} | {r.get('ratio_steady_events_per_cpu_s', 1.0):.2f} |")
     lines += ["", "Resume to first record on a quiet 100-event topic (q0, fresh group each run, ms after JVM start; "
               "restarts after the pipeline's first run):", "",
               "| path | runs | min | median | max |", "|---|---:|---:|---:|---:|"]

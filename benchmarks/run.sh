@@ -4,6 +4,9 @@
 #   benchmarks/run.sh jmh [JMH args...]   JMH suites (default: all; e.g. TransformPushBenchmark -p rows=1024)
 #   benchmarks/run.sh kafka [EVENTS [QUERIES]]  Kafka JSON -> SQL (q0,q1,q2,q22) -> Kafka vs a plain
 #                                         consume->produce loop (default 1 000 000 events, all queries)
+#   benchmarks/run.sh kafka-settings [EVENTS [REPEATS [SETS]]]  which Kafka client settings matter: the
+#                                         loop and Sluice q0 under sets of settings (default 3 000 000
+#                                         events, 3 rounds, every set; kafka_settings_bench.py)
 #   benchmarks/run.sh plugins [ROWS [REPEATS]]  native plugin source and transform vs the generator and
 #                                         SQL, whole pipelines (default 20 000 000 rows, 3 rounds)
 #   benchmarks/run.sh lookup [BIDS [REPEATS [CHANGES]]]  bids LEFT JOIN a 1 000 000-key table: static side
@@ -88,14 +91,14 @@ case "$mode" in
       python3 benchmarks/jmh_table.py "$json"
     } | tee "benchmarks/results/jmh-$stamp.md"
     ;;
-  kafka)
+  kafka|kafka-settings)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am
     bash ci/kafka.sh start
     export SLUICE_JVM_FLAGS
     {
       echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
       echo
-      python3 benchmarks/kafka_bench.py "$@"
+      python3 "benchmarks/${mode//-/_}_bench.py" "$@"
     }
     ;;
   plugins)

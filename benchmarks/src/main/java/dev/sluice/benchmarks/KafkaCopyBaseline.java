@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import java.util.UUID;
+import dev.sluice.connector.kafka.KafkaClientDefaults;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -16,13 +17,15 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The I/O ceiling for Kafka → Kafka: a plain kafka-clients loop that consumes {@code count}
- * records and produces each value unchanged, with the client settings Sluice uses (512 KiB
- * batches, 20 ms linger, lz4, acks=all, idempotence, one request in flight; fetches of at least
- * 64 KiB). Prints one
- * JSON line: events, seconds (the copy loop), cpu_seconds (the whole process, JVM start
- * included, as Sluice reports its own), bytes.
+ * records and produces each value unchanged, with the client settings Sluice uses (taken from
+ * {@link KafkaClientDefaults}, as the Kafka source with its default batch of 8 192 records and the
+ * sink with lz4 set them) unless {@code kafka-defaults} asks for the clients' own defaults.
+ * {@code consumer.NAME=VALUE} and {@code producer.NAME=VALUE} arguments override single settings.
+ * Prints one JSON line: events, seconds (the copy loop), cpu_seconds (the whole process, JVM
+ * start included, as Sluice reports its own), bytes.
  *
- * <p>Usage: {@code KafkaCopyBaseline BOOTSTRAP IN_TOPIC OUT_TOPIC COUNT}
+ * <p>Usage: {@code KafkaCopyBaseline BOOTSTRAP IN_TOPIC OUT_TOPIC COUNT [kafka-defaults]
+ * [consumer.NAME=VALUE | producer.NAME=VALUE ...]}
  */
 public final class KafkaCopyBaseline {
 
@@ -34,21 +37,30 @@ public final class KafkaCopyBaseline {
         String out = args[2];
         long count = Long.parseLong(args[3]);
         Properties consumerProps = new Properties();
+        Properties producerProps = new Properties();
+        boolean kafkaDefaults = false;
+        for (int i = 4; i < args.length; i++) {
+            String arg = args[i];
+            int eq = arg.indexOf('=');
+            if (arg.equals("kafka-defaults")) {
+                kafkaDefaults = true;
+            } else if (arg.startsWith("consumer.") && eq > 0) {
+                consumerProps.put(arg.substring("consumer.".length(), eq), arg.substring(eq + 1));
+            } else if (arg.startsWith("producer.") && eq > 0) {
+                producerProps.put(arg.substring("producer.".length(), eq), arg.substring(eq + 1));
+            } else {
+                throw new IllegalArgumentException("not kafka-defaults, consumer.NAME=VALUE or producer.NAME=VALUE: " + arg);
+            }
+        }
         consumerProps.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         consumerProps.put(ConsumerConfig.GROUP_ID_CONFIG, "baseline-" + UUID.randomUUID());
         consumerProps.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         consumerProps.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        consumerProps.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "8192");
-        consumerProps.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "65536");
-        consumerProps.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "20");
-        Properties producerProps = new Properties();
         producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
-        producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
-        producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        producerProps.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-        producerProps.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(512 * 1024));
-        producerProps.put(ProducerConfig.LINGER_MS_CONFIG, "20");
-        producerProps.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+        if (!kafkaDefaults) {
+            KafkaClientDefaults.consumer(consumerProps, 8192);
+            KafkaClientDefaults.producer(producerProps, "lz4");
+        }
         var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         long start = System.nanoTime();
         long copied = 0;

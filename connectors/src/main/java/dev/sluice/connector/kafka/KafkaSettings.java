@@ -106,10 +106,7 @@ final class KafkaSettings {
             props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, config.getString(BOOTSTRAP_SERVERS));
         }
         props.putIfAbsent(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9092");
-        // Sluice reports its own metrics; Kafka's JMX registration and metrics push cost tens of
-        // milliseconds per client at start. properties: can turn them back on.
-        props.putIfAbsent(CommonClientConfigs.METRIC_REPORTER_CLASSES_CONFIG, "");
-        props.putIfAbsent(CommonClientConfigs.ENABLE_METRICS_PUSH_CONFIG, "false");
+        KafkaClientDefaults.metrics(props);
         return props;
     }
 

@@ -206,14 +206,7 @@ public final class KafkaSink implements Sink {
             }
         }
         Properties props = KafkaSettings.clientProperties(config);
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.putIfAbsent(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        props.putIfAbsent(ProducerConfig.COMPRESSION_TYPE_CONFIG, config.getString(COMPRESSION));
-        // Larger batches and a short linger cut client and broker CPU several times over the
-        // defaults (FIELD-NOTES); properties: can override both.
-        props.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(512 * 1024));
-        props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "20");
-        props.putIfAbsent(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, Integer.toString(MAX_IN_FLIGHT));
+        KafkaClientDefaults.producer(props, config.getString(COMPRESSION));
         maxRequestSize =
                 Integer.parseInt(String.valueOf(props.getOrDefault(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"))
                         .trim());
@@ -243,18 +236,6 @@ public final class KafkaSink implements Sink {
         sender.setDaemon(true);
         sender.start();
     }
-
-    /**
-     * One produce request in flight per broker. With more, a partition that this producer has
-     * not written yet can lose its first batch for good (KAFKA-15591, fixed only in Kafka 4.5):
-     * a broker that has published a partition's metadata but not yet opened the partition
-     * (a topic just created, partitions just added; seconds under load) refuses request A with
-     * NOT_LEADER_OR_FOLLOWER, request B overtakes it and is accepted (a broker without state for
-     * the producer accepts any first sequence), and every retry of A then gets
-     * OUT_OF_ORDER_SEQUENCE_NUMBER until delivery.timeout.ms (2 min) fails the run. With one
-     * request in flight the retried A always goes before B. (properties: can raise it.)
-     */
-    static final int MAX_IN_FLIGHT = 1;
 
     @Override
     public void write(Batch batch) {

@@ -331,10 +331,7 @@ public final class KafkaSource implements Source {
                     props.getProperty(org.apache.kafka.clients.CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG),
                     idBase + "-lane-" + lane);
         }
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(batchSize));
-        props.putIfAbsent(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "65536");
-        props.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "20");
+        KafkaClientDefaults.consumer(props, batchSize);
         String starting = config.getString(STARTING_OFFSETS);
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, starting.equals("latest") ? "latest" : "earliest");
         consumerProperties = props;

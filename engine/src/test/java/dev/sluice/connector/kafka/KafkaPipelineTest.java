@@ -303,7 +303,7 @@ class KafkaPipelineTest {
     /**
      * What failed the suite on a fresh, loaded machine (issue 10): the tests' own producer writing
      * to a topic created a moment before, refused with OUT_OF_ORDER_SEQUENCE_NUMBER until its
-     * delivery timeout (KAFKA-15591; see KafkaSink.MAX_IN_FLIGHT). Many partitions widen the
+     * delivery timeout (KAFKA-15591; see KafkaClientDefaults.MAX_IN_FLIGHT). Many partitions widen the
      * broker's window between listing the partitions and opening them, and small batches sent at
      * once put several requests per partition in it: with five requests in flight most rounds
      * failed; the delivery timeout is short so that such a failure shows in seconds.
