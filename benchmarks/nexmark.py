@@ -247,7 +247,7 @@ class Bench:
                       "starting_offsets": "earliest", "parallelism": self.args.parallelism}
             write_pipeline(pipeline, f"nexmark-{q}", {"bid": source}, query_sql(q), self.side_tables(q),
                            {"type": "kafka", "topic": output, "bootstrap_servers": self.bootstrap})
-            return sluice_run(pipeline, log_prefix, SLUICE[engine], self.timeout)
+            return sluice_run(pipeline, log_prefix, SLUICE[engine], self.timeout, sample=True)
         common = ["--bootstrap", self.bootstrap, "--query", q, "--input", topic, "--output", output, *side]
         if engine == FLINK:
             command = ["bash", PEERS / "flink" / "run.sh", *common, "--parallelism", n]
@@ -255,7 +255,7 @@ class Bench:
             command = ["bash", PEERS / "kstreams" / "run.sh", *common, "--threads", n,
                        "--app-id", f"nexmark-{self.stamp}-{q}"]
         log(f"{q}: {engine}")
-        run = measure.run_measured(command, log_prefix, cwd=ROOT, timeout_seconds=self.timeout)
+        run = measure.run_measured(command, log_prefix, cwd=ROOT, timeout_seconds=self.timeout, sample=True)
         run.result["engine_seconds"] = run.result.get("seconds")
         return run
 
@@ -313,6 +313,12 @@ class Bench:
         if not run.error:
             row["events_per_s"] = events / run.wall_seconds
             row["cpu_seconds_per_m_events"] = run.cpu_seconds / events * 1e6
+            # The Kafka series: the same rates over the steady window (the middle 60 % of the bytes
+            # the process read), which leaves out each engine's start (measure.steady_window).
+            steady = measure.steady_window(run, events) if run.samples else None
+            if steady:
+                row["steady_events_per_s"] = steady["events_per_s"]
+                row["steady_cpu_seconds_per_m_events"] = 1e6 / steady["events_per_cpu_s"]
         self.results[series].append(row)
         if run.error:
             log(f"{row['query']} {row['engine']}: FAILED {run.error}")
@@ -377,7 +383,7 @@ def write_pipeline(path: Path, name, sources, sql, tables, sink):
     path.write_text(json.dumps(pipeline, indent=2) + "\n")
 
 
-def sluice_run(pipeline: Path, log_prefix: Path, bridge: str, timeout, warm=False) -> measure.Run:
+def sluice_run(pipeline: Path, log_prefix: Path, bridge: str, timeout, warm=False, sample=False) -> measure.Run:
     """One measured `sluice run`. With `warm`, the same command line runs once first, unmeasured
     (its state directory deleted after it): the launcher keeps a class archive per command line and
     dumps it at the exit of the first run (see `benchmarks/run.sh startup`), so the
@@ -395,7 +401,7 @@ def sluice_run(pipeline: Path, log_prefix: Path, bridge: str, timeout, warm=Fals
         shutil.rmtree(state, ignore_errors=True)
         summary.unlink(missing_ok=True)
     log(f"{pipeline.stem}: Sluice {bridge.upper()}")
-    run = measure.run_measured(command, log_prefix, env=env, cwd=ROOT, timeout_seconds=timeout)
+    run = measure.run_measured(command, log_prefix, env=env, cwd=ROOT, timeout_seconds=timeout, sample=sample)
     if summary.exists():
         run.result = json.loads(summary.read_text())
         run.result["engine_seconds"] = run.result.get("seconds")

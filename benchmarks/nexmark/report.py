@@ -44,7 +44,8 @@ def series_table(rows, series, parity=()):
             "CPU per event vs FFM", "RSS vs FFM", "rows out", "process wall s", "engine-reported s",
             "of which open s", "JVM start to engine s", "events/s by engine-reported time"]
     if kafka:
-        head += ["broker CPU s", "output vs Sluice FFM"]
+        head += ["steady events/s", "steady CPU s per M events", "steady CPU per event vs FFM", "broker CPU s",
+                 "output vs Sluice FFM"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
     by_query = {}
     for row in rows:
@@ -66,7 +67,11 @@ def series_table(rows, series, parity=()):
                 fmt(r["events"] / r["engine_seconds"]) if r.get("engine_seconds") else "n/a",
             ]
             if kafka:
-                cells += [fmt(r.get("broker_cpu_seconds"), 1), parity_cell(parity, query, r["engine"])]
+                steady = r.get("steady_cpu_seconds_per_m_events")
+                cells += [fmt(r.get("steady_events_per_s")) if r.get("steady_events_per_s") else "n/a",
+                          fmt(steady, 2) if steady else "n/a",
+                          ratio(steady, reference and reference.get("steady_cpu_seconds_per_m_events")) if steady else "n/a",
+                          fmt(r.get("broker_cpu_seconds"), 1), parity_cell(parity, query, r["engine"])]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

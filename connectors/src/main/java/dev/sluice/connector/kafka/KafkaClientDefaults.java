@@ -10,7 +10,9 @@ import org.apache.kafka.clients.producer.ProducerConfig;
  * producer, and the benchmarks' plain consume→produce ceiling all take them from here, so the
  * ceiling is measured with exactly the settings Sluice runs with. Each is only a default: a
  * pipeline's {@code properties:} overrides it (except where a comment says the setting is
- * required). Why each value: benchmarks/README.md, "Which Kafka client settings matter".
+ * required). Why each value: benchmarks/README.md, "Which Kafka client settings matter". The
+ * Nexmark peers (benchmarks/peers: Flink, Kafka Streams) build apart and repeat these values by
+ * hand: change them there too.
  */
 public final class KafkaClientDefaults {
 

@@ -35,11 +35,14 @@ final class Tables {
                 .option("scan.bounded.mode", "latest-offset")
                 // Offsets are never committed (no checkpoints), so the group only names the run.
                 .option("properties.group.id", "flink-peer-" + args.query() + "-" + System.currentTimeMillis())
-                // Sluice's consumer: max.poll.records = its batch size (8192), 64 KiB minimum
-                // fetch, 20 ms maximum wait.
+                // Sluice's consumer (KafkaClientDefaults): max.poll.records = its batch size
+                // (8192), 64 KiB minimum fetch, 20 ms maximum wait, 8 MiB per partition, 1 MiB
+                // socket receive buffer.
                 .option("properties.max.poll.records", "8192")
                 .option("properties.fetch.min.bytes", "65536")
                 .option("properties.fetch.max.wait.ms", "20")
+                .option("properties.max.partition.fetch.bytes", Integer.toString(8 * 1024 * 1024))
+                .option("properties.receive.buffer.bytes", Integer.toString(1024 * 1024))
                 .option("json.timestamp-format.standard", "ISO-8601")
                 .option("json.fail-on-missing-field", "true")
                 .build();
@@ -48,12 +51,14 @@ final class Tables {
     /** The result topic, with the columns of the query's result. */
     static TableDescriptor resultSink(PeerArgs args, ResolvedSchema result) {
         return kafka(args.bootstrap(), args.output(), Schema.newBuilder().fromResolvedSchema(result).build())
-                // Sluice's producer: acks=all, idempotence, lz4, 512 KiB batches, 20 ms linger.
+                // Sluice's producer: acks=all, idempotence, lz4, 512 KiB batches, 20 ms linger,
+                // 1 MiB socket send buffer.
                 .option("properties.acks", "all")
                 .option("properties.enable.idempotence", "true")
                 .option("properties.compression.type", "lz4")
                 .option("properties.batch.size", Integer.toString(512 * 1024))
                 .option("properties.linger.ms", "20")
+                .option("properties.send.buffer.bytes", Integer.toString(1024 * 1024))
                 // Without checkpoints the sink flushes when the input ends; at-least-once is
                 // what Sluice gives too.
                 .option("sink.delivery-guarantee", "at-least-once")
