@@ -29,6 +29,8 @@ SETS = {
         {"fetch.min.bytes": 1, "fetch.max.wait.ms": 500, "max.poll.records": 500},
         {"batch.size": 16384, "linger.ms": 5, "compression.type": "none", "max.in.flight.requests.per.connection": 5}),
     "sluice defaults": ({}, {}),
+    "sluice defaults before 2026-12-03 (1 MiB fetches, the clients' socket buffers)": (
+        {"max.partition.fetch.bytes": MIB, "receive.buffer.bytes": 65536}, {"send.buffer.bytes": 131072}),
     "max.partition.fetch.bytes 8 MiB": ({"max.partition.fetch.bytes": 8 * MIB}, {}),
     "receive.buffer.bytes 1 MiB": ({"receive.buffer.bytes": MIB}, {}),
     "max.poll.records 5000": ({"max.poll.records": 5000}, {}),
