@@ -16,6 +16,7 @@ its archive the same way. Then measures resume-to-first-record on a
 quiet 100-event topic, FIRST_RECORD_RUNS times (default 7) through the launcher's fast path for
 `run` and through picocli. Writes JSON and Markdown to benchmarks/results/.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -53,6 +54,17 @@ def sh(*args, env=None, capture=True):
     return result.stdout
 
 
+@contextlib.contextmanager
+def scratch_topic(name, partitions=1):
+    """A topic that lives for one block: a run's output (10 M records are ~0.6 GB on disk, and a
+    benchmark writes dozens of them), or the input of one benchmark."""
+    sh("bash", "ci/kafka.sh", "topics", "create", name, "--partitions", str(partitions))
+    try:
+        yield name
+    finally:
+        subprocess.run(["bash", "ci/kafka.sh", "topics", "delete", name], cwd=ROOT, capture_output=True)
+
+
 def broker_cpu_seconds():
     pid = (ROOT / "target/kafka/broker.pid").read_text().strip()
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -72,9 +84,10 @@ def ceiling_command(java, work, servers, topic, out, count, settings=()):
     """The plain consume->produce loop as a JVM started the way ./sluice starts Sluice's, with a
     class-data archive of its own under `work` (the first run records it)."""
     flags = os.environ.get("SLUICE_JVM_FLAGS", "").split()
+    java_opts = os.environ.get("SLUICE_JAVA_OPTS", "").split()  # after the launcher's own, as ./sluice puts them
     archive = work / "ceiling.jsa"
     return [java, *flags, *launcher_flags(), "-XX:+AutoCreateSharedArchive", f"-XX:SharedArchiveFile={archive}",
-            "-Xlog:cds=off", "-Xlog:cds+dynamic=off", "-cp", str(ROOT / "benchmarks/target/benchmarks.jar"),
+            "-Xlog:cds=off", "-Xlog:cds+dynamic=off", *java_opts, "-cp", str(ROOT / "benchmarks/target/benchmarks.jar"),
             "dev.sluice.benchmarks.KafkaCopyBaseline", servers, topic, out, str(count), *settings]
 
 
@@ -219,7 +232,8 @@ def median_range(values):
 
 def summarize(query, engine, rs, total_bytes):
     """One table row from the runs of one engine: medians with min-max."""
-    row = {"query": query, "engine": engine, "events": rs[0]["events"], "runs": len(rs), "seconds": [r["seconds"] for r in rs]}
+    row = {"query": query, "engine": engine, "events": rs[0]["events"], "runs": len(rs), "seconds": [r["seconds"] for r in rs],
+           "raw": rs}
     for key, values in (("events_per_s", [r["events"] / r["seconds"] for r in rs]),
                         ("events_per_cpu_s", [r["events"] / r["cpu_seconds"] for r in rs]),
                         ("steady_events_per_s", [r["steady_events_per_s"] for r in rs]),
@@ -250,9 +264,11 @@ def main():
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     work = Path(tempfile.mkdtemp(prefix="sluice-kafka-bench-"))
-    topic = f"bench-bids-{stamp.lower()}"
-    sh("bash", "ci/kafka.sh", "topics", "create", topic, "--partitions", "1")
+    with scratch_topic(f"bench-bids-{stamp.lower()}") as topic:
+        measure_all(events, chosen, servers, java, stamp, work, topic)
 
+
+def measure_all(events, chosen, servers, java, stamp, work, topic):
     n = load_bids(servers, topic, events, work)
     small, small_n = small_topic(servers, work, stamp)
     # The ceiling's class-data archive, recorded once by an unmeasured short run.
@@ -263,10 +279,6 @@ def main():
     rows = []
     for name in chosen:
         sql = QUERIES[name]
-        base_out = f"{topic}-{name}-baseline"
-        sluice_out = f"{topic}-{name}-sluice"
-        sh("bash", "ci/kafka.sh", "topics", "create", base_out, "--partitions", "1")
-        sh("bash", "ci/kafka.sh", "topics", "create", sluice_out, "--partitions", "1")
         pipeline = work / f"{name}.yaml"
         # Sluice's archive for this command line, recorded by an unmeasured run over the quiet topic.
         query_pipeline(pipeline, f"bench-{name}", servers, small, f"bench-{name}-{stamp}-warm", sql, f"{small}-warm")
@@ -275,11 +287,13 @@ def main():
         # can differ by 40 % for the same work, so medians are compared.
         runs = {"kafka-clients copy (ceiling)": [], "Sluice FFM": []}
         for rep in range(repeats):
-            base = ceiling_run(java, work, servers, topic, base_out, n, work / f"{name}-ceiling-{rep}")
+            with scratch_topic(f"{topic}-{name}-baseline-{rep}") as out:
+                base = ceiling_run(java, work, servers, topic, out, n, work / f"{name}-ceiling-{rep}")
             runs["kafka-clients copy (ceiling)"].append(base)
             total_bytes = base["bytes"]
-            query_pipeline(pipeline, f"bench-{name}", servers, topic, f"bench-{name}-{stamp}-{rep}", sql, sluice_out)
-            runs["Sluice FFM"].append(sluice_run(pipeline, work, n, work / f"{name}-sluice-{rep}"))
+            with scratch_topic(f"{topic}-{name}-sluice-{rep}") as out:
+                query_pipeline(pipeline, f"bench-{name}", servers, topic, f"bench-{name}-{stamp}-{rep}", sql, out)
+                runs["Sluice FFM"].append(sluice_run(pipeline, work, n, work / f"{name}-sluice-{rep}"))
 
         base_row, row = (summarize(name, engine, rs, total_bytes) for engine, rs in runs.items())
         ratios(row, base_row)
@@ -291,7 +305,7 @@ def main():
 
     first_records = first_record_series(servers, work, small, stamp, int(os.environ.get("FIRST_RECORD_RUNS", "7")))
 
-    java_opts = os.environ.get("SLUICE_JAVA_OPTS", "")  # the launcher adds these JVM options to Sluice's
+    java_opts = os.environ.get("SLUICE_JAVA_OPTS", "")  # JVM options after the launcher flags, for both
     results = ROOT / "benchmarks" / "results"
     results.mkdir(parents=True, exist_ok=True)
     (results / f"kafka-{stamp}.json").write_text(json.dumps(
@@ -299,7 +313,7 @@ def main():
          "first_record_ms_quiet": first_records}, indent=2))
     lines = [f"Kafka JSON -> SQL -> Kafka, {n:,} Nexmark bid events ({total_bytes / 1e6:,.0f} MB of JSON), "
              f"1 partition, 1 lane; medians of {repeats} alternating runs per engine (min–max in brackets); {stamp}"
-             + (f"; Sluice with SLUICE_JAVA_OPTS={java_opts}" if java_opts else ""), "",
+             + (f"; both with SLUICE_JAVA_OPTS={java_opts}" if java_opts else ""), "",
              "Whole process: events/s by the engine's own clock, CPU of the whole process (JVM start included). "
              "Steady window: the middle 60 % of the bytes the process read, measured from /proc.", "",
              "| query | engine | events/s | MB/s | process CPU s | events per CPU-s | steady events/s | steady events per CPU-s "

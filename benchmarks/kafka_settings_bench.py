@@ -13,14 +13,13 @@ with medians (min-max) per set and engine, and each set's ratio to Sluice's defa
 """
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from kafka_bench import (QUERIES, ROOT, ceiling_command, ceiling_run, k, load_bids, measured, query_pipeline, sh,
-                         sluice_run, small_topic, summarize)
+from kafka_bench import (QUERIES, ROOT, ceiling_command, ceiling_run, k, load_bids, measured, query_pipeline,
+                         scratch_topic, sh, sluice_run, small_topic, summarize)
 
 MIB = 1024 * 1024
 # name -> (consumer settings, producer settings), each changed from Sluice's defaults.
@@ -59,14 +58,15 @@ def main():
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     work = Path(tempfile.mkdtemp(prefix="sluice-kafka-settings-"))
-    topic = f"bench-settings-{stamp.lower()}"
-    sh("bash", "ci/kafka.sh", "topics", "create", topic, "--partitions", "1")
+    with scratch_topic(f"bench-settings-{stamp.lower()}") as topic:
+        measure_sets(events, repeats, chosen, servers, java, stamp, work, topic)
+
+
+def measure_sets(events, repeats, chosen, servers, java, stamp, work, topic):
     n = load_bids(servers, topic, events, work)
     small, small_n = small_topic(servers, work, stamp)
     sh("bash", "ci/kafka.sh", "topics", "create", f"{small}-warm", "--partitions", "1")
     measured(ceiling_command(java, work, servers, small, f"{small}-warm", small_n), work / "ceiling-warm")
-    out = f"{topic}-out"
-    sh("bash", "ci/kafka.sh", "topics", "create", out, "--partitions", "1")
     pipeline = work / "q0.yaml"  # one command line for every set, so one class-data archive
     query_pipeline(pipeline, "bench-settings", servers, small, f"settings-{stamp}-warm", QUERIES["q0"], f"{small}-warm")
     sluice_run(pipeline, work, small_n, work / "sluice-warm")
@@ -76,12 +76,14 @@ def main():
     for rep in range(repeats):
         for i, name in enumerate(chosen):
             consumer, producer = SETS[name]
-            base = ceiling_run(java, work, servers, topic, out, n, work / f"c-{rep}-{i}", args_of(consumer, producer))
+            with scratch_topic(f"{topic}-c-{rep}-{i}") as out:
+                base = ceiling_run(java, work, servers, topic, out, n, work / f"c-{rep}-{i}", args_of(consumer, producer))
             runs[(name, "ceiling")].append(base)
             total_bytes = base["bytes"]
-            query_pipeline(pipeline, "bench-settings", servers, topic, f"settings-{stamp}-{rep}-{i}", QUERIES["q0"], out,
-                           consumer=consumer, producer=producer)
-            runs[(name, "Sluice q0")].append(sluice_run(pipeline, work, n, work / f"s-{rep}-{i}"))
+            with scratch_topic(f"{topic}-s-{rep}-{i}") as out:
+                query_pipeline(pipeline, "bench-settings", servers, topic, f"settings-{stamp}-{rep}-{i}", QUERIES["q0"],
+                               out, consumer=consumer, producer=producer)
+                runs[(name, "Sluice q0")].append(sluice_run(pipeline, work, n, work / f"s-{rep}-{i}"))
             print(f"round {rep + 1}/{repeats}, {name}: ceiling {k(base['steady_events_per_cpu_s'])} / Sluice "
                   f"{k(runs[(name, 'Sluice q0')][-1]['steady_events_per_cpu_s'])} steady events per CPU-s", file=sys.stderr)
 
