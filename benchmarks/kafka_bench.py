@@ -33,7 +33,7 @@ import measure  # noqa: E402
 
 # The JVM flags ./sluice gives Sluice besides its class-data archive; the ceiling gets the same
 # (checked against the launcher below, so the two cannot drift apart).
-LAUNCHER_FLAGS = ["-XX:CompileThresholdScaling=5", "-Xmx384m"]
+LAUNCHER_FLAGS = ["-XX:CompileThresholdScaling=5", "-Xmx256m"]
 QUERIES = {
     "q0": "SELECT auction, bidder, price, dateTime, extra FROM bid",
     "q1": "SELECT auction, bidder, 0.908 * price AS price, dateTime, extra FROM bid",

@@ -26,6 +26,9 @@
 #   benchmarks/run.sh delivery [EVENTS [REPEATS]]  exactly-once vs at-least-once, Kafka -> q0 -> Kafka, at
 #                                         checkpoint intervals 1s and 10s: throughput (default 2 000 000
 #                                         events, 3 rounds) and end-to-end latency (delivery_bench.py)
+#   benchmarks/run.sh latency [SECONDS [LOADS]]  end-to-end latency p50/p99/p99.9 at 10/50/90 % of the
+#                                         maximum rate: Sluice at-least-once and exactly-once, Flink SQL
+#                                         (default 20 s per row; latency_bench.py)
 #   benchmarks/run.sh inspect [EVENTS [REPEATS [QUERIES]]]  what live inspection's row sampling costs:
 #                                         Kafka -> q0,q1,q22 -> Kafka with sampling off, at its defaults and
 #                                         at its heaviest (default 2 000 000 events, 5 rounds; inspect_bench.py)
@@ -134,6 +137,16 @@ case "$mode" in
     bash ci/kafka.sh start
     export SLUICE_JVM_FLAGS
     python3 benchmarks/service_bench.py "$@"
+    ;;
+  latency)
+    mvn -q -B -ntp -DskipTests package -pl benchmarks -am
+    bash ci/kafka.sh start
+    export SLUICE_JVM_FLAGS
+    {
+      echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
+      echo
+      python3 benchmarks/latency_bench.py "$@"
+    }
     ;;
   delivery)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am

@@ -27,6 +27,10 @@ public final class FlinkNexmarkPeer {
         PeerArgs args;
         try {
             args = PeerArgs.parse(argv);
+            if (args.query().equals(PROBE)) {
+                runProbe(args);
+                return;
+            }
             if (!NexmarkQueries.known(args.query())) {
                 throw new PeerArgs.UsageException("unknown query " + args.query() + "; known: " + NexmarkQueries.names());
             }
@@ -49,6 +53,35 @@ public final class FlinkNexmarkPeer {
             System.exit(0);
         } catch (Exception e) {
             System.err.println("flink peer: " + args.query() + " failed:");
+            e.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    /**
+     * The query name of the latency benchmark's pipeline (benchmarks/latency_bench.py): {@code
+     * SELECT id, sent_us} over the probe's records, unbounded.
+     */
+    static final String PROBE = "probe";
+
+    /**
+     * Runs the probe pipeline until the process is stopped; prints {@code {"running": true}} once
+     * the job is submitted, so the benchmark knows when to start producing.
+     */
+    private static void runProbe(PeerArgs args) {
+        try {
+            TableEnvironment tables = TableEnvironment.create(EnvironmentSettings.newInstance()
+                    .inStreamingMode()
+                    .withConfiguration(configuration(args.parallelism()))
+                    .build());
+            tables.createTemporaryTable("events", Tables.probeSource(args));
+            Table result = tables.sqlQuery("SELECT id, sent_us FROM events");
+            TableResult job = result.insertInto(Tables.resultSink(args, result.getResolvedSchema())).execute();
+            System.out.println("{\"engine\":\"flink\",\"running\":true}");
+            System.out.flush();
+            job.getJobClient().orElseThrow().getJobExecutionResult().get();
+        } catch (Exception e) {
+            System.err.println("flink peer: the probe pipeline failed:");
             e.printStackTrace();
             System.exit(1);
         }

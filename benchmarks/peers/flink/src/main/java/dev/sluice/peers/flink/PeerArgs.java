@@ -6,6 +6,7 @@ import java.nio.file.Path;
 /**
  * The command line the Nexmark orchestrator uses for every peer:
  * {@code --bootstrap HOST:PORT --query QNAME --input TOPIC --output TOPIC [--parallelism N] [--side-input FILE.csv]}.
+ * QNAME {@code probe} is the latency benchmark's unbounded pipeline, not a Nexmark query.
  */
 record PeerArgs(String bootstrap, String query, String input, String output, int parallelism, Path sideInput) {
 

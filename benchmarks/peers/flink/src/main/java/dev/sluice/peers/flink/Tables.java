@@ -28,21 +28,13 @@ final class Tables {
                 .column("dateTime", DataTypes.TIMESTAMP(3))
                 .column("extra", DataTypes.STRING())
                 .build();
-        return kafka(args.bootstrap(), args.input(), schema)
+        return consumer(kafka(args.bootstrap(), args.input(), schema))
                 // From the start of the topic to the end offsets it has when the job starts: a
                 // bounded job, like Sluice's `bounded: true` source.
                 .option("scan.startup.mode", "earliest-offset")
                 .option("scan.bounded.mode", "latest-offset")
                 // Offsets are never committed (no checkpoints), so the group only names the run.
                 .option("properties.group.id", "flink-peer-" + args.query() + "-" + System.currentTimeMillis())
-                // Sluice's consumer (KafkaClientDefaults): max.poll.records = its batch size
-                // (8192), 64 KiB minimum fetch, 20 ms maximum wait, 8 MiB per partition, 1 MiB
-                // socket receive buffer.
-                .option("properties.max.poll.records", "8192")
-                .option("properties.fetch.min.bytes", "65536")
-                .option("properties.fetch.max.wait.ms", "20")
-                .option("properties.max.partition.fetch.bytes", Integer.toString(8 * 1024 * 1024))
-                .option("properties.receive.buffer.bytes", Integer.toString(1024 * 1024))
                 .option("json.timestamp-format.standard", "ISO-8601")
                 .option("json.fail-on-missing-field", "true")
                 .build();
@@ -66,6 +58,35 @@ final class Tables {
                 .option("json.timestamp-format.standard", "ISO-8601")
                 .option("json.encode.decimal-as-plain-number", "true")
                 .build();
+    }
+
+    /**
+     * The latency probe's records ({@code {"id": N, "sent_us": T}}, benchmarks/LatencyProbe.java):
+     * from the start of the topic, unbounded (the job runs until the process is stopped), with
+     * the same consumer settings as the bid source.
+     */
+    static TableDescriptor probeSource(PeerArgs args) {
+        Schema schema = Schema.newBuilder()
+                .column("id", DataTypes.BIGINT())
+                .column("sent_us", DataTypes.BIGINT())
+                .build();
+        return consumer(kafka(args.bootstrap(), args.input(), schema))
+                .option("scan.startup.mode", "earliest-offset")
+                .option("properties.group.id", "flink-peer-probe-" + System.currentTimeMillis())
+                .build();
+    }
+
+    /** Sluice's consumer settings (KafkaClientDefaults), through the connector's properties. */
+    private static TableDescriptor.Builder consumer(TableDescriptor.Builder kafka) {
+        return kafka
+                // Sluice's consumer (KafkaClientDefaults): max.poll.records = its batch size
+                // (8192), 64 KiB minimum fetch, 20 ms maximum wait, 8 MiB per partition, 1 MiB
+                // socket receive buffer.
+                .option("properties.max.poll.records", "8192")
+                .option("properties.fetch.min.bytes", "65536")
+                .option("properties.fetch.max.wait.ms", "20")
+                .option("properties.max.partition.fetch.bytes", Integer.toString(8 * 1024 * 1024))
+                .option("properties.receive.buffer.bytes", Integer.toString(1024 * 1024));
     }
 
     /**

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""End-to-end latency at 10 %, 50 % and 90 % of the maximum rate: Sluice at-least-once, Sluice
+exactly-once and Flink SQL, Kafka -> SELECT id, sent_us -> Kafka, each with its default settings.
+
+Called by `benchmarks/run.sh latency [SECONDS [LOADS]]` after the broker is up and the JARs are
+built. First the maximum rate: MAX_RATE_EVENTS records of the probe's shape ({"id", "sent_us"},
+from Sluice's generator) are loaded into a topic and Sluice at-least-once reads them bounded; its
+events/s (engine clock) is the maximum. Then, for each load (default 0.1,0.5,0.9 of it) and each
+engine in turn: fresh topics, the engine started on them (reading from the start), and
+`LatencyProbe` (benchmarks/src/.../LatencyProbe.java), a separate JVM, produces the records at the
+load's rate for SECONDS (default 20) after 5 s unmeasured, stamping each with the wall clock, and
+reads the output topic read_committed: p50 / p99 / p99.9 / max of receive minus send time, and
+how many never arrived. The engine is then stopped (SIGTERM) and its peak RSS read (os.wait4). All
+processes share the machine's cores with the broker. Writes benchmarks/results/latency-<time>.*.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from kafka_bench import ROOT, scratch_topic, sh, sluice
+
+ENGINES = ("Sluice at-least-once", "Sluice exactly-once", "Flink SQL")
+SQL = "SELECT id, sent_us FROM events"
+
+
+def pipeline(path, servers, topic, group, out, delivery, bounded):
+    path.write_text(f"""name: latency-bench
+delivery: {delivery}
+sources:
+  events:
+    type: kafka
+    topic: {topic}
+    group_id: {group}
+    bootstrap_servers: "{servers}"
+    schema: {{id: bigint, sent_us: bigint}}
+    starting_offsets: earliest
+    bounded: {str(bounded).lower()}
+transforms:
+  result: {{type: sql, sql: "{SQL}"}}
+sinks:
+  out: {{type: kafka, from: result, topic: {out}, bootstrap_servers: "{servers}"}}
+""")
+    return path
+
+
+def max_rate(servers, work, stamp, events):
+    """Sluice at-least-once's events/s over `events` probe-shaped records, read bounded."""
+    with scratch_topic(f"latency-max-{stamp.lower()}") as topic, scratch_topic(f"latency-max-{stamp.lower()}-out") as out:
+        load = work / "load.yaml"
+        load.write_text(f"""name: latency-load
+sources:
+  bid: {{type: generator, entity: bid, count: {(events * 50 + 45) // 46}, seed: 1}}
+transforms:
+  rows: {{type: sql, sql: "SELECT auction AS id, price AS sent_us FROM bid"}}
+sinks:
+  out: {{type: kafka, from: rows, topic: {topic}, bootstrap_servers: "{servers}"}}
+""")
+        n = sluice(load, work)["records_out"]
+        shutil.rmtree(work / "state", ignore_errors=True)
+        run = sluice(pipeline(work / "max.yaml", servers, topic, f"latency-max-{stamp}", out, "at_least_once", True), work)
+        shutil.rmtree(work / "state", ignore_errors=True)
+        return n / run["seconds"], n, run["seconds"]
+
+
+def start_engine(engine, servers, topic, out, work, tag):
+    """Starts `engine` on `topic` -> `out`; returns the process once it is ready for records."""
+    log = open(work / f"{tag}.log", "w")
+    if engine == "Flink SQL":
+        process = subprocess.Popen(["bash", str(ROOT / "benchmarks/peers/flink/run.sh"), "--bootstrap", servers,
+                                    "--query", "probe", "--input", topic, "--output", out],
+                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
+        ready = threading.Event()
+
+        def watch():
+            for line in process.stdout:
+                if '"running"' in line:
+                    ready.set()
+
+        threading.Thread(target=watch, daemon=True).start()
+        if not ready.wait(120):
+            process.kill()
+            raise SystemExit(f"{engine} did not start; see {log.name}")
+        time.sleep(3)  # the job's source is assigned after submission
+    else:
+        delivery = "exactly_once" if "exactly" in engine else "at_least_once"
+        state = work / f"{tag}.state"
+        yaml = pipeline(work / f"{tag}.yaml", servers, topic, f"{tag}-g", out, delivery, False)
+        process = subprocess.Popen(["./sluice", "run", str(yaml), "--state-dir", str(state)],
+                                   cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
+        time.sleep(5)  # joined its group and assigned
+    process.log = log
+    return process
+
+
+def stop(process):
+    process.send_signal(signal.SIGTERM)
+    try:
+        _, _, usage = os.wait4(process.pid, 0)
+    finally:
+        process.log.close()
+    process.returncode = 0
+    return usage.ru_maxrss / 1024
+
+
+def main():
+    seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    loads = [float(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else [0.1, 0.5, 0.9]
+    servers = sh("bash", "ci/kafka.sh", "bootstrap").strip()
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+    flags = os.environ.get("SLUICE_JVM_FLAGS", "").split()
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    work = Path(tempfile.mkdtemp(prefix="sluice-latency-bench-"))
+    sh("bash", "benchmarks/peers/flink/run.sh", "--build")
+
+    top, loaded, run_seconds = max_rate(servers, work, stamp, int(os.environ.get("MAX_RATE_EVENTS", "3000000")))
+    print(f"maximum rate: {top:,.0f} events/s (Sluice at-least-once, {loaded:,} records in {run_seconds:.2f} s)",
+          file=sys.stderr)
+    rows = []
+    for load in loads:
+        rate = int(top * load)
+        for i, engine in enumerate(ENGINES):
+            tag = f"lat-{stamp.lower()}-{int(load * 100)}-{i}"
+            with scratch_topic(tag + "-in") as topic, scratch_topic(tag + "-out") as out:
+                process = start_engine(engine, servers, topic, out, work, tag)
+                try:
+                    probe = sh(java, *flags, "-cp", "benchmarks/target/benchmarks.jar",
+                               "dev.sluice.benchmarks.LatencyProbe", servers, topic, out, str(rate), str(seconds), "5")
+                finally:
+                    rss = stop(process)
+            result = json.loads(probe.strip().splitlines()[-1])
+            result.update({"engine": engine, "load": load, "max_rss_mib": rss})
+            rows.append(result)
+            print(f"{int(load * 100)} % ({rate:,}/s) {engine}: p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, "
+                  f"p99.9 {result['p999_ms']:.1f} ms, missing {result['missing']}", file=sys.stderr)
+
+    results = ROOT / "benchmarks" / "results"
+    (results / f"latency-{stamp}.json").write_text(json.dumps(
+        {"max_rate": top, "max_rate_records": loaded, "seconds": seconds, "rows": rows}, indent=2))
+    lines = [f"End-to-end latency, produce to read_committed consume (LatencyProbe), Kafka -> `{SQL}` -> Kafka, "
+             f"1 partition, default settings; maximum rate {top:,.0f} events/s (Sluice at-least-once, bounded, "
+             f"{loaded:,} records); {seconds} s measured per row after 5 s; {stamp}", "",
+             "| load | engine | rate asked | rate produced | measured | missing | p50 ms | p99 ms | p99.9 ms | max ms | peak RSS MiB |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {int(r['load'] * 100)} % | {r['engine']} | {r['rate']:,} | {r['achieved_rate']:,.0f} | "
+                     f"{r['measured']:,} | {r['missing']:,} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
+                     f"{r['p999_ms']:.1f} | {r['max_ms']:.1f} | {r['max_rss_mib']:.0f} |")
+    table = "\n".join(lines) + "\n"
+    (results / f"latency-{stamp}.md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
