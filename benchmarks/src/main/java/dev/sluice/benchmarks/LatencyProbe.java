@@ -25,8 +25,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * input topic at a steady rate (T = wall clock in microseconds when the record is handed to the
  * producer), and reads the pipeline's output topic with {@code isolation.level=read_committed},
  * taking {@code now - sent_us} for every record. The first WARMUP seconds are sent but not
- * measured. Prints one JSON line: records measured and missing, the rate reached, and p50, p99,
- * p99.9 and max in milliseconds.
+ * measured. Prints one JSON line: records measured and missing, the rate the producer reached,
+ * the rate records came out of the pipeline (every record received, over the time from the first
+ * send to the last receive: at a rate the pipeline cannot keep up with, its maximum), and p50,
+ * p99, p99.9 and max in milliseconds.
  *
  * <p>Usage: {@code LatencyProbe BOOTSTRAP IN OUT RATE SECONDS WARMUP}
  */
@@ -62,6 +64,7 @@ public final class LatencyProbe {
 
         AtomicReference<Exception> failure = new AtomicReference<>();
         long[] sentAtEnd = new long[1];
+        long firstSend = System.nanoTime();
         Thread producer = Thread.ofPlatform().start(() -> {
             Properties pprops = new Properties();
             pprops.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
@@ -69,7 +72,7 @@ public final class LatencyProbe {
             pprops.put(ProducerConfig.LINGER_MS_CONFIG, "1");
             try (KafkaProducer<byte[], byte[]> p =
                     new KafkaProducer<>(pprops, new ByteArraySerializer(), new ByteArraySerializer())) {
-                long start = System.nanoTime();
+                long start = firstSend;
                 for (long id = 0; id < total; id++) {
                     // Paced against the schedule, not the previous send: a stall is caught up.
                     long due = start + id * 1_000_000_000L / rate;
@@ -90,10 +93,14 @@ public final class LatencyProbe {
         });
 
         long received = 0;
+        long receivedAll = 0;
+        long lastReceive = firstSend;
         long deadline = Long.MAX_VALUE;
         while (received < latencyUs.length && System.nanoTime() < deadline) {
             for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(5))) {
                 long now = nowMicros();
+                lastReceive = System.nanoTime();
+                receivedAll++;
                 String v = new String(r.value(), StandardCharsets.UTF_8);
                 long id = field(v, "\"id\":");
                 long sent = field(v, "\"sent_us\":");
@@ -114,10 +121,11 @@ public final class LatencyProbe {
         long[] measured = Arrays.stream(latencyUs).filter(l -> l >= 0).sorted().toArray();
         System.out.println(String.format(
                 Locale.ROOT,
-                "{\"rate\": %d, \"achieved_rate\": %.0f, \"measured\": %d, \"missing\": %d, "
-                        + "\"p50_ms\": %.2f, \"p99_ms\": %.2f, \"p999_ms\": %.2f, \"max_ms\": %.2f}",
+                "{\"rate\": %d, \"achieved_rate\": %.0f, \"delivered_rate\": %.0f, \"measured\": %d, "
+                        + "\"missing\": %d, \"p50_ms\": %.2f, \"p99_ms\": %.2f, \"p999_ms\": %.2f, \"max_ms\": %.2f}",
                 rate,
                 total / (sentAtEnd[0] / 1e9),
+                receivedAll / ((lastReceive - firstSend) / 1e9),
                 measured.length,
                 latencyUs.length - measured.length,
                 percentile(measured, 0.50),

@@ -1,10 +1,13 @@
 package dev.sluice.peers.flink;
 
+import java.time.Duration;
 import java.util.Locale;
 import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.TableEnvironment;
@@ -70,9 +73,13 @@ public final class FlinkNexmarkPeer {
      */
     private static void runProbe(PeerArgs args) {
         try {
+            // Checkpoints as Sluice's default: every 10 s, at-least-once (the Kafka sink flushes on each).
+            Configuration conf = configuration(args.parallelism());
+            conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofSeconds(10));
+            conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.AT_LEAST_ONCE);
             TableEnvironment tables = TableEnvironment.create(EnvironmentSettings.newInstance()
                     .inStreamingMode()
-                    .withConfiguration(configuration(args.parallelism()))
+                    .withConfiguration(conf)
                     .build());
             tables.createTemporaryTable("events", Tables.probeSource(args));
             Table result = tables.sqlQuery("SELECT id, sent_us FROM events");
