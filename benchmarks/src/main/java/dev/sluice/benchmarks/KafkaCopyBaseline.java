@@ -1,11 +1,11 @@
 package dev.sluice.benchmarks;
 
+import dev.sluice.connector.kafka.KafkaClientDefaults;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import java.util.UUID;
-import dev.sluice.connector.kafka.KafkaClientDefaults;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -49,7 +49,8 @@ public final class KafkaCopyBaseline {
             } else if (arg.startsWith("producer.") && eq > 0) {
                 producerProps.put(arg.substring("producer.".length(), eq), arg.substring(eq + 1));
             } else {
-                throw new IllegalArgumentException("not kafka-defaults, consumer.NAME=VALUE or producer.NAME=VALUE: " + arg);
+                throw new IllegalArgumentException(
+                        "not kafka-defaults, consumer.NAME=VALUE or producer.NAME=VALUE: " + arg);
             }
         }
         consumerProps.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);

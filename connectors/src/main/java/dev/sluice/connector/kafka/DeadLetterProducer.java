@@ -29,7 +29,8 @@ final class DeadLetterProducer implements AutoCloseable {
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         props.putIfAbsent(
-                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, Integer.toString(KafkaClientDefaults.MAX_IN_FLIGHT));
+                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION,
+                Integer.toString(KafkaClientDefaults.MAX_IN_FLIGHT));
         this.producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
         this.transaction = null;
         this.topic = topic;
