@@ -138,24 +138,14 @@ case "$mode" in
     export SLUICE_JVM_FLAGS
     python3 benchmarks/service_bench.py "$@"
     ;;
-  latency)
+  latency|delivery)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am
     bash ci/kafka.sh start
     export SLUICE_JVM_FLAGS
     {
       echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
       echo
-      python3 benchmarks/latency_bench.py "$@"
-    }
-    ;;
-  delivery)
-    mvn -q -B -ntp -DskipTests package -pl benchmarks -am
-    bash ci/kafka.sh start
-    export SLUICE_JVM_FLAGS
-    {
-      echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
-      echo
-      python3 benchmarks/delivery_bench.py "$@"
+      python3 "benchmarks/${mode}_bench.py" "$@"
     }
     ;;
   inspect)
