@@ -9,7 +9,9 @@ records come out of the pipeline is the maximum (the probe, the broker and the e
 cores, as in every row after). Then, for each load (default 0.1,0.5,0.9 of it) and each
 engine in turn: fresh topics, the engine started on them (reading from the start), and
 `LatencyProbe` (benchmarks/src/.../LatencyProbe.java), a separate JVM, produces the records at the
-load's rate for SECONDS (default 20) after 5 s unmeasured, stamping each with the wall clock, and
+load's rate for SECONDS (default 20) after LATENCY_WARMUP seconds unmeasured (default 15: an
+engine that has just started compiles its hot code and catches up with what was sent meanwhile;
+the question is its latency once running), stamping each with the wall clock, and
 reads the output topic read_committed: p50 / p99 / p99.9 / max of receive minus send time, and
 how many never arrived. The engine is then stopped (SIGTERM) and its peak RSS read (os.wait4). All
 processes share the machine's cores with the broker. Writes benchmarks/results/latency-<time>.*.
@@ -109,6 +111,7 @@ def stop(process):
 def main():
     seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     loads = [float(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else [0.1, 0.5, 0.9]
+    warmup = int(os.environ.get("LATENCY_WARMUP", "15"))
     servers = sh("bash", "ci/kafka.sh", "bootstrap").strip()
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
     flags = os.environ.get("SLUICE_JVM_FLAGS", "").split()
@@ -129,7 +132,8 @@ def main():
                 process = start_engine(engine, servers, topic, out, work, tag)
                 try:
                     probe = sh(java, *flags, "-cp", "benchmarks/target/benchmarks.jar",
-                               "dev.sluice.benchmarks.LatencyProbe", servers, topic, out, str(rate), str(seconds), "5")
+                               "dev.sluice.benchmarks.LatencyProbe", servers, topic, out, str(rate), str(seconds),
+                               str(warmup))
                 finally:
                     rss = stop(process)
             result = json.loads(probe.strip().splitlines()[-1])
@@ -140,12 +144,12 @@ def main():
 
     results = ROOT / "benchmarks" / "results"
     (results / f"latency-{stamp}.json").write_text(json.dumps(
-        {"max_rate": top, "max_rate_run": saturated, "seconds": seconds, "rows": rows}, indent=2))
+        {"max_rate": top, "max_rate_run": saturated, "seconds": seconds, "warmup_seconds": warmup, "rows": rows}, indent=2))
     lines = [f"End-to-end latency, produce to read_committed consume (LatencyProbe), Kafka -> `{SQL}` -> Kafka, "
              f"1 partition, default settings (Sluice: checkpoint every 10 s; Flink: checkpoint every 10 s, "
              f"at-least-once); maximum rate {top:,.0f} events/s (what came out of Sluice at-least-once with the probe "
              f"asking for {saturated['rate']:,}/s and producing {saturated['achieved_rate']:,.0f}/s, all on this machine); "
-             f"{seconds} s measured per row after 5 s; {stamp}", "",
+             f"{seconds} s measured per row after {warmup} s; {stamp}", "",
              "| load | engine | rate asked | rate produced | rate out | measured | missing | p50 ms | p99 ms | p99.9 ms | max ms "
              "| peak RSS MiB |",
              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
