@@ -22,6 +22,10 @@ output record (also from the summary) shows that fixed cost apart from the per-b
   postgres_1k       the same with a cache of 1 000 rows, smaller than the keys the bids use: the
                     oldest keys are evicted and loaded again
 The postgres rows report the cache's hit rate (keys found held / keys asked) from the run's summary.
+Every run is a JVM of its own, and its peak RSS is measured from outside (benchmarks/nexmark/
+measure.py: ru_maxrss of the finished process, os.wait4); a row reports the largest of its rounds.
+That is the engine's JVM only (not PostgreSQL's), run by `java` directly with SLUICE_JVM_FLAGS, so
+with the JVM's default heap limit, not the ./sluice launcher's -Xmx256m.
 
 Ratios are against side_table measured in the same rounds. The whole-run time of the runs that
 fill and checkpoint the table (JVM start included) is reported too; the `dynamic` runs' whole
@@ -39,6 +43,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks" / "nexmark"))
+import measure  # noqa: E402
+
 SUMMARY = re.compile(r"in ([\d,]+) \| out ([\d,]+) \| ([\d,]+) rec/s")
 FIRST = re.compile(r"first record ([\d,]+) ms after the JVM started")
 LOOKUPS = re.compile(r"lookups ([\d,]+): ([\d,]+) held, ([\d,]+) loaded in ([\d,]+) round trips")
@@ -75,20 +82,24 @@ def pipeline(name, bids, changes_file):
 
 
 def run(java, flags, file, state):
-    started = time.monotonic()
-    done = subprocess.run([java, *flags, "-jar", str(ROOT / "engine/target/sluice.jar"), "run", str(file),
-                           "--state-dir", str(state)], cwd=file.parent, text=True, capture_output=True)
-    elapsed = time.monotonic() - started
-    if done.returncode != 0:
-        sys.exit(f"lookup_bench: {file.name} failed:\n{done.stderr}")
-    match = SUMMARY.search(done.stderr)
+    """One `sluice run` to its end, measured from outside (measure.run_measured: wall time around
+    the process, peak RSS by os.wait4): records in, rows/s, whole-run seconds, first record ms, the
+    lookup counts, peak RSS MiB."""
+    log = file.with_suffix("")
+    done = measure.run_measured([java, *flags, "-jar", str(ROOT / "engine/target/sluice.jar"), "run", str(file),
+                                 "--state-dir", str(state)], log, cwd=file.parent)
+    stderr = log.with_suffix(".err").read_text(errors="replace")
+    if done.exit_code != 0:
+        sys.exit(f"lookup_bench: {file.name} failed ({done.error}):\n{stderr}")
+    match = SUMMARY.search(stderr)
     if not match:
-        sys.exit(f"lookup_bench: no summary line in:\n{done.stderr}")
-    lookups = LOOKUPS.search(done.stderr)
+        sys.exit(f"lookup_bench: no summary line in:\n{stderr}")
+    lookups = LOOKUPS.search(stderr)
     lookups = [int(g.replace(",", "")) for g in lookups.groups()] if lookups else None
-    first = FIRST.search(done.stderr)
+    first = FIRST.search(stderr)
     first_ms = int(first.group(1).replace(",", "")) if first else None
-    return int(match.group(1).replace(",", "")), int(match.group(3).replace(",", "")), elapsed, first_ms, lookups
+    return (int(match.group(1).replace(",", "")), int(match.group(3).replace(",", "")), done.wall_seconds, first_ms,
+            lookups, done.max_rss_mb)
 
 
 def main():
@@ -111,7 +122,8 @@ def main():
     lookups = {n: [] for n in CACHE_ROWS}
     results = {n: [] for n in names}
     firsts = {n: [] for n in names}
-    fills, restores = [], []
+    rss = {n: [] for n in names}  # peak RSS MiB of each round's process
+    fills, restores, fill_rss = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         with open(tmp / "customers.csv", "w") as f:
@@ -126,12 +138,14 @@ def main():
                 if name in ("dynamic", "dynamic_changing"):
                     fill = tmp / "fill.yaml"
                     fill.write_text(pipeline("fill", bids, None))
-                    _, _, seconds, _, _ = run(java, flags, fill, state)
+                    _, _, seconds, _, _, peak = run(java, flags, fill, state)
                     fills.append(seconds)
+                    fill_rss.append(peak)
                 file = tmp / f"{name}.yaml"
                 file.write_text(pipeline(name, bids, "changes.csv" if name == "dynamic_changing" else "none.csv"))
-                records, rate, seconds, first_ms, counts = run(java, flags, file, state)
+                records, rate, seconds, first_ms, counts, peak = run(java, flags, file, state)
                 firsts[name].append(first_ms)
+                rss[name].append(peak)
                 if name == "dynamic":
                     restores.append(seconds)
                 results[name].append(rate)
@@ -141,16 +155,17 @@ def main():
                     lookups[name].append({"asked": asked, "held": held, "loaded": loaded, "round_trips": trips})
                     hit = f"  hit rate {100 * held / asked:.1f} % ({trips:,} round trips)"
                 print(f"round {round_ + 1}: {name:17s} {records:>12,} rows  {rate:>12,} rows/s  {seconds:6.1f} s  "
-                      f"first record {first_ms} ms{hit}", file=sys.stderr)
+                      f"first record {first_ms} ms  peak RSS {peak:,.0f} MiB{hit}", file=sys.stderr)
     med = {n: statistics.median(v) for n, v in results.items()}
     jvm = subprocess.run([java, "-version"], text=True, capture_output=True).stderr.splitlines()[0]
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     lines = [f"JVM: {jvm}; CPU: {cpu} ({os.cpu_count()} cores)", "",
              f"bids per run: {bids:,}; table: {KEYS:,} keys; changes in dynamic_changing: {n_changes}; "
-             f"{repeats} rounds; rows/s from the engine's summary (min / median / max)", "",
+             f"{repeats} rounds; rows/s from the engine's summary (min / median / max); peak RSS of each run's "
+             "JVM (ru_maxrss, PostgreSQL not included), the largest of the rounds", "",
              "| pipeline | rows/s min | median | max | ratio of medians | first record after JVM start, ms (median) "
-             "| cache hit rate (min–max) | round trips to PostgreSQL (median) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| cache hit rate (min–max) | round trips to PostgreSQL (median) | peak RSS MiB (max of rounds) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for n in names:
         v = results[n]
         first = statistics.median(f for f in firsts[n] if f is not None)
@@ -160,15 +175,16 @@ def main():
             hits = f"{min(rates):.1f}–{max(rates):.1f} %"
             trips = f"{statistics.median(x['round_trips'] for x in lookups[n]):,.0f}"
         lines.append(f"| {n} | {min(v):,} | {med[n]:,.0f} | {max(v):,} | {med[n] / med['side_table']:.2f}× side_table "
-                     f"| {first:,.0f} | {hits} | {trips} |")
+                     f"| {first:,.0f} | {hits} | {trips} | {max(rss[n]):,.0f} |")
     lines += ["", f"Filling and checkpointing the 1 M-row table (whole run, JVM start included): "
-              f"{min(fills):.1f}–{max(fills):.1f} s over {len(fills)} runs."]
+              f"{min(fills):.1f}–{max(fills):.1f} s over {len(fills)} runs; peak RSS "
+              f"{min(fill_rss):,.0f}–{max(fill_rss):,.0f} MiB."]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     out = ROOT / "benchmarks" / "results" / f"lookup-{stamp}"
     out.with_suffix(".json").write_text(json.dumps(
         {"bids": bids, "keys": KEYS, "changes": n_changes, "repeats": repeats, "rows_per_s": results,
          "fill_seconds": fills, "restore_run_seconds": restores, "first_record_ms": firsts,
-         "postgres_lookups": lookups}, indent=2))
+         "postgres_lookups": lookups, "max_rss_mib": rss, "fill_max_rss_mib": fill_rss}, indent=2))
     text = "\n".join(lines) + "\n"
     out.with_suffix(".md").write_text(text)
     print(text)
