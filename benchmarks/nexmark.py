@@ -14,6 +14,9 @@ target/. Steps:
    (generator -> sql -> blackhole) and DataFusion alone (the same plan in one Rust process).
 4. benchmarks/results/nexmark-<UTC>.json (raw), .md (tables) and .png (chart); the tables are
    printed. An engine that cannot run is reported as "not run: <reason>", never left out.
+With `--repeats N` both series run each query in N rounds, every engine once per round (see
+Bench.rounds); the JSON keeps every run and adds medians and min/max ("summary"), the tables show
+the median (min–max) and take each ratio against Sluice FFM per round.
 The queries Sluice runs are benchmarks/nexmark/queries/qN.sql; the peers carry their own
 (benchmarks/peers/*/).
 """
@@ -69,7 +72,11 @@ def parse_args():
     p.add_argument("--engines", default=None, help="comma-separated subset, e.g. 'Sluice FFM,Flink SQL'")
     p.add_argument("--no-parity", action="store_true", help="skip comparing the output topics")
     p.add_argument("--keep-topics", action="store_true", help="keep the input and output topics")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="runs per engine and query, in rounds that alternate the engines (default 1)")
     args = p.parse_args()
+    if args.repeats < 1:
+        p.error("--repeats must be at least 1")
     args.queries = [q.strip() for q in args.queries.split(",") if q.strip()]
     unknown = [q for q in args.queries if q not in ALL_QUERIES]
     if unknown:
@@ -104,6 +111,24 @@ class Bench:
 
     def wanted(self, engine):
         return self.args.engines is None or engine in self.args.engines
+
+    def rounds(self):
+        """Round numbers 1..N. Each round runs every engine once, so slow drift of the machine (heat,
+        other load) hits every engine alike instead of the ones that happened to run last."""
+        return range(1, self.args.repeats + 1)
+
+    def tag(self, repeat):
+        """Sets a round's topics, groups and files apart from the other rounds'; "" with a single
+        round, so its names are those of a run without --repeats."""
+        return f"-r{repeat}" if self.args.repeats > 1 else ""
+
+    def new_row(self, series, q, engine, repeat, **fields):
+        """A run's row of the JSON; `repeat` (its round) only with --repeats, so that a single run's
+        JSON keeps its shape."""
+        row = {"series": series, "query": q, "engine": engine, **fields}
+        if self.args.repeats > 1:
+            row["repeat"] = repeat
+        return row
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -179,6 +204,8 @@ class Bench:
             self.memory_series()
         self.results["settings"] = self.settings()
         self.results["notes"] = self.notes
+        if self.args.repeats > 1:
+            self.results["summary"] = {series: report.summarize(self.results[series]) for series in ("kafka", "memory")}
         self.write_results()
         self.delete_topics(list(self.topics))
         bad = report.differing(self.results["parity"])
@@ -192,7 +219,8 @@ class Bench:
             "bids": self.results.get("bids", self.args.events), "generator_count": self.generator_count, "seed": SEED,
             "partitions": self.args.partitions, "parallelism": self.args.parallelism,
             "input_topic": self.results.get("input_topic"), "topic_mb": self.results.get("topic_mb", 0.0),
-            "queries": self.args.queries, "bootstrap": self.bootstrap, "work_dir": str(self.work.relative_to(ROOT)),
+            "queries": self.args.queries, "repeats": self.args.repeats, "bootstrap": self.bootstrap,
+            "work_dir": str(self.work.relative_to(ROOT)),
         }
 
     def kafka_series(self):
@@ -213,36 +241,50 @@ class Bench:
         broker_pid = int((ROOT / "target" / "kafka" / "broker.pid").read_text().strip())
 
         for q in self.args.queries:
-            outputs = {}
-            for engine in (*SLUICE, FLINK, KSTREAMS):
-                if not self.wanted(engine):
-                    continue
-                row = {"series": "kafka", "query": q, "engine": engine, "events": bids}
-                if engine in self.unavailable:
+            for repeat in self.rounds():
+                self.kafka_round(q, repeat, topic, bids, broker_pid)
+
+    def kafka_round(self, q, repeat, topic, bids, broker_pid):
+        """Every engine once on the query, each writing an output topic of its own."""
+        outputs, written = {}, []
+        for engine in (*SLUICE, FLINK, KSTREAMS):
+            if not self.wanted(engine):
+                continue
+            row = self.new_row("kafka", q, engine, repeat, events=bids)
+            if engine in self.unavailable:
+                if repeat == 1:  # said once per query: the reason is the same every round
                     row["error"] = self.unavailable[engine]
                     self.results["kafka"].append(row)
-                    continue
-                output = self.create_topic(f"nexmark-{self.stamp.lower()}-{q}-{engine.lower().replace(' ', '-')}")
-                before = measure.process_cpu_seconds(broker_pid)
-                run = self.kafka_run(engine, q, topic, output)
-                row["broker_cpu_seconds"] = measure.process_cpu_seconds(broker_pid) - before
-                row["rows_out"] = self.topic_rows(output)
-                if engine in SLUICE and not run.error and run.result.get("records_in") != bids:
-                    run.error = f"read {run.result.get('records_in')} of {bids:,} events"
-                self.record(row, run, "kafka")
-                if not run.error:
-                    outputs[engine] = output
-            if not self.args.no_parity:
-                self.check_parity(q, outputs)
-            self.delete_topics(list(outputs.values()))
+                continue
+            # A fresh topic per run, so rows_out and parity see this run's output alone.
+            output = self.create_topic(f"nexmark-{self.stamp.lower()}-{q}-{slug(engine)}{self.tag(repeat)}")
+            written.append(output)
+            before = measure.process_cpu_seconds(broker_pid)
+            run = self.kafka_run(engine, q, topic, output, repeat)
+            row["broker_cpu_seconds"] = measure.process_cpu_seconds(broker_pid) - before
+            row["rows_out"] = self.topic_rows(output)
+            if engine in SLUICE and not run.error and run.result.get("records_in") != bids:
+                run.error = f"read {run.result.get('records_in')} of {bids:,} events"
+            self.record(row, run, "kafka")
+            if not run.error:
+                outputs[engine] = output
+        # Parity once per engine and query: every round runs the same query on the same input.
+        if repeat == 1 and not self.args.no_parity:
+            self.check_parity(q, outputs)
+        # The round's outputs go before the next round starts (at 10 M events they are GBs each).
+        self.delete_topics(written)
 
-    def kafka_run(self, engine, q, topic, output) -> measure.Run:
-        log_prefix = self.work / f"kafka-{q}-{engine.lower().replace(' ', '-')}"
+    def kafka_run(self, engine, q, topic, output, repeat) -> measure.Run:
+        # A pipeline file, state directory, consumer group and Kafka Streams application id of its
+        # own per round: a run must read the whole topic, not resume where an earlier round ended.
+        # (Sluice's class archive is per command line, so every round's run is a first run, as
+        # without --repeats.)
+        log_prefix = self.work / f"kafka-{q}-{slug(engine)}{self.tag(repeat)}"
         side = ["--side-input", str(self.side_input)] if q in SIDE_INPUT_QUERIES else []
         n = str(self.args.parallelism)
         if engine in SLUICE:
             pipeline = log_prefix.with_suffix(".yaml")
-            source = {"type": "kafka", "topic": topic, "group_id": f"nexmark-{self.stamp}-{q}-{SLUICE[engine]}",
+            source = {"type": "kafka", "topic": topic, "group_id": f"nexmark-{self.stamp}-{q}-{SLUICE[engine]}{self.tag(repeat)}",
                       "bootstrap_servers": self.bootstrap, "schema": BID_SCHEMA, "bounded": True,
                       "starting_offsets": "earliest", "parallelism": self.args.parallelism}
             write_pipeline(pipeline, f"nexmark-{q}", {"bid": source}, query_sql(q), self.side_tables(q),
@@ -253,7 +295,7 @@ class Bench:
             command = ["bash", PEERS / "flink" / "run.sh", *common, "--parallelism", n]
         else:
             command = ["bash", PEERS / "kstreams" / "run.sh", *common, "--threads", n,
-                       "--app-id", f"nexmark-{self.stamp}-{q}"]
+                       "--app-id", f"nexmark-{self.stamp}-{q}{self.tag(repeat)}"]
         log(f"{q}: {engine}")
         run = measure.run_measured(command, log_prefix, cwd=ROOT, timeout_seconds=self.timeout, sample=True)
         run.result["engine_seconds"] = run.result.get("seconds")
@@ -261,28 +303,37 @@ class Bench:
 
     def memory_series(self):
         for q in self.args.queries:
-            for engine in (*SLUICE, DF_ALONE):
-                if not self.wanted(engine):
-                    continue
-                row = {"series": "memory", "query": q, "engine": engine}
-                if engine in self.unavailable:
-                    row["error"] = self.unavailable[engine]
-                    self.results["memory"].append(row)
-                    continue
-                log_prefix = self.work / f"memory-{q}-{engine.lower().replace(' ', '-')}"
-                if engine in SLUICE:
-                    pipeline = log_prefix.with_suffix(".yaml")
-                    write_pipeline(pipeline, f"nexmark-{q}-memory",
-                                   {"bid": {"type": "generator", "entity": "bid", "count": self.generator_count, "seed": SEED}},
-                                   query_sql(q), self.side_tables(q), {"type": "blackhole"})
-                    run = sluice_run(pipeline, log_prefix, SLUICE[engine], self.timeout, warm=True)
-                    row["events"] = run.result.get("records_in")
-                    row["rows_out"] = run.result.get("records_out")
-                else:
-                    run = self.datafusion_alone(q, log_prefix)
-                    row["events"] = run.result.get("rows_in")
-                    row["rows_out"] = run.result.get("rows_out")
-                self.record(row, run, "memory")
+            for repeat in self.rounds():
+                for engine in (*SLUICE, DF_ALONE):
+                    if self.wanted(engine):
+                        self.memory_run(q, engine, repeat)
+
+    def memory_run(self, q, engine, repeat):
+        row = self.new_row("memory", q, engine, repeat)
+        if engine in self.unavailable:
+            if repeat == 1:  # said once per query: the reason is the same every round
+                row["error"] = self.unavailable[engine]
+                self.results["memory"].append(row)
+            return
+        base = self.work / f"memory-{q}-{slug(engine)}"
+        log_prefix = base.with_name(base.name + self.tag(repeat))
+        if engine in SLUICE:
+            # The same pipeline file and state directory every round, so the same command line:
+            # the class archive dumped by the first round's unmeasured run serves every round
+            # (sluice_run empties the state directory before each run).
+            pipeline = base.with_suffix(".yaml")
+            write_pipeline(pipeline, f"nexmark-{q}-memory",
+                           {"bid": {"type": "generator", "entity": "bid", "count": self.generator_count, "seed": SEED}},
+                           query_sql(q), self.side_tables(q), {"type": "blackhole"})
+            run = sluice_run(pipeline, log_prefix, SLUICE[engine], self.timeout, warm=repeat == 1,
+                             state=base.with_suffix(".state"))
+            row["events"] = run.result.get("records_in")
+            row["rows_out"] = run.result.get("records_out")
+        else:
+            run = self.datafusion_alone(q, log_prefix)
+            row["events"] = run.result.get("rows_in")
+            row["rows_out"] = run.result.get("rows_out")
+        self.record(row, run, "memory")
 
     def datafusion_alone(self, q, log_prefix) -> measure.Run:
         """Runs the binary run.sh built (run.sh itself would add cargo's up-to-date check to the
@@ -320,10 +371,11 @@ class Bench:
                 row["steady_events_per_s"] = steady["events_per_s"]
                 row["steady_cpu_seconds_per_m_events"] = 1e6 / steady["events_per_cpu_s"]
         self.results[series].append(row)
+        what = f"{row['query']} {row['engine']}" + (f" (round {row['repeat']} of {self.args.repeats})" if "repeat" in row else "")
         if run.error:
-            log(f"{row['query']} {row['engine']}: FAILED {run.error}")
+            log(f"{what}: FAILED {run.error}")
         else:
-            log(f"{row['query']} {row['engine']}: {row['events_per_s']:,.0f} events/s, "
+            log(f"{what}: {row['events_per_s']:,.0f} events/s, "
                 f"{row['cpu_seconds_per_m_events']:.2f} CPU s per M events, {row['max_rss_mb']:,.0f} MB RSS")
 
     def check_parity(self, q, outputs):
@@ -383,21 +435,24 @@ def write_pipeline(path: Path, name, sources, sql, tables, sink):
     path.write_text(json.dumps(pipeline, indent=2) + "\n")
 
 
-def sluice_run(pipeline: Path, log_prefix: Path, bridge: str, timeout, warm=False, sample=False) -> measure.Run:
+def sluice_run(pipeline: Path, log_prefix: Path, bridge: str, timeout, warm=False, sample=False, state=None) -> measure.Run:
     """One measured `sluice run`. With `warm`, the same command line runs once first, unmeasured
     (its state directory deleted after it): the launcher keeps a class archive per command line and
     dumps it at the exit of the first run (see `benchmarks/run.sh startup`), so the
     measured run is a user's second run of a pipeline; the first run's wall time is kept as
-    cold_wall_seconds. Only for runs without side effects (the in-memory series)."""
+    cold_wall_seconds. Only for runs without side effects (the in-memory series). `state`: the
+    state directory (default beside the logs); it is emptied first, since a checkpoint of an
+    earlier round would resume the run at that round's end."""
     summary = log_prefix.with_suffix(".summary.json")
     summary.unlink(missing_ok=True)
     env = dict(os.environ, SLUICE_SUMMARY_JSON=str(summary))
-    state = log_prefix.with_suffix(".state")
+    state = state or log_prefix.with_suffix(".state")
+    shutil.rmtree(state, ignore_errors=True)
     command = ["./sluice", "run", str(pipeline), "--state-dir", str(state), f"--bridge={bridge}"]
     cold = None
     if warm:
         log(f"{pipeline.stem}: Sluice {bridge.upper()} (first run of this command line, not measured)")
-        cold = measure.run_measured(command, log_prefix.with_suffix(".cold"), env=env, cwd=ROOT, timeout_seconds=timeout)
+        cold = measure.run_measured(command, log_prefix.with_name(log_prefix.name + "-cold"), env=env, cwd=ROOT, timeout_seconds=timeout)
         shutil.rmtree(state, ignore_errors=True)
         summary.unlink(missing_ok=True)
     log(f"{pipeline.stem}: Sluice {bridge.upper()}")
@@ -410,6 +465,11 @@ def sluice_run(pipeline: Path, log_prefix: Path, bridge: str, timeout, warm=Fals
     elif not run.error:
         run.error = "no run summary written"
     return run
+
+
+def slug(engine):
+    """An engine's name as a part of topic and file names: "Sluice FFM" -> "sluice-ffm"."""
+    return engine.lower().replace(" ", "-")
 
 
 def topic_bytes_on_disk(topic) -> float:

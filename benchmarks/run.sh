@@ -33,7 +33,7 @@
 #                                         Kafka -> q0,q1,q22 -> Kafka with sampling off, at its defaults and
 #                                         at its heaviest (default 2 000 000 events, 5 rounds; inspect_bench.py)
 #   benchmarks/run.sh nexmark [EVENTS [QUERIES]] [--partitions P] [--parallelism N] [--series kafka,memory]
-#                                         [--engines 'Sluice FFM,Flink SQL'] [--no-parity] [--keep-topics]
+#                                         [--engines 'Sluice FFM,Flink SQL'] [--no-parity] [--keep-topics] [--repeats N]
 #                                         Nexmark side by side: Sluice FFM/JNI, Flink SQL, Kafka Streams over
 #                                         Kafka, and Sluice/DataFusion alone in memory (default 1 000 000 bids,
 #                                         queries q0,q1,q2,q13,q14,q21,q22); see benchmarks/README.md
