@@ -13,8 +13,14 @@ load's rate for SECONDS (default 20) after LATENCY_WARMUP seconds unmeasured (de
 engine that has just started compiles its hot code and catches up with what was sent meanwhile;
 the question is its latency once running), stamping each with the wall clock, and
 reads the output topic read_committed: p50 / p99 / p99.9 / max of receive minus send time, and
-how many never arrived. The engine is then stopped (SIGTERM) and its peak RSS read (os.wait4). All
+how many never arrived. The engine is then stopped (SIGTERM) and its peak RSS and CPU time read
+(os.wait4; CPU per million events counts the whole process, start and warm-up included). All
 processes share the machine's cores with the broker. Writes benchmarks/results/latency-<time>.*.
+
+For A/B runs of client settings: LATENCY_ENGINES (a comma-separated subset of the engines),
+LATENCY_MAX_RATE (events/s: skip measuring the maximum and use this one), LATENCY_SOURCE_PROPERTIES
+and LATENCY_SINK_PROPERTIES ("key=value;key=value", given to Sluice's Kafka source and sink under
+`properties:`; the report's header names them).
 """
 import json
 import os
@@ -32,7 +38,18 @@ ENGINES = ("Sluice at-least-once", "Sluice exactly-once", "Flink SQL")
 SQL = "SELECT id, sent_us FROM events"
 
 
+def properties_block(env_name, indent):
+    """`properties:` lines for a Sluice Kafka source or sink from the environment variable, or ''."""
+    pairs = [kv.split("=", 1) for kv in os.environ.get(env_name, "").split(";") if kv.strip()]
+    if not pairs:
+        return ""
+    pad = " " * indent
+    return f"\n{pad}properties:\n" + "\n".join(f'{pad}  {k.strip()}: "{v.strip()}"' for k, v in pairs)
+
+
 def pipeline(path, servers, topic, group, out, delivery, bounded):
+    source_props = properties_block("LATENCY_SOURCE_PROPERTIES", 4)
+    sink_props = properties_block("LATENCY_SINK_PROPERTIES", 4)
     path.write_text(f"""name: latency-bench
 delivery: {delivery}
 sources:
@@ -43,11 +60,15 @@ sources:
     bootstrap_servers: "{servers}"
     schema: {{id: bigint, sent_us: bigint}}
     starting_offsets: earliest
-    bounded: {str(bounded).lower()}
+    bounded: {str(bounded).lower()}{source_props}
 transforms:
   result: {{type: sql, sql: "{SQL}"}}
 sinks:
-  out: {{type: kafka, from: result, topic: {out}, bootstrap_servers: "{servers}"}}
+  out:
+    type: kafka
+    from: result
+    topic: {out}
+    bootstrap_servers: "{servers}"{sink_props}
 """)
     return path
 
@@ -105,7 +126,7 @@ def stop(process):
     finally:
         process.log.close()
     process.returncode = 0
-    return usage.ru_maxrss / 1024
+    return usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def main():
@@ -119,14 +140,27 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="sluice-latency-bench-"))
     sh("bash", "benchmarks/peers/flink/run.sh", "--build")
 
-    saturated = max_rate(servers, java, flags, work, stamp)
-    top = saturated["delivered_rate"]
-    print(f"maximum rate: {top:,.0f} events/s (Sluice at-least-once with the probe asking for {saturated['rate']:,}/s, "
-          f"producing {saturated['achieved_rate']:,.0f}/s)", file=sys.stderr)
+    engines = [e.strip() for e in os.environ["LATENCY_ENGINES"].split(",")] if os.environ.get("LATENCY_ENGINES") \
+        else list(ENGINES)
+    unknown = set(engines) - set(ENGINES)
+    if unknown:
+        raise SystemExit(f"LATENCY_ENGINES: unknown {sorted(unknown)}; known: {', '.join(ENGINES)}")
+    if os.environ.get("LATENCY_MAX_RATE"):
+        top = float(os.environ["LATENCY_MAX_RATE"])
+        saturated = None
+        max_note = f"maximum rate {top:,.0f} events/s given by LATENCY_MAX_RATE (not measured in this run)"
+    else:
+        saturated = max_rate(servers, java, flags, work, stamp)
+        top = saturated["delivered_rate"]
+        max_note = (f"maximum rate {top:,.0f} events/s (what came out of Sluice at-least-once with the probe asking "
+                    f"for {saturated['rate']:,}/s and producing {saturated['achieved_rate']:,.0f}/s, all on this machine)")
+    print(max_note, file=sys.stderr)
+    settings = "; ".join(f"{name}={os.environ[name]}" for name in ("LATENCY_SOURCE_PROPERTIES", "LATENCY_SINK_PROPERTIES")
+                         if os.environ.get(name))
     rows = []
     for load in loads:
         rate = int(top * load)
-        for i, engine in enumerate(ENGINES):
+        for i, engine in enumerate(engines):
             tag = f"lat-{stamp.lower()}-{int(load * 100)}-{i}"
             with scratch_topic(tag + "-in") as topic, scratch_topic(tag + "-out") as out:
                 process = start_engine(engine, servers, topic, out, work, tag)
@@ -135,29 +169,32 @@ def main():
                                "dev.sluice.benchmarks.LatencyProbe", servers, topic, out, str(rate), str(seconds),
                                str(warmup))
                 finally:
-                    rss = stop(process)
+                    rss, cpu_s = stop(process)
             result = json.loads(probe.strip().splitlines()[-1])
-            result.update({"engine": engine, "load": load, "max_rss_mib": rss})
+            sent = rate * (seconds + warmup)
+            result.update({"engine": engine, "load": load, "max_rss_mib": rss, "cpu_s": cpu_s,
+                           "cpu_s_per_m_events": cpu_s / sent * 1e6})
             rows.append(result)
             print(f"{int(load * 100)} % ({rate:,}/s) {engine}: p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, "
                   f"p99.9 {result['p999_ms']:.1f} ms, missing {result['missing']}", file=sys.stderr)
 
     results = ROOT / "benchmarks" / "results"
     (results / f"latency-{stamp}.json").write_text(json.dumps(
-        {"max_rate": top, "max_rate_run": saturated, "seconds": seconds, "warmup_seconds": warmup, "rows": rows}, indent=2))
+        {"max_rate": top, "max_rate_run": saturated, "seconds": seconds, "warmup_seconds": warmup,
+         "sluice_settings": settings or "defaults", "rows": rows}, indent=2))
     lines = [f"End-to-end latency, produce to read_committed consume (LatencyProbe), Kafka -> `{SQL}` -> Kafka, "
-             f"1 partition, default settings (Sluice: checkpoint every 10 s; Flink: checkpoint every 10 s, "
-             f"at-least-once); maximum rate {top:,.0f} events/s (what came out of Sluice at-least-once with the probe "
-             f"asking for {saturated['rate']:,}/s and producing {saturated['achieved_rate']:,.0f}/s, all on this machine); "
-             f"{seconds} s measured per row after {warmup} s; {stamp}", "",
+             f"1 partition, {('Sluice with ' + settings) if settings else 'default settings'} (Sluice: checkpoint every "
+             f"10 s; Flink: checkpoint every 10 s, at-least-once); {max_note}; "
+             f"{seconds} s measured per row after {warmup} s; CPU = the engine process's user + system time over "
+             f"everything sent (start and warm-up included); {stamp}", "",
              "| load | engine | rate asked | rate produced | rate out | measured | missing | p50 ms | p99 ms | p99.9 ms | max ms "
-             "| peak RSS MiB |",
-             "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| CPU s / M events | peak RSS MiB |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {int(r['load'] * 100)} % | {r['engine']} | {r['rate']:,} | {r['achieved_rate']:,.0f} | "
                      f"{r['delivered_rate']:,.0f} | "
                      f"{r['measured']:,} | {r['missing']:,} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
-                     f"{r['p999_ms']:.1f} | {r['max_ms']:.1f} | {r['max_rss_mib']:.0f} |")
+                     f"{r['p999_ms']:.1f} | {r['max_ms']:.1f} | {r['cpu_s_per_m_events']:.2f} | {r['max_rss_mib']:.0f} |")
     table = "\n".join(lines) + "\n"
     (results / f"latency-{stamp}.md").write_text(table)
     print(table)

@@ -221,6 +221,8 @@ class Bench:
             "input_topic": self.results.get("input_topic"), "topic_mb": self.results.get("topic_mb", 0.0),
             "queries": self.args.queries, "repeats": self.args.repeats, "bootstrap": self.bootstrap,
             "work_dir": str(self.work.relative_to(ROOT)),
+            # Sluice's defaults (KafkaClientDefaults), which the peers repeat by hand.
+            "linger_ms": 10, "fetch_max_wait_ms": 10,
         }
 
     def kafka_series(self):

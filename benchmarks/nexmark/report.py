@@ -208,7 +208,8 @@ def markdown(results):
            f"{s['partitions']} partition(s)" if s.get("input_topic") else "")
         + f"; parallelism {s['parallelism']} everywhere (Sluice lanes, Flink parallelism, Kafka Streams threads)",
         f"- Kafka clients as Sluice's defaults for every engine: producer acks=all, idempotence, lz4, "
-        f"batch.size 524288, linger.ms 20; consumer max.poll.records 8192, fetch.min.bytes 65536",
+        f"batch.size 524288, linger.ms {s.get('linger_ms', 20)}; consumer max.poll.records 8192, fetch.min.bytes 65536"
+        f"{', fetch.max.wait.ms ' + str(s['fetch_max_wait_ms']) if s.get('fetch_max_wait_ms') else ''}",
         f"- Sluice: batch_size 8192, checkpoint every 10 s (at-least-once); Flink: MiniCluster, object reuse, "
         f"-Xmx2g, checkpoints off; Kafka Streams: at_least_once, commit every 10 s",
         "- Measured per process from outside (os.wait4): events/s = events / process wall time (JVM start "

@@ -70,6 +70,9 @@ public final class LatencyProbe {
             pprops.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
             pprops.put(ProducerConfig.ACKS_CONFIG, "all");
             pprops.put(ProducerConfig.LINGER_MS_CONFIG, "1");
+            // Room for a millisecond of records at the highest rates: the probe's one thread must
+            // not be what limits the maximum rate (the client's default batch is 16 KiB).
+            pprops.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(256 * 1024));
             try (KafkaProducer<byte[], byte[]> p =
                     new KafkaProducer<>(pprops, new ByteArraySerializer(), new ByteArraySerializer())) {
                 long start = firstSend;

@@ -43,13 +43,13 @@ final class Tables {
     /** The result topic, with the columns of the query's result. */
     static TableDescriptor resultSink(PeerArgs args, ResolvedSchema result) {
         return kafka(args.bootstrap(), args.output(), Schema.newBuilder().fromResolvedSchema(result).build())
-                // Sluice's producer: acks=all, idempotence, lz4, 512 KiB batches, 20 ms linger,
+                // Sluice's producer: acks=all, idempotence, lz4, 512 KiB batches, 10 ms linger,
                 // 1 MiB socket send buffer.
                 .option("properties.acks", "all")
                 .option("properties.enable.idempotence", "true")
                 .option("properties.compression.type", "lz4")
                 .option("properties.batch.size", Integer.toString(512 * 1024))
-                .option("properties.linger.ms", "20")
+                .option("properties.linger.ms", "10")
                 .option("properties.send.buffer.bytes", Integer.toString(1024 * 1024))
                 // Without checkpoints the sink flushes when the input ends; at-least-once is
                 // what Sluice gives too.
@@ -80,11 +80,11 @@ final class Tables {
     private static TableDescriptor.Builder consumer(TableDescriptor.Builder kafka) {
         return kafka
                 // Sluice's consumer (KafkaClientDefaults): max.poll.records = its batch size
-                // (8192), 64 KiB minimum fetch, 20 ms maximum wait, 8 MiB per partition, 1 MiB
+                // (8192), 64 KiB minimum fetch, 10 ms maximum wait, 8 MiB per partition, 1 MiB
                 // socket receive buffer.
                 .option("properties.max.poll.records", "8192")
                 .option("properties.fetch.min.bytes", "65536")
-                .option("properties.fetch.max.wait.ms", "20")
+                .option("properties.fetch.max.wait.ms", "10")
                 .option("properties.max.partition.fetch.bytes", Integer.toString(8 * 1024 * 1024))
                 .option("properties.receive.buffer.bytes", Integer.toString(1024 * 1024));
     }
