@@ -155,8 +155,8 @@ def main():
         max_note = (f"maximum rate {top:,.0f} events/s (what came out of Sluice at-least-once with the probe asking "
                     f"for {saturated['rate']:,}/s and producing {saturated['achieved_rate']:,.0f}/s, all on this machine)")
     print(max_note, file=sys.stderr)
-    settings = "; ".join(f"{name}={os.environ[name]}" for name in ("LATENCY_SOURCE_PROPERTIES", "LATENCY_SINK_PROPERTIES")
-                         if os.environ.get(name))
+    settings = "; ".join(f"{name}={os.environ[name]}" for name in
+                         ("LATENCY_SOURCE_PROPERTIES", "LATENCY_SINK_PROPERTIES", "SLUICE_JAVA_OPTS") if os.environ.get(name))
     rows = []
     for load in loads:
         rate = int(top * load)
