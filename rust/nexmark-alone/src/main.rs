@@ -16,7 +16,8 @@ use sluice_core::nexmark::{Entity, GeneratorConfig, NexmarkGenerator};
 use sluice_core::side_tables::SideTable;
 use sluice_core::transform::{table_references, SqlTransform};
 
-const USAGE: &str = "usage: nexmark-alone --query-sql SQL --events N [--batch-size B] [--seed S] [--side-input FILE.csv [--side-table NAME]]";
+const USAGE: &str =
+    "usage: nexmark-alone --query-sql SQL --events N [--batch-size B] [--seed S] [--side-input FILE.csv [--side-table NAME]] [--on-thread]";
 
 /// The name q13's SQL gives the side table (Nexmark's `side_input`), unless --side-table says otherwise.
 const DEFAULT_SIDE_TABLE: &str = "side_input";
@@ -34,6 +35,9 @@ struct Args {
     /// q13's side table: a CSV file of `key BIGINT, value STRING` rows, no header.
     side_input: Option<String>,
     side_table: String,
+    /// Run the loop on a spawned thread, as the engine's pipeline runs on a JVM thread (not the
+    /// process's first thread): isolates what the thread itself changes (e.g. its malloc arena).
+    on_thread: bool,
 }
 
 fn main() -> ExitCode {
@@ -44,7 +48,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&args) {
+    let result = if args.on_thread {
+        std::thread::scope(|scope| scope.spawn(|| run(&args)).join().unwrap_or_else(|_| Err("the run panicked".into())))
+    } else {
+        run(&args)
+    };
+    match result {
         Ok(line) => {
             println!("{line}");
             ExitCode::SUCCESS
@@ -59,6 +68,7 @@ fn main() -> ExitCode {
 fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut sql, mut events, mut batch_size, mut seed, mut side_input) = (None, None, DEFAULT_BATCH_SIZE, DEFAULT_SEED, None);
     let mut side_table = DEFAULT_SIDE_TABLE.to_string();
+    let mut on_thread = false;
     while let Some(flag) = argv.next() {
         let mut value = || argv.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -68,6 +78,7 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
             "--seed" => seed = number(&flag, &value()?)?,
             "--side-input" => side_input = Some(value()?),
             "--side-table" => side_table = value()?,
+            "--on-thread" => on_thread = true,
             "-h" | "--help" => return Err("help".into()),
             other => return Err(format!("unknown argument '{other}'")),
         }
@@ -77,7 +88,7 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     if batch_size == 0 {
         return Err("--batch-size must be positive".into());
     }
-    Ok(Args { sql, events, batch_size, seed, side_input, side_table })
+    Ok(Args { sql, events, batch_size, seed, side_input, side_table, on_thread })
 }
 
 fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
