@@ -49,7 +49,7 @@ public final class KafkaClientDefaults {
         props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(maxPollRecords));
         // A fetch waits at most 10 ms for 64 KiB: at low rates that wait is part of every record's
         // latency (at 20 ms p99 end to end was 38-53 ms, at 10 ms 28-30 ms, at 5 ms 18-21 ms but
-        // with 15-23 % more CPU per record; latency runs of 2026-12-03).
+        // with 15-25 % more CPU per record; latency runs of 2026-12-03).
         props.putIfAbsent(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "65536");
         props.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "10");
         // Fewer, larger fetches (the client's default is 1 MiB per partition) and a socket buffer
