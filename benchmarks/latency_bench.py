@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end latency at 10 %, 50 % and 90 % of the maximum rate: Sluice at-least-once, Sluice
-exactly-once and Flink SQL, Kafka -> SELECT id, sent_us -> Kafka, each with its default settings.
+exactly-once and Flink SQL, Kafka -> SELECT id, sent_us -> Kafka, each with its default settings,
+over the floor of "Kafka alone" (the probe reading the topic it writes, no engine between).
 
 Called by `benchmarks/run.sh latency [SECONDS [LOADS]]` after the broker is up and the JARs are
 built. First the maximum rate, on this machine as a whole: Sluice at-least-once runs while the
@@ -20,7 +21,8 @@ processes share the machine's cores with the broker. Writes benchmarks/results/l
 For A/B runs of client settings: LATENCY_ENGINES (a comma-separated subset of the engines),
 LATENCY_MAX_RATE (events/s: skip measuring the maximum and use this one), LATENCY_SOURCE_PROPERTIES
 and LATENCY_SINK_PROPERTIES ("key=value;key=value", given to Sluice's Kafka source and sink under
-`properties:`; the report's header names them).
+`properties:`), LATENCY_CHECKPOINT_INTERVAL (Sluice's checkpoint interval, e.g. 60s; default 10 s);
+the report's header names them.
 """
 import json
 import os
@@ -34,7 +36,10 @@ from pathlib import Path
 
 from kafka_bench import ROOT, scratch_topic, sh
 
-ENGINES = ("Sluice at-least-once", "Sluice exactly-once", "Flink SQL")
+ENGINES = ("Kafka alone", "Sluice at-least-once", "Sluice exactly-once", "Flink SQL")
+# The floor under every engine's row: the probe consumes the topic it produces to (the same broker,
+# clients and machine, no engine between), so its latency is what Kafka and the probe add.
+KAFKA_ALONE = "Kafka alone"
 SQL = "SELECT id, sent_us FROM events"
 
 
@@ -50,9 +55,11 @@ def properties_block(env_name, indent):
 def pipeline(path, servers, topic, group, out, delivery, bounded):
     source_props = properties_block("LATENCY_SOURCE_PROPERTIES", 4)
     sink_props = properties_block("LATENCY_SINK_PROPERTIES", 4)
+    interval = os.environ.get("LATENCY_CHECKPOINT_INTERVAL")
+    checkpoint = f"checkpoint: {{interval: {interval}}}\n" if interval else ""
     path.write_text(f"""name: latency-bench
 delivery: {delivery}
-sources:
+{checkpoint}sources:
   events:
     type: kafka
     topic: {topic}
@@ -71,6 +78,10 @@ sinks:
     bootstrap_servers: "{servers}"{sink_props}
 """)
     return path
+
+
+def number(value, spec):
+    return "–" if value is None else format(value, spec)
 
 
 def max_rate(servers, java, flags, work, stamp):
@@ -156,24 +167,26 @@ def main():
                     f"for {saturated['rate']:,}/s and producing {saturated['achieved_rate']:,.0f}/s, all on this machine)")
     print(max_note, file=sys.stderr)
     settings = "; ".join(f"{name}={os.environ[name]}" for name in
-                         ("LATENCY_SOURCE_PROPERTIES", "LATENCY_SINK_PROPERTIES", "SLUICE_JAVA_OPTS") if os.environ.get(name))
+                         ("LATENCY_SOURCE_PROPERTIES", "LATENCY_SINK_PROPERTIES", "LATENCY_CHECKPOINT_INTERVAL",
+                          "SLUICE_JAVA_OPTS") if os.environ.get(name))
     rows = []
     for load in loads:
         rate = int(top * load)
         for i, engine in enumerate(engines):
             tag = f"lat-{stamp.lower()}-{int(load * 100)}-{i}"
             with scratch_topic(tag + "-in") as topic, scratch_topic(tag + "-out") as out:
-                process = start_engine(engine, servers, topic, out, work, tag)
+                alone = engine == KAFKA_ALONE
+                process = None if alone else start_engine(engine, servers, topic, out, work, tag)
                 try:
                     probe = sh(java, *flags, "-cp", "benchmarks/target/benchmarks.jar",
-                               "dev.sluice.benchmarks.LatencyProbe", servers, topic, out, str(rate), str(seconds),
-                               str(warmup))
+                               "dev.sluice.benchmarks.LatencyProbe", servers, topic, topic if alone else out,
+                               str(rate), str(seconds), str(warmup))
                 finally:
-                    rss, cpu_s = stop(process)
+                    rss, cpu_s = (None, None) if alone else stop(process)
             result = json.loads(probe.strip().splitlines()[-1])
             sent = rate * (seconds + warmup)
             result.update({"engine": engine, "load": load, "max_rss_mib": rss, "cpu_s": cpu_s,
-                           "cpu_s_per_m_events": cpu_s / sent * 1e6})
+                           "cpu_s_per_m_events": None if alone else cpu_s / sent * 1e6})
             rows.append(result)
             print(f"{int(load * 100)} % ({rate:,}/s) {engine}: p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, "
                   f"p99.9 {result['p999_ms']:.1f} ms, missing {result['missing']}", file=sys.stderr)
@@ -184,7 +197,7 @@ def main():
          "sluice_settings": settings or "defaults", "rows": rows}, indent=2))
     lines = [f"End-to-end latency, produce to read_committed consume (LatencyProbe), Kafka -> `{SQL}` -> Kafka, "
              f"1 partition, {('Sluice with ' + settings) if settings else 'default settings'} (Sluice: checkpoint every "
-             f"10 s; Flink: checkpoint every 10 s, at-least-once); {max_note}; "
+             f"{os.environ.get('LATENCY_CHECKPOINT_INTERVAL', '10 s')}; Flink: checkpoint every 10 s, at-least-once); {max_note}; "
              f"{seconds} s measured per row after {warmup} s; CPU = the engine process's user + system time over "
              f"everything sent (start and warm-up included); {stamp}", "",
              "| load | engine | rate asked | rate produced | rate out | measured | missing | p50 ms | p99 ms | p99.9 ms | max ms "
@@ -194,7 +207,8 @@ def main():
         lines.append(f"| {int(r['load'] * 100)} % | {r['engine']} | {r['rate']:,} | {r['achieved_rate']:,.0f} | "
                      f"{r['delivered_rate']:,.0f} | "
                      f"{r['measured']:,} | {r['missing']:,} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
-                     f"{r['p999_ms']:.1f} | {r['max_ms']:.1f} | {r['cpu_s_per_m_events']:.2f} | {r['max_rss_mib']:.0f} |")
+                     f"{r['p999_ms']:.1f} | {r['max_ms']:.1f} | {number(r['cpu_s_per_m_events'], '.2f')} | "
+                     f"{number(r['max_rss_mib'], '.0f')} |")
     table = "\n".join(lines) + "\n"
     (results / f"latency-{stamp}.md").write_text(table)
     print(table)

@@ -65,6 +65,7 @@ public final class LatencyProbe {
         AtomicReference<Exception> failure = new AtomicReference<>();
         long[] sentAtEnd = new long[1];
         long firstSend = System.nanoTime();
+        long firstSendEpochUs = nowMicros();
         Thread producer = Thread.ofPlatform().start(() -> {
             Properties pprops = new Properties();
             pprops.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
@@ -121,6 +122,10 @@ public final class LatencyProbe {
         if (failure.get() != null) {
             throw failure.get();
         }
+        String timeline = System.getenv("LATENCY_TIMELINE");
+        if (timeline != null && !timeline.isBlank()) {
+            writeTimeline(java.nio.file.Path.of(timeline), latencyUs, rate, firstSendEpochUs / 1000 + warmup * 1000L);
+        }
         long[] measured = Arrays.stream(latencyUs).filter(l -> l >= 0).sorted().toArray();
         System.out.println(String.format(
                 Locale.ROOT,
@@ -135,6 +140,27 @@ public final class LatencyProbe {
                 percentile(measured, 0.99),
                 percentile(measured, 0.999),
                 measured.length == 0 ? Double.NaN : measured[measured.length - 1] / 1000.0));
+    }
+
+    /** Per 100 ms of the measured records' send schedule: epoch ms, count, p99 ms, max ms. */
+    private static void writeTimeline(java.nio.file.Path file, long[] latencyUs, int rate, long firstEpochMs)
+            throws java.io.IOException {
+        int perSlice = Math.max(1, rate / 10);
+        StringBuilder lines = new StringBuilder("epoch_ms count p99_ms max_ms\n");
+        for (int from = 0; from < latencyUs.length; from += perSlice) {
+            long[] slice = Arrays.stream(latencyUs, from, Math.min(latencyUs.length, from + perSlice))
+                    .filter(l -> l >= 0)
+                    .sorted()
+                    .toArray();
+            lines.append(String.format(
+                    Locale.ROOT,
+                    "%d %d %.2f %.2f%n",
+                    firstEpochMs + (long) from * 1000 / rate,
+                    slice.length,
+                    percentile(slice, 0.99),
+                    slice.length == 0 ? Double.NaN : slice[slice.length - 1] / 1000.0));
+        }
+        java.nio.file.Files.writeString(file, lines);
     }
 
     private static long nowMicros() {

@@ -36,9 +36,19 @@ final class ClassDataArchive {
         return new ClassDataArchive(archive, archive != null && !Files.exists(archive));
     }
 
-    /** Called as the run ends: marks the archive this JVM is about to write as partial unless records flowed. */
+    /**
+     * Called as the run ends: marks the archive this JVM is about to write as partial unless
+     * records flowed. When it writes one, the heap is collected first: the JVM copies the
+     * classes' metadata for the archive while the heap the run grew is still committed, and
+     * that copy on top of it was the process's peak (a 3 M-record Kafka run: ~330 MiB while
+     * running, ~410 MiB while writing; G1 returns the free heap after a full collection).
+     */
     void runEnded(boolean recordsFlowed) {
-        if (!recording || recordsFlowed) {
+        if (!recording) {
+            return;
+        }
+        if (recordsFlowed) {
+            System.gc();
             return;
         }
         try {

@@ -145,10 +145,12 @@ final class RecordSlab implements AutoCloseable {
 
     /** Forgets the buffered records; the memory is kept for the next batch. */
     void clear() {
+        // Only the slots this batch used: the arrays keep the capacity of the largest batch
+        // (a catch-up), and the batches after it are often a few hundred records.
+        Arrays.fill(keys, 0, count, null);
+        Arrays.fill(headers, 0, count, null);
         used = 0;
         count = 0;
-        Arrays.fill(keys, null);
-        Arrays.fill(headers, null);
     }
 
     @Override
