@@ -356,27 +356,21 @@ public final class FfmCoreBridge implements CoreBridge {{
     missing = [name for name in WARM_UP if name not in by_name]
     if missing:
         raise HeaderError(f"WARM_UP names functions sluice.h does not declare: {', '.join(missing)}")
-    links = "\n".join(f"            {m.c_name}.HANDLE," for m in methods if m.condition is None)  # the ABI proper: test-only exports may be absent
     calls = "\n".join(
         f"            {name}.call({', '.join(['0'] * (len(by_name[name].args) + len(by_name[name].outs)))});"
         for name in WARM_UP)
     out.append(f"""
     /**
-     * Links every downcall handle, then calls each downcall a pipeline makes per batch {{@code
-     * rounds}} times with every argument 0: the core refuses the NULL handles with an error status
-     * before touching anything (and frees nothing for a NULL), so this does no work but run the
-     * calls' Java glue — the method handles and lambda forms FFM puts before each native call, and
-     * the scratch segment's reads of their results — which runs interpreted until the JIT compiles
-     * it. Called on the warm-up thread at start, so that opening a pipeline and its first batches
-     * do not pay for linking and interpreting it (a JNI native method needs neither).
+     * Calls each downcall a pipeline makes per batch {{@code rounds}} times with every argument 0:
+     * the core refuses the NULL handles with an error status before touching anything (and frees
+     * nothing for a NULL), so this does no work but link the calls and run their Java glue — the
+     * method handles and lambda forms FFM puts before each native call, and the scratch segment's
+     * reads of their results — which runs interpreted until the JIT compiles it. Called on the
+     * warm-up thread at start, so that a run's first batches do not pay for linking and
+     * interpreting it (a JNI native method needs neither).
      */
     public static void warmUp(int rounds) {{
-        // Linking a downcall handle spins classes and a stub (milliseconds each in a fresh JVM);
-        // a JNI native method is a symbol lookup. Link them all here, off the pipeline's thread.
-        MethodHandle[] linked = {{
-{links}
-        }};
-        long seen = linked.length;
+        long seen = 0;
         for (int i = 0; i < rounds; i++) {{
 {calls}
             seen += SCRATCH.get().get(JAVA_LONG, 0); // and how their results are read

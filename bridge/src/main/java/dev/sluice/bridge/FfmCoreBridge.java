@@ -419,72 +419,16 @@ public final class FfmCoreBridge implements CoreBridge {
     }
 
     /**
-     * Links every downcall handle, then calls each downcall a pipeline makes per batch {@code
-     * rounds} times with every argument 0: the core refuses the NULL handles with an error status
-     * before touching anything (and frees nothing for a NULL), so this does no work but run the
-     * calls' Java glue — the method handles and lambda forms FFM puts before each native call, and
-     * the scratch segment's reads of their results — which runs interpreted until the JIT compiles
-     * it. Called on the warm-up thread at start, so that opening a pipeline and its first batches
-     * do not pay for linking and interpreting it (a JNI native method needs neither).
+     * Calls each downcall a pipeline makes per batch {@code rounds} times with every argument 0:
+     * the core refuses the NULL handles with an error status before touching anything (and frees
+     * nothing for a NULL), so this does no work but link the calls and run their Java glue — the
+     * method handles and lambda forms FFM puts before each native call, and the scratch segment's
+     * reads of their results — which runs interpreted until the JIT compiles it. Called on the
+     * warm-up thread at start, so that a run's first batches do not pay for linking and
+     * interpreting it (a JNI native method needs neither).
      */
     public static void warmUp(int rounds) {
-        // Linking a downcall handle spins classes and a stub (milliseconds each in a fresh JVM);
-        // a JNI native method is a symbol lookup. Link them all here, off the pipeline's thread.
-        MethodHandle[] linked = {
-            sluice_abi_version.HANDLE,
-            sluice_last_error.HANDLE,
-            sluice_live_handles.HANDLE,
-            sluice_plan_count.HANDLE,
-            sluice_jni_calls.HANDLE,
-            sluice_sql_table_references.HANDLE,
-            sluice_sql_query.HANDLE,
-            sluice_batch_import.HANDLE,
-            sluice_batch_export.HANDLE,
-            sluice_batch_num_rows.HANDLE,
-            sluice_batch_buffer_address.HANDLE,
-            sluice_batch_free.HANDLE,
-            sluice_functions_create.HANDLE,
-            sluice_functions_add_scalar.HANDLE,
-            sluice_functions_add_table.HANDLE,
-            sluice_dynamic_table_create.HANDLE,
-            sluice_dynamic_table_apply.HANDLE,
-            sluice_dynamic_table_snapshot.HANDLE,
-            sluice_dynamic_table_stats.HANDLE,
-            sluice_dynamic_table_set_loader.HANDLE,
-            sluice_dynamic_table_forget.HANDLE,
-            sluice_dynamic_table_free.HANDLE,
-            sluice_functions_free.HANDLE,
-            sluice_transform_create.HANDLE,
-            sluice_transform_output_schema.HANDLE,
-            sluice_transform_push.HANDLE,
-            sluice_transform_push_batch.HANDLE,
-            sluice_transform_drain.HANDLE,
-            sluice_transform_free.HANDLE,
-            sluice_decoder_create.HANDLE,
-            sluice_decoder_decode.HANDLE,
-            sluice_infer_json_schema.HANDLE,
-            sluice_decoder_free.HANDLE,
-            sluice_encode.HANDLE,
-            sluice_buffer_data.HANDLE,
-            sluice_buffer_offsets.HANDLE,
-            sluice_buffer_keys.HANDLE,
-            sluice_buffer_free.HANDLE,
-            sluice_file_reader_open.HANDLE,
-            sluice_file_reader_schema.HANDLE,
-            sluice_file_reader_next.HANDLE,
-            sluice_file_reader_free.HANDLE,
-            sluice_file_writer_open.HANDLE,
-            sluice_file_writer_write.HANDLE,
-            sluice_file_writer_flush.HANDLE,
-            sluice_file_writer_finish.HANDLE,
-            sluice_file_writer_free.HANDLE,
-            sluice_generator_create.HANDLE,
-            sluice_generator_schema.HANDLE,
-            sluice_generator_next.HANDLE,
-            sluice_generator_position.HANDLE,
-            sluice_generator_free.HANDLE,
-        };
-        long seen = linked.length;
+        long seen = 0;
         for (int i = 0; i < rounds; i++) {
             sluice_generator_next.call(0, 0, 0);
             sluice_decoder_decode.call(0, 0, 0, 0, 0, 0, 0, 0);
