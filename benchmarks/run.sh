@@ -122,7 +122,7 @@ case "$mode" in
   startup)
     mvn -q -B -ntp -Dstyle.color=never -DskipTests package -pl engine -am >&2
     {
-      echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
+      echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)${SLUICE_JAVA_OPTS:+; SLUICE_JAVA_OPTS=$SLUICE_JAVA_OPTS}"
       python3 benchmarks/startup_bench.py "$@"
     } | tee "benchmarks/results/startup-$(date -u +%Y%m%dT%H%M%SZ).txt"
     ;;
