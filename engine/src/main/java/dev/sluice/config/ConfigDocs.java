@@ -95,6 +95,7 @@ public final class ConfigDocs {
             | `sluice.bridge` | system property | `ffm` | How Java calls the native core: `ffm` (Foreign Function & Memory API) or `jni`. |
             | `sluice.native.path` | system property | unset: the library inside the JAR | A native core to load instead: the library file, or a directory holding it. |
             | `sluice.native.cache` | system property | `$XDG_CACHE_HOME/sluice/native` | The directory the native core is extracted to from the JAR. |
+            | `sluice.ffm.warmUpRounds` | system property | `1500` | At start, under the FFM bridge, how many times a warm-up thread calls each per-batch native call with NULL handles so that the JIT compiles its Java glue before the first batch; `0` turns it off. |
             | `user.home` | system property | the JVM's | `~` at the start of a path setting; the default of `XDG_CACHE_HOME`. |
             | `os.name`, `os.arch` | system property | the JVM's | Which native core in the JAR fits the platform. |
             """;
