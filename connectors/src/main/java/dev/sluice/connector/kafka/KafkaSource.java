@@ -19,11 +19,13 @@ import dev.sluice.plugin.config.StandardKeys;
 import dev.sluice.plugin.config.Validator;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.TreeMap;
 import org.apache.arrow.vector.BigIntVector;
@@ -31,8 +33,11 @@ import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -201,6 +206,9 @@ public final class KafkaSource implements Source {
         }
     }
 
+    /** How often the lane refreshes {@link #lag()}: status readers need no more. */
+    private static final long LAG_REFRESH_NANOS = 1_000_000_000L;
+
     private static final List<String> METADATA_COLUMNS =
             List.of("_partition", "_offset", "_timestamp", "_key", "_headers");
 
@@ -211,13 +219,15 @@ public final class KafkaSource implements Source {
     private final int batchSize;
     private final long flushNanos;
     private final boolean bounded;
+    /** With {@code bounded}: the end offsets of the assigned partitions when they were assigned. */
+    private final Map<TopicPartition, Long> endOffsets = new HashMap<>();
 
     private StageContext context;
-    /** Owns the consumer on a thread of its own while the lane runs; null before start. */
-    private volatile Fetcher fetcher;
-    /** Whether the records taken last left nothing unread in any assigned partition. */
-    private boolean caughtUp;
+    private KafkaConsumer<byte[], ByteBuffer> consumer;
+    /** Records not yet fetched per partition ("topic/3"), refreshed by the lane about once a second. */
+    private volatile Map<String, Long> lag = Map.of();
 
+    private long lagSeenNanos;
     private Properties consumerProperties;
     private NativeDecoder decoder;
     private RecordSlab slab;
@@ -231,6 +241,8 @@ public final class KafkaSource implements Source {
     private long firstBufferedNanos;
     /** A bounded source that returned END: it leaves the group after its final checkpoint. */
     private boolean ended;
+    /** The emitter of the poll in progress: a rebalance inside poll flushes the slab through it. */
+    private Emitter currentOut;
     /** Static membership: group.instance.id is this plus {@code -lane-<lane>}; null for dynamic. */
     private String instanceBase;
     /**
@@ -378,12 +390,8 @@ public final class KafkaSource implements Source {
     /** Joins the group only for a run: validation stops at {@link #open}. */
     @Override
     public void start() {
-        fetcher = new Fetcher(
-                new KafkaConsumer<>(consumerProperties, new ByteArrayDeserializer(), new ValueViews()),
-                topics,
-                bounded,
-                new SeekOnAssign(config.getString(STARTING_OFFSETS)),
-                "sluice-kafka-source-" + context.nodeName() + (lane >= 0 ? "-lane-" + lane : ""));
+        consumer = new KafkaConsumer<>(consumerProperties, new ByteArrayDeserializer(), new ValueViews());
+        consumer.subscribe(topics, new Rebalance(config.getString(STARTING_OFFSETS)));
         if (config.has(DEAD_LETTER_TOPIC)) {
             deadLetters = transaction != null
                     ? new DeadLetterProducer(transaction, config.getString(DEAD_LETTER_TOPIC))
@@ -393,33 +401,27 @@ public final class KafkaSource implements Source {
     }
 
     @Override
-    public Poll poll(Emitter out) throws InterruptedException {
-        // Wait for the fetcher up to when a partial batch is due: returning empty-handed instead
-        // makes the lane park, and records that land meanwhile wait.
+    public Poll poll(Emitter out) {
+        currentOut = out;
+        // Wait in poll for the fetch in flight, up to when a partial batch is due: returning
+        // empty-handed instead makes the lane park, and the fetch that lands meanwhile waits.
         long waitNanos = slab.count() == 0
                 ? Math.max(1_000_000, Math.min(flushNanos, 100_000_000))
                 : Math.max(0, firstBufferedNanos + flushNanos - System.nanoTime());
-        Fetcher.Item item = fetcher.take(waitNanos);
-        while (item != null) {
-            if (item instanceof Fetcher.Revoked revoked) {
-                revoke(revoked, out);
-            } else if (item instanceof Fetcher.Fetched fetched) {
-                for (ConsumerRecord<byte[], ByteBuffer> record : fetched.records()) {
-                    if (slab.count() == 0) {
-                        firstBufferedNanos = System.nanoTime();
-                    }
-                    slab.add(record);
-                }
-                caughtUp = fetched.caughtUp();
+        ConsumerRecords<byte[], ByteBuffer> records = consumer.poll(Duration.ofNanos(waitNanos));
+        if (System.nanoTime() - lagSeenNanos > LAG_REFRESH_NANOS) {
+            refreshLag();
+        }
+        for (ConsumerRecord<byte[], ByteBuffer> record : records) {
+            if (slab.count() == 0) {
+                firstBufferedNanos = System.nanoTime();
             }
-            // Take what else is queued while the batch has room (polls come in up to batch_size records).
-            item = slab.count() < batchSize ? fetcher.take(0) : null;
+            slab.add(record);
         }
         boolean due = slab.count() >= batchSize
-                || (slab.count() > 0
-                        && (System.nanoTime() - firstBufferedNanos >= flushNanos || (caughtUp && fetcher.drained())));
+                || (slab.count() > 0 && (System.nanoTime() - firstBufferedNanos >= flushNanos || caughtUp()));
         if (!due) {
-            if (bounded && slab.count() == 0 && fetcher.atEnd() && fetcher.drained()) {
+            if (bounded && records.isEmpty() && slab.count() == 0 && reachedEnd()) {
                 ended = true;
                 return Poll.END;
             }
@@ -429,28 +431,22 @@ public final class KafkaSource implements Source {
         return Poll.EMITTED;
     }
 
-    /**
-     * Partitions are being revoked: emit what is buffered, then checkpoint — delivery is
-     * synchronous, so everything read from them is in the sinks and committed before they go.
-     */
-    private void revoke(Fetcher.Revoked revoked, Emitter out) {
-        try {
-            if (slab.count() > 0) {
-                flush(out);
-            }
-            context.requestCheckpoint();
-            revoked.partitions().forEach(emitted::remove);
-            fetcher.handled(revoked, null);
-        } catch (RuntimeException e) {
-            fetcher.handled(revoked, e);
-            throw e;
-        }
-    }
-
     @Override
     public Map<String, Long> lag() {
-        Fetcher running = fetcher;
-        return running == null ? Map.of() : running.lag();
+        return lag;
+    }
+
+    /** From the consumer's last fetch (no request to the broker); only on the lane's thread. */
+    private void refreshLag() {
+        lagSeenNanos = System.nanoTime();
+        Map<String, Long> seen = new java.util.TreeMap<>();
+        for (TopicPartition tp : consumer.assignment()) {
+            OptionalLong behind = consumer.currentLag(tp);
+            if (behind.isPresent()) {
+                seen.put(tp.topic() + "/" + tp.partition(), behind.getAsLong());
+            }
+        }
+        lag = java.util.Collections.unmodifiableMap(seen);
     }
 
     /** Decodes the buffered records into one batch and emits it. */
@@ -475,6 +471,33 @@ public final class KafkaSource implements Source {
         } else {
             out.emit(decoded.batch(), oldest >= 0 ? oldest : System.currentTimeMillis());
         }
+    }
+
+    /**
+     * True when the last fetch left nothing unread in any assigned partition: waiting out
+     * {@code batch_flush_interval} for rows that are not there would only add latency.
+     */
+    private boolean caughtUp() {
+        for (TopicPartition tp : consumer.assignment()) {
+            OptionalLong lag = consumer.currentLag(tp);
+            if (lag.isEmpty() || lag.getAsLong() > 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** True once partitions are assigned and every one is read up to its end offset. */
+    private boolean reachedEnd() {
+        if (endOffsets.isEmpty()) {
+            return false;
+        }
+        for (Map.Entry<TopicPartition, Long> end : endOffsets.entrySet()) {
+            if (consumer.position(end.getKey()) < end.getValue()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void reject(NativeBatch errors) {
@@ -528,31 +551,34 @@ public final class KafkaSource implements Source {
             // The kafka sinks commit these with their messages, right after this (sources are
             // told first); the group is left only once they are in.
             if (!commit.isEmpty()) {
-                transaction.addOffsets(group, fetcher.call(KafkaConsumer::groupMetadata), commit);
+                transaction.addOffsets(group, consumer.groupMetadata(), commit);
             }
             if (ended) {
-                transaction.afterCommit(fetcher::leaveGroup);
+                transaction.afterCommit(consumer::unsubscribe);
             }
             return;
         }
         if (commit.isEmpty()) {
             return;
         }
-        fetcher.run(consumer -> consumer.commitSync(commit));
+        consumer.commitSync(commit);
         if (ended) {
             // A lane that read its share to the end leaves the group now, not when every lane is
             // done: a lane that joins later would otherwise wait for it in the rebalance until
             // max.poll.interval.ms (5 min) expired. (Its revocation checkpoint is a no-op: we
             // are inside this one.)
-            fetcher.leaveGroup();
+            consumer.unsubscribe();
         }
     }
 
     @Override
     public void close() {
-        if (fetcher != null) {
-            // Leaving the group revokes partitions: nothing is emitted any more.
-            fetcher.close();
+        currentOut = null; // leaving the group revokes partitions: nothing is emitted any more
+        if (consumer != null) {
+            // A static member stays in the group after close unless told to leave: a clean stop
+            // hands its partitions over now (a kill -9 cannot, and its successor replaces it).
+            consumer.close(CloseOptions.timeout(Duration.ofSeconds(5))
+                    .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
         }
         if (lane >= 0) {
             Instances.release(idBase, lane);
@@ -579,17 +605,29 @@ public final class KafkaSource implements Source {
 
     /**
      * Seeks newly assigned partitions to the positions of the last finalized checkpoint (they
-     * win over the group's committed offsets). Runs on the fetcher's thread.
+     * win over the group's committed offsets), and forgets positions of revoked partitions.
      */
-    private final class SeekOnAssign implements Fetcher.OnAssigned {
+    private final class Rebalance implements ConsumerRebalanceListener {
         private final String starting;
 
-        SeekOnAssign(String starting) {
+        Rebalance(String starting) {
             this.starting = starting;
         }
 
         @Override
-        public void assigned(KafkaConsumer<byte[], ByteBuffer> consumer, Collection<TopicPartition> partitions) {
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            // Emit what is buffered, then checkpoint: delivery is synchronous, so everything
+            // read from these partitions is in the sinks and committed before they go.
+            if (slab.count() > 0 && currentOut != null) {
+                flush(currentOut);
+            }
+            context.requestCheckpoint();
+            partitions.forEach(emitted::remove);
+            partitions.forEach(endOffsets::remove);
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             Map<String, String> restored = context.restoredPositions();
             List<TopicPartition> toBeginning = new ArrayList<>();
             for (TopicPartition tp : partitions) {
@@ -609,6 +647,9 @@ public final class KafkaSource implements Source {
             }
             if (!toBeginning.isEmpty()) {
                 consumer.seekToBeginning(toBeginning);
+            }
+            if (bounded) {
+                endOffsets.putAll(consumer.endOffsets(partitions));
             }
         }
     }
