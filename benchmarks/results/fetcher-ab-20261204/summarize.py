@@ -27,3 +27,20 @@ for f in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)
     lat.setdefault(v, []).append((r, row['p99_ms'], row['p999_ms'], round(row['cpu_s_per_m_events'], 2), round(row['max_rss_mib'])))
 for v, lst in sorted(lat.items()):
     print(f"latency {v}: p99 median {st.median(x[1] for x in lst):.1f} ms; (round, p99, p99.9, CPU s/M, RSS MiB):", lst)
+
+# Can the runs tell the builds apart? A permutation test of the difference of medians (12 runs each).
+import random
+random.seed(1)
+def pooled(v, q, key):
+    out = []
+    for _, row in rows[(q, v)]:
+        out += [x['events'] / x['seconds'] if key == 'events_per_s' else x[key] for x in row['raw']]
+    return out
+for q in ('q0', 'q1'):
+    for key in ('events_per_s', 'steady_events_per_cpu_s', 'cpu_seconds'):
+        a, b = pooled('old', q, key), pooled('new', q, key)
+        d, pool, hits = abs(st.median(b) - st.median(a)), a + b, 0
+        for _ in range(20000):
+            random.shuffle(pool)
+            hits += abs(st.median(pool[len(a):]) - st.median(pool[:len(a)])) >= d
+        print(f"{q} {key}: new/old {st.median(b) / st.median(a):.3f}, permutation p = {hits / 20000:.2f}")
