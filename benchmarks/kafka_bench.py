@@ -11,8 +11,8 @@ Sluice/baseline ratios of the medians from the same run, whole-process (JVM star
 over the steady window (benchmarks/nexmark/measure.py: the middle 60 % of the bytes each process
 read), with each process's peak RSS. The ceiling runs with the client settings Sluice starts from
 (KafkaClientDefaults) and the JVM flags the launcher gives Sluice (JIT threshold, heap cap, a
-class-data archive of its own recorded by an unmeasured first run); Sluice's command line gets
-its archive the same way. Then measures resume-to-first-record on a
+start-up cache of its own recorded by an unmeasured first run); Sluice's command line gets
+its cache the same way. Then measures resume-to-first-record on a
 quiet 100-event topic, FIRST_RECORD_RUNS times (default 7) through the launcher's fast path for
 `run` and through picocli. Writes JSON and Markdown to benchmarks/results/.
 """
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks" / "nexmark"))
 import measure  # noqa: E402
 
-# The JVM flags ./sluice gives Sluice besides its class-data archive; the ceiling gets the same
+# The JVM flags ./sluice gives Sluice besides its start-up cache; the ceiling gets the same
 # (checked against the launcher below, so the two cannot drift apart).
 LAUNCHER_FLAGS = ["-XX:CompileThresholdScaling=5", "-Xmx256m"]
 QUERIES = {
@@ -82,13 +82,25 @@ def launcher_flags():
 
 def ceiling_command(java, work, servers, topic, out, count, settings=()):
     """The plain consume->produce loop as a JVM started the way ./sluice starts Sluice's, with a
-    class-data archive of its own under `work` (the first run records it)."""
+    start-up cache of its own under `work` (the first run records it)."""
     flags = os.environ.get("SLUICE_JVM_FLAGS", "").split()
     java_opts = os.environ.get("SLUICE_JAVA_OPTS", "").split()  # after the launcher's own, as ./sluice puts them
-    archive = work / "ceiling.jsa"
-    return [java, *flags, *launcher_flags(), "-XX:+AutoCreateSharedArchive", f"-XX:SharedArchiveFile={archive}",
-            "-Xlog:cds=off", "-Xlog:cds+dynamic=off", *java_opts, "-cp", str(ROOT / "benchmarks/target/benchmarks.jar"),
+    return [java, *flags, *launcher_flags(), *startup_cache_flags(java, work / "ceiling"), *java_opts,
+            "-cp", str(ROOT / "benchmarks/target/benchmarks.jar"),
             "dev.sluice.benchmarks.KafkaCopyBaseline", servers, topic, out, str(count), *settings]
+
+
+def startup_cache_flags(java, stem: Path):
+    """The start-up cache as ./sluice gives one to a `run`: on Java 25+ an AOT cache (written at the
+    exit of the first run, then mapped), before that a dynamic class-data archive."""
+    quiet = ["-XX:+DisplayVMOutputToStderr", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+    release = Path(java).resolve().parent.parent / "release"
+    major = next((int(l.split('"')[1].split(".")[0]) for l in release.read_text().splitlines()
+                  if l.startswith("JAVA_VERSION=")), 0) if release.exists() else 0
+    if major < 25:
+        return [*quiet, "-XX:+AutoCreateSharedArchive", f"-XX:SharedArchiveFile={stem}.jsa"]
+    cache = stem.with_suffix(".aot")
+    return [*quiet, "-Xlog:aot=off", f"-XX:AOTCache={cache}" if cache.exists() else f"-XX:AOTCacheOutput={cache}"]
 
 
 def measured(command, log_prefix, env=None):
@@ -182,7 +194,7 @@ def first_record_series(servers, work, topic, stamp, runs):
     out = f"{topic}-out"
     sh("bash", "ci/kafka.sh", "topics", "create", out, "--partitions", "1")
     times = {"launcher fast path": [], "picocli": []}
-    # Run 0 of each path is the pipeline's first run: it records the launcher's class-data archive
+    # Run 0 of each path is the pipeline's first run: it records the launcher's start-up cache
     # for that command line (./sluice). Resuming means a restart, so runs 1..N are measured.
     for i in range(runs + 1):
         for path, state_arg in (("launcher fast path", None), ("picocli", "--state-dir={state}")):
@@ -271,7 +283,7 @@ def main():
 def measure_all(events, chosen, servers, java, stamp, work, topic):
     n = load_bids(servers, topic, events, work)
     small, small_n = small_topic(servers, work, stamp)
-    # The ceiling's class-data archive, recorded once by an unmeasured short run.
+    # The ceiling's start-up cache, recorded once by an unmeasured short run.
     sh("bash", "ci/kafka.sh", "topics", "create", f"{small}-warm", "--partitions", "1")
     measured(ceiling_command(java, work, servers, small, f"{small}-warm", small_n), work / "ceiling-warm")
 
@@ -280,7 +292,7 @@ def measure_all(events, chosen, servers, java, stamp, work, topic):
     for name in chosen:
         sql = QUERIES[name]
         pipeline = work / f"{name}.yaml"
-        # Sluice's archive for this command line, recorded by an unmeasured run over the quiet topic.
+        # Sluice's start-up cache for this command line, recorded by an unmeasured run over the quiet topic.
         query_pipeline(pipeline, f"bench-{name}", servers, small, f"bench-{name}-{stamp}-warm", sql, f"{small}-warm")
         sluice_run(pipeline, work, small_n, work / f"{name}-warm")
         # The two engines alternate, `repeats` times each: on shared vCPUs a single pair of runs

@@ -7,7 +7,7 @@ the JARs are built. Loads EVENTS Nexmark bids (JSON) into a 1-partition topic on
 rounds (default 3), each running every set in turn, the ceiling then Sluice. A set changes a few
 settings from where Sluice starts (KafkaClientDefaults) — for the ceiling as arguments, for
 Sluice as the source's and the sink's `properties:`. Both run as in kafka_bench.py (the
-launcher's JVM flags and a class-data archive for each; measured from outside: whole process
+launcher's JVM flags and a start-up cache for each; measured from outside: whole process
 and steady window, peak RSS). Prints and writes benchmarks/results/kafka-settings-<time>.{json,md}
 with medians (min-max) per set and engine, and each set's ratio to Sluice's defaults.
 """
@@ -71,7 +71,7 @@ def measure_sets(events, repeats, chosen, servers, java, stamp, work, topic):
     small, small_n = small_topic(servers, work, stamp)
     sh("bash", "ci/kafka.sh", "topics", "create", f"{small}-warm", "--partitions", "1")
     measured(ceiling_command(java, work, servers, small, f"{small}-warm", small_n), work / "ceiling-warm")
-    pipeline = work / "q0.yaml"  # one command line for every set, so one class-data archive
+    pipeline = work / "q0.yaml"  # one command line for every set, so one start-up cache
     query_pipeline(pipeline, "bench-settings", servers, small, f"settings-{stamp}-warm", QUERIES["q0"], f"{small}-warm")
     sluice_run(pipeline, work, small_n, work / "sluice-warm")
 

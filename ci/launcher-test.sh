@@ -3,8 +3,8 @@
 # PATH that holds only what the launcher needs: no command gives the usage and exit 2; a JRE
 # (java without javac) runs an up-to-date JAR; a JAR older than a source is rebuilt (mvn is
 # called) or, without the tools, run with a warning that names what is missing; no JAR and no
-# tools is an error naming them. Needs engine/target/sluice.jar (ci/test.sh runs this after
-# mvn verify). Usage: bash ci/launcher-test.sh
+# tools is an error naming them; a run writes its start-up cache once, off stdout. Needs
+# engine/target/sluice.jar (ci/test.sh runs this after mvn verify). Usage: bash ci/launcher-test.sh
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 real_jar="$root/engine/target/sluice.jar"
@@ -85,6 +85,34 @@ touch "$tree/rust/core/src/lib.rs"
 sluice "$work/jdk" "$with_tools" --version || fail "the rebuild failed: $(cat "$work/stderr")"
 grep -q "rust/core/src/lib.rs changed" "$work/stderr" || fail "a native source change went unseen: $(cat "$work/stderr")"
 passed "a change to the native core's sources is seen"
+
+# The start-up cache: the first run of a command line writes it (an AOT cache on Java 25+), the
+# second maps it; the JVM's messages about it stay off stdout, which carries a stdout sink's rows.
+cat > "$tree/rows.yaml" <<'EOF'
+name: rows
+sources:
+  bid: {type: generator, entity: bid, count: 2000, seed: 3}
+sinks:
+  out: {type: stdout, from: bid}
+EOF
+cached() {
+  (cd "$tree" && env -i HOME="$work/home" SLUICE_JVM_DIR="$work/jdk" PATH="$no_tools" ./sluice run rows.yaml \
+    > "$work/stdout" 2> "$work/stderr")
+}
+cds_dir=$work/home/.cache/sluice/cds
+cached || fail "the first cached run failed: $(cat "$work/stderr")"
+cache=$(ls "$cds_dir"/sluice-*.aot 2>/dev/null) || fail "the first run wrote no AOT cache: $(ls -la "$cds_dir")"
+[ ! -e "$cache.partial" ] || fail "a run with records marked its cache partial"
+rows=$(wc -l < "$work/stdout")
+[ "$rows" -gt 1000 ] || fail "the first cached run printed $rows rows: $(cat "$work/stderr")"
+! grep -v '^{' "$work/stdout" > "$work/not-rows" || fail "the first cached run's stdout holds more than rows: $(head -3 "$work/not-rows")"
+cp "$work/stdout" "$work/first-stdout"
+written=$(stat -c %Y-%i "$cache")
+cached || fail "the second cached run failed: $(cat "$work/stderr")"
+cmp -s "$work/stdout" "$work/first-stdout" || fail "the run that mapped the cache printed other rows"
+[ "$(stat -c %Y-%i "$cache")" = "$written" ] || fail "the second run wrote the cache again"
+! grep "AOT" "$work/stderr" > "$work/aot-lines" || fail "the run that mapped the cache printed: $(cat "$work/aot-lines")"
+passed "the first run of a command line writes its AOT cache (stdout: rows only), the second maps it"
 
 rm "$jar"
 code=0

@@ -5,16 +5,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The launcher's class-data-sharing archive (see {@code ./sluice}). The JVM writes it when a
- * {@code run} exits and no archive exists yet, with the classes that run loaded; later runs map
- * it instead of loading them one by one. A run that stopped before its first record (a
+ * The launcher's start-up cache (see {@code ./sluice}): an AOT cache on Java 25+, a dynamic
+ * class-data-sharing archive before. The JVM writes it when a {@code run} exits and none exists
+ * yet, with the classes that run loaded (and on 25+ the JIT's profiles); later runs map it
+ * instead of loading them one by one. A run that stopped before its first record (a
  * configuration error, an empty topic) never loaded the data path's classes, so its archive
  * would slow every later start: it leaves a {@code .partial} marker, and the launcher then
  * discards that archive and records a new one.
  */
 final class ClassDataArchive {
 
-    /** Set by the launcher to the archive a {@code run} uses or creates. */
+    /** Set by the launcher to the cache file a {@code run} uses or creates. */
     static final String ENVIRONMENT = "SLUICE_CDS_ARCHIVE";
 
     private final Path archive;
