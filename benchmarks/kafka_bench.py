@@ -92,12 +92,16 @@ def ceiling_command(java, work, servers, topic, out, count, settings=()):
 
 def startup_cache_flags(java, stem: Path):
     """The start-up cache as ./sluice gives one to a `run`: on Java 25+ an AOT cache (written at the
-    exit of the first run, then mapped), before that a dynamic class-data archive."""
+    exit of the first run, then mapped), before that (or with SLUICE_CDS=cds) a dynamic
+    class-data archive; none with SLUICE_CDS=off."""
     quiet = ["-XX:+DisplayVMOutputToStderr", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+    mode = os.environ.get("SLUICE_CDS", "on")
+    if mode == "off":
+        return quiet[:1]
     release = Path(java).resolve().parent.parent / "release"
     major = next((int(l.split('"')[1].split(".")[0]) for l in release.read_text().splitlines()
                   if l.startswith("JAVA_VERSION=")), 0) if release.exists() else 0
-    if major < 25:
+    if major < 25 or mode == "cds":
         return [*quiet, "-XX:+AutoCreateSharedArchive", f"-XX:SharedArchiveFile={stem}.jsa"]
     cache = stem.with_suffix(".aot")
     return [*quiet, "-Xlog:aot=off", f"-XX:AOTCache={cache}" if cache.exists() else f"-XX:AOTCacheOutput={cache}"]

@@ -14,7 +14,7 @@
 #                                         cache of 1 000 000 and 1 000 rows (default 10 000 000 bids,
 #                                         3 rounds, 50 changes; lookup_bench.py)
 #   benchmarks/run.sh startup [EVENTS [RUNS]]    where a short run's time goes: process wall, engine time,
-#                                         opening, JVM start; with and without class data sharing
+#                                         opening, JVM start; with the AOT cache, the CDS archive, neither
 #                                         (startup_bench.py)
 #   benchmarks/run.sh postgres [ROWS [REPEATS]]  rows/s into PostgreSQL: the postgres sink vs a plain JDBC
 #                                         batched INSERT and a raw COPY, inserts and upserts at batch sizes

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Where a short run's time goes: `./sluice run` of generator -> q0 -> blackhole over EVENTS events
-(default 10 000, where the run itself is nothing; 10 000 000 shows a long run's share), RUNS times
-(default 10) with class data sharing as the launcher does it, then RUNS times without it
-(SLUICE_CDS=off). The first run of a command line writes its class archive at exit (reported as
-"cold"); the later ones map it. Per run: process wall seconds (measured here), and from the run
-summary (SLUICE_SUMMARY_JSON) the engine's seconds, the part of them spent opening the pipeline
-(open_seconds), and when the engine started after the JVM did. Prints min / median / max.
+(default 10 000, where the run itself is nothing; 10 000 000 shows a long run's share), with each
+of the launcher's start-up caches: `aot` (the default on Java 25+: an AOT cache), `cds` (a dynamic
+class-data archive, SLUICE_CDS=cds; the default before Java 25) and `off` (SLUICE_CDS=off). Each
+mode has a command line of its own; its first run writes the cache at exit (reported as "cold"),
+then RUNS rounds (default 10) run every mode once, in turn, so drift of the machine hits them
+alike. Per run: process wall seconds (measured here), and from the run summary
+(SLUICE_SUMMARY_JSON) the engine's seconds, the part of them spent opening the pipeline
+(open_seconds), and when the engine started after the JVM did. Prints min / median / max, and
+the median of the per-round ratios against `cds`.
 
     benchmarks/run.sh startup [EVENTS [RUNS]]
 
@@ -42,7 +45,7 @@ def show(name, runs):
     for key in ("wall", "engine", "open", "jvm_to_engine"):
         values = [r[key] for r in runs]
         cells.append(f"{key} {min(values):.3f} / {statistics.median(values):.3f} / {max(values):.3f}")
-    print(f"{name:>8} ({len(runs)} runs): " + ", ".join(cells))
+    print(f"{name:>9} ({len(runs)} runs): " + ", ".join(cells))
 
 
 def main():
@@ -58,17 +61,23 @@ def main():
             "sinks": {"out": {"type": "blackhole", "from": "result"}}}))
         summary = tmp / "summary.json"
         print(f"startup_bench: q0 over {events:,} events; seconds min / median / max")
-        for cds in ("on", "off"):
-            env = dict(os.environ, SLUICE_SUMMARY_JSON=str(summary), SLUICE_CDS=cds)
-            state = tmp / f"state-{cds}"  # one command line per series: one class archive
-            first = run(pipeline, state, summary, env)
-            rest = [run(pipeline, state, summary, env) for _ in range(repeats)]
-            if cds == "on":
-                show("cold", [first])
-                show("cds", rest)
-            else:
-                show("no cds", [first, *rest])
-
+        modes = {"aot": "on", "cds": "cds", "off": "off"}  # name -> SLUICE_CDS
+        envs = {m: dict(os.environ, SLUICE_SUMMARY_JSON=str(summary), SLUICE_CDS=v) for m, v in modes.items()}
+        states = {m: tmp / f"state-{m}" for m in modes}  # one command line per mode: one cache each
+        cold = {m: run(pipeline, states[m], summary, envs[m]) for m in ("aot", "cds")}
+        runs = {m: [] for m in modes}
+        for _ in range(repeats):
+            for m in modes:
+                runs[m].append(run(pipeline, states[m], summary, envs[m]))
+        for m in ("aot", "cds"):
+            show(f"{m} cold", [cold[m]])
+        for m in modes:
+            show(m, runs[m])
+        for m in ("aot", "off"):
+            ratios = [a["wall"] / c["wall"] for a, c in zip(runs[m], runs["cds"])]
+            engine = [a["engine"] / c["engine"] for a, c in zip(runs[m], runs["cds"])]
+            print(f"{m} / cds per round: wall {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}), "
+                  f"engine {statistics.median(engine):.3f} ({min(engine):.3f}-{max(engine):.3f})")
 
 if __name__ == "__main__":
     main()
