@@ -111,8 +111,20 @@ written=$(stat -c %Y-%i "$cache")
 cached || fail "the second cached run failed: $(cat "$work/stderr")"
 cmp -s "$work/stdout" "$work/first-stdout" || fail "the run that mapped the cache printed other rows"
 [ "$(stat -c %Y-%i "$cache")" = "$written" ] || fail "the second run wrote the cache again"
+[ ! -e "$cache.partial" ] || fail "the run that mapped the cache marked it partial: $(cat "$cache.partial")"
 ! grep "AOT" "$work/stderr" > "$work/aot-lines" || fail "the run that mapped the cache printed: $(cat "$work/aot-lines")"
 passed "the first run of a command line writes its AOT cache (stdout: rows only), the second maps it"
+
+# A cache cut short (a kill while the JVM wrote it) is ignored by the JVM: the run marks it
+# partial, and the next run records it again.
+head -c 1000000 "$cache" > "$work/cut" && mv "$work/cut" "$cache"
+cached || fail "a run given a cut-short cache failed: $(cat "$work/stderr")"
+cmp -s "$work/stdout" "$work/first-stdout" || fail "the run given a cut-short cache printed other rows"
+[ -e "$cache.partial" ] || fail "a run given a cut-short cache did not mark it partial"
+cached || fail "the run after a cut-short cache failed: $(cat "$work/stderr")"
+[ ! -e "$cache.partial" ] && [ "$(stat -c %s "$cache")" -gt 1000000 ] \
+  || fail "the cut-short cache was not recorded again: $(ls -la "$cds_dir")"
+passed "a cache the JVM cannot map is recorded again by the next run"
 
 rm "$jar"
 code=0

@@ -2,7 +2,8 @@
 """Paired A/B of the launcher's start-up cache on in-memory Nexmark runs: per query, ROUNDS rounds
 of DataFusion alone, then `./sluice run` with the AOT cache (SLUICE_CDS=on, Java 25+) and with the
 dynamic CDS archive (SLUICE_CDS=cds) in alternating order. Each mode has its own command line,
-whose first run (unmeasured) writes its cache. Appends one JSON line per run to OUT.
+whose first run (unmeasured) writes its cache. Appends one JSON line per run to OUT. AB_MODES=A,B
+picks two other modes of MODES (e.g. aot,aot-scale1).
 
     python3 ab.py OUT [EVENTS [ROUNDS [QUERIES]]]     (from the repository root, JAR built;
                                                         defaults 10000000, 10, q0,q1,q2,q22)
@@ -17,6 +18,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
+# mode -> (SLUICE_CDS, SLUICE_JAVA_OPTS, extra `run` arguments)
+MODES = {
+    "aot": ("on", "", []),
+    "cds": ("cds", "", []),
+    "aot-scale1": ("on", "-XX:CompileThresholdScaling=1", []),  # the JIT's default thresholds
+    "aot-jni": ("on", "", ["--bridge=jni"]),
+}
 ALONE = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache/sluice/cargo-target")) / "release/nexmark-alone"
 
 
@@ -47,6 +55,7 @@ def main():
     events = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000_000
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 10
     queries = (sys.argv[4] if len(sys.argv) > 4 else "q0,q1,q2,q22").split(",")
+    a, b = os.environ.get("AB_MODES", "aot,cds").split(",")
     with tempfile.TemporaryDirectory() as tmp, out_path.open("a") as out:
         tmp = Path(tmp)
         for q in queries:
@@ -62,21 +71,22 @@ def main():
                 shutil.rmtree(state, ignore_errors=True)
                 summary = tmp / "summary.json"
                 summary.unlink(missing_ok=True)
-                env = dict(os.environ, SLUICE_BUILD="never", SLUICE_SUMMARY_JSON=str(summary),
-                           SLUICE_CDS={"aot": "on", "cds": "cds"}[mode])
-                row, _ = run_one(["./sluice", "run", str(pipeline), "--state-dir", str(state)], env)
+                cds, java_opts, extra = MODES[mode]
+                env = dict(os.environ, SLUICE_BUILD="never", SLUICE_SUMMARY_JSON=str(summary), SLUICE_CDS=cds,
+                           SLUICE_JAVA_OPTS=java_opts)
+                row, _ = run_one(["./sluice", "run", str(pipeline), "--state-dir", str(state), *extra], env)
                 result = json.loads(summary.read_text())
                 row.update(engine_seconds=result["seconds"], records_in=result.get("records_in"))
                 return {"query": q, "engine": f"sluice-{mode}", "round": round_, **row}
 
-            for mode in ("aot", "cds"):
+            for mode in (a, b):
                 out.write(json.dumps(sluice(mode, 0)) + "\n")  # round 0: writes the cache
             for r in range(1, rounds + 1):
                 row, text = run_one([str(ALONE), "--query-sql", query_sql(q), "--events", str(events), "--seed", "42"])
                 alone = json.loads(text.strip().splitlines()[-1])
                 out.write(json.dumps({"query": q, "engine": "datafusion-alone", "round": r, **row,
                                       "engine_seconds": alone["seconds"], "records_in": alone["rows_in"]}) + "\n")
-                for mode in (("aot", "cds") if r % 2 else ("cds", "aot")):
+                for mode in ((a, b) if r % 2 else (b, a)):
                     out.write(json.dumps(sluice(mode, r)) + "\n")
                 out.flush()
                 print(f"{q} round {r} done", file=sys.stderr)

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Summarizes ab.py's JSON lines: per query and engine the median (min-max) of each measure over
 rounds 1..N, and per-round paired ratios. "x DataFusion alone" is DataFusion alone's engine
-seconds over Sluice's (issue 16's measure: 1.0 = as fast). Usage: summarize.py FILE.jsonl..."""
+seconds over Sluice's (issue 16's measure: 1.0 = as fast). The two Sluice modes compared are
+aot and cds unless AB_MODES=A,B names others (as ab.py's). Usage: summarize.py FILE.jsonl..."""
 import json
 import math
+import os
 import statistics
 import sys
 from collections import defaultdict
@@ -21,6 +23,7 @@ def sign_test(wins, n):
 
 
 def main():
+    a, b = (f"sluice-{m}" for m in os.environ.get("AB_MODES", "aot,cds").split(","))
     rows = [dict(json.loads(l), file=i) for i, f in enumerate(sys.argv[1:]) for l in open(f) if l.strip()]
     by = defaultdict(dict)  # (query, (file, round)) -> engine -> row
     for r in rows:
@@ -30,22 +33,22 @@ def main():
     print("|---|---|---:|---:|---:|---:|---:|")
     for q in queries:
         rounds = [v for (qq, n), v in sorted(by.items()) if qq == q and n[1] > 0 and len(v) == 3]
-        for e in ("datafusion-alone", "sluice-aot", "sluice-cds"):
+        for e in ("datafusion-alone", a, b):
             vs = {k: [r[e][k] for r in rounds] for k in ("engine_seconds", "wall_seconds", "cpu_seconds", "peak_rss_mib")}
             vs_alone = [r["datafusion-alone"]["engine_seconds"] / r[e]["engine_seconds"] for r in rounds]
             print(f"| {q} | {e} | {cell(vs['engine_seconds'])} | {cell(vs['wall_seconds'])} | {cell(vs['cpu_seconds'])} "
                   f"| {cell(vs['peak_rss_mib'], 0)} | {cell(vs_alone, 2) if e != 'datafusion-alone' else '1'} |")
     print()
-    print("Paired per round, AOT cache / CDS archive (below 1: the AOT cache is faster or cheaper):")
-    print("| query | rounds | engine s | wall s | CPU s | rounds AOT faster (engine) |")
+    print(f"Paired per round, {a} / {b} (below 1: {a} is faster or cheaper):")
+    print(f"| query | rounds | engine s | wall s | CPU s | rounds {a} faster (engine) |")
     print("|---|---:|---:|---:|---:|---:|")
     for q in queries:
         rounds = [v for (qq, n), v in sorted(by.items()) if qq == q and n[1] > 0 and len(v) == 3]
-        ratio = {k: [r["sluice-aot"][k] / r["sluice-cds"][k] for r in rounds] for k in ("engine_seconds", "wall_seconds", "cpu_seconds")}
+        ratio = {k: [r[a][k] / r[b][k] for r in rounds] for k in ("engine_seconds", "wall_seconds", "cpu_seconds")}
         faster = sum(x < 1 for x in ratio["engine_seconds"])
         print(f"| {q} | {len(rounds)} | {cell(ratio['engine_seconds'])} | {cell(ratio['wall_seconds'])} | {cell(ratio['cpu_seconds'])} | {faster} of {len(rounds)} |")
     pooled = [v for (_, n), v in sorted(by.items()) if n[1] > 0 and len(v) == 3]
-    ratios = [r["sluice-aot"]["engine_seconds"] / r["sluice-cds"]["engine_seconds"] for r in pooled]
+    ratios = [r[a]["engine_seconds"] / r[b]["engine_seconds"] for r in pooled]
     wins = sum(x < 1 for x in ratios)
     print(f"| all | {len(pooled)} | {cell(ratios)} | | | {wins} of {len(pooled)} (two-sided sign test p = {sign_test(wins, len(pooled)):.3f}) |")
     cold = [r for r in rows if r["round"] == 0]

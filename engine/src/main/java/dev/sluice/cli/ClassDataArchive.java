@@ -11,7 +11,9 @@ import java.nio.file.Path;
  * instead of loading them one by one. A run that stopped before its first record (a
  * configuration error, an empty topic) never loaded the data path's classes, so its archive
  * would slow every later start: it leaves a {@code .partial} marker, and the launcher then
- * discards that archive and records a new one.
+ * discards that archive and records a new one. So does a run whose JVM could not map the cache it
+ * was given (one cut short by a kill while it was written): the JVM ignores such an AOT cache
+ * without writing a new one.
  */
 final class ClassDataArchive {
 
@@ -21,20 +23,29 @@ final class ClassDataArchive {
     private final Path archive;
     /** Whether this JVM writes the archive at exit (none existed when it started). */
     private final boolean recording;
+    /** Whether this JVM maps shared classes (the archive, when one existed at its start). */
+    private final boolean mapped;
 
-    private ClassDataArchive(Path archive, boolean recording) {
+    private ClassDataArchive(Path archive, boolean recording, boolean mapped) {
         this.archive = archive;
         this.recording = recording;
+        this.mapped = mapped;
     }
 
     static ClassDataArchive fromEnvironment() {
         String path = System.getenv(ENVIRONMENT);
-        return of(path == null || path.isBlank() ? null : Path.of(path));
+        // The JVM says "sharing" in java.vm.info when it mapped a class archive or AOT cache.
+        return of(
+                path == null || path.isBlank() ? null : Path.of(path),
+                System.getProperty("java.vm.info", "").contains("sharing"));
     }
 
-    /** The archive at {@code archive}, or none (null: not started by the launcher). */
-    static ClassDataArchive of(Path archive) {
-        return new ClassDataArchive(archive, archive != null && !Files.exists(archive));
+    /**
+     * The archive at {@code archive}, or none (null: not started by the launcher); {@code mapped}:
+     * whether this JVM maps shared classes.
+     */
+    static ClassDataArchive of(Path archive, boolean mapped) {
+        return new ClassDataArchive(archive, archive != null && !Files.exists(archive), mapped);
     }
 
     /**
@@ -45,17 +56,25 @@ final class ClassDataArchive {
      * running, ~410 MiB while writing; G1 returns the free heap after a full collection).
      */
     void runEnded(boolean recordsFlowed) {
+        if (archive == null) {
+            return;
+        }
         if (!recording) {
+            if (!mapped) {
+                markPartial("the JVM could not map it\n");
+            }
             return;
         }
         if (recordsFlowed) {
             System.gc();
             return;
         }
+        markPartial("recorded by a run that processed no record\n");
+    }
+
+    private void markPartial(String why) {
         try {
-            Files.writeString(
-                    archive.resolveSibling(archive.getFileName() + ".partial"),
-                    "recorded by a run that processed no record\n");
+            Files.writeString(archive.resolveSibling(archive.getFileName() + ".partial"), why);
         } catch (IOException e) {
             // Only start-up time is at stake; the next run re-creates the archive either way.
         }

@@ -18,27 +18,34 @@ class ClassDataArchiveTest {
     @Test
     void aRecordingRunWithoutRecordsMarksTheArchivePartial() {
         Path archive = dir.resolve("sluice.jsa");
-        ClassDataArchive.of(archive).runEnded(false);
+        ClassDataArchive.of(archive, true).runEnded(false);
         assertTrue(Files.exists(dir.resolve("sluice.jsa.partial")));
     }
 
     @Test
     void aRecordingRunWithRecordsKeepsTheArchive() {
         Path archive = dir.resolve("sluice.jsa");
-        ClassDataArchive.of(archive).runEnded(true);
+        ClassDataArchive.of(archive, true).runEnded(true);
         assertFalse(Files.exists(dir.resolve("sluice.jsa.partial")));
     }
 
     @Test
     void aRunThatMappedAnExistingArchiveLeavesItAlone() throws IOException {
         Path archive = Files.writeString(dir.resolve("sluice.jsa"), "archived classes");
-        ClassDataArchive.of(archive).runEnded(false);
+        ClassDataArchive.of(archive, true).runEnded(false);
         assertFalse(Files.exists(dir.resolve("sluice.jsa.partial")));
     }
 
     @Test
+    void aCacheTheJvmCouldNotMapIsMarkedPartial() throws IOException {
+        Path archive = Files.writeString(dir.resolve("sluice.aot"), "a cache cut short while written");
+        ClassDataArchive.of(archive, false).runEnded(true);
+        assertTrue(Files.exists(dir.resolve("sluice.aot.partial")));
+    }
+
+    @Test
     void withoutTheLauncherNothingIsWritten() {
-        ClassDataArchive.of(null).runEnded(false);
+        ClassDataArchive.of(null, false).runEnded(false);
         try (var files = Files.list(dir)) {
             assertFalse(files.findAny().isPresent());
         } catch (IOException e) {
