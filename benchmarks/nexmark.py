@@ -279,7 +279,7 @@ class Bench:
     def kafka_run(self, engine, q, topic, output, repeat) -> measure.Run:
         # A pipeline file, state directory, consumer group and Kafka Streams application id of its
         # own per round: a run must read the whole topic, not resume where an earlier round ended.
-        # (Sluice's class archive is per command line, so every round's run is a first run, as
+        # (Sluice's start-up cache is per command line, so every round's run is a first run, as
         # without --repeats.)
         log_prefix = self.work / f"kafka-{q}-{slug(engine)}{self.tag(repeat)}"
         side = ["--side-input", str(self.side_input)] if q in SIDE_INPUT_QUERIES else []
@@ -321,7 +321,7 @@ class Bench:
         log_prefix = base.with_name(base.name + self.tag(repeat))
         if engine in SLUICE:
             # The same pipeline file and state directory every round, so the same command line:
-            # the class archive dumped by the first round's unmeasured run serves every round
+            # the start-up cache written by the first round's unmeasured run serves every round
             # (sluice_run empties the state directory before each run).
             pipeline = base.with_suffix(".yaml")
             write_pipeline(pipeline, f"nexmark-{q}-memory",
@@ -439,8 +439,8 @@ def write_pipeline(path: Path, name, sources, sql, tables, sink):
 
 def sluice_run(pipeline: Path, log_prefix: Path, bridge: str, timeout, warm=False, sample=False, state=None) -> measure.Run:
     """One measured `sluice run`. With `warm`, the same command line runs once first, unmeasured
-    (its state directory deleted after it): the launcher keeps a class archive per command line and
-    dumps it at the exit of the first run (see `benchmarks/run.sh startup`), so the
+    (its state directory deleted after it): the launcher keeps a start-up cache per command line and
+    writes it at the exit of the first run (see `benchmarks/run.sh startup`), so the
     measured run is a user's second run of a pipeline; the first run's wall time is kept as
     cold_wall_seconds. Only for runs without side effects (the in-memory series). `state`: the
     state directory (default beside the logs); it is emptied first, since a checkpoint of an

@@ -8,7 +8,7 @@ TopicWatcher follows from outside. For each mode, REPEATS times (default 5): let
 run 3 s, stop it (kill -9, or SIGTERM and wait for its exit), wait until the watcher has seen
 everything it wrote, start it again, and time from that start to the first new record the
 watcher sees. The first start of each mode is not measured and ends with SIGTERM, so the
-launcher's class-data archive exists as for any pipeline stopped cleanly once; in the kill modes
+launcher's start-up cache exists as for any pipeline stopped cleanly once; in the kill modes
 the second start is not measured either (it follows that clean stop). Modes: kill -9 and SIGTERM with the defaults (static group membership), and
 kill -9 with `group_instance_id: none` (dynamic membership, session.timeout.ms 6 s: the
 behaviour before). Prints min / median / max per mode and writes JSON + Markdown to

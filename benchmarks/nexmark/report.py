@@ -218,7 +218,7 @@ def markdown(results):
         "DataFusion alone: plan to last batch). Sluice's start-up, split: 'of which open s' is planning and "
         "opening the pipeline inside its engine-reported time, 'JVM start to engine s' the JVM's start, the CLI "
         "and the configuration before it. In memory, Sluice is measured on the second run of its command line "
-        "(the launcher dumps a class archive at the exit of the first; that run's wall time is cold_wall_seconds "
+        "(the launcher writes its start-up cache at the exit of the first; that run's wall time is cold_wall_seconds "
         "in the JSON). Ratios: engine / Sluice FFM of the same query (CPU per event "
         "below 1 means cheaper than Sluice FFM).",
         *repeats_lines(s.get("repeats", 1)),
@@ -252,7 +252,7 @@ def repeats_lines(repeats):
             f"ratio is taken per round (an engine's run i against Sluice FFM's run i) and shown as the median "
             f"(min–max) over the rounds. Kafka series: every run read the same input topic and wrote an output topic "
             f"of its own; parity compared the first round's outputs. In memory, Sluice's later rounds reuse the "
-            f"command line of the first, so they map its class archive too."]
+            f"command line of the first, so they map its start-up cache too."]
 
 
 def chart(results, path: Path):

@@ -85,7 +85,7 @@ public final class ConfigDocs {
             | Name | Kind | Default | Description |
             | --- | --- | --- | --- |
             | `SLUICE_SUMMARY_JSON` | environment | unset | `run` writes the run's totals (records in and out, wall seconds and the part spent planning and opening the pipeline, when the run began after the JVM's start, CPU seconds) as JSON to this file, for scripts and benchmarks. |
-            | `SLUICE_CDS_ARCHIVE` | environment | unset; set by the launcher | The start-up cache a `run` uses or creates (an AOT cache on Java 25+, a class-data-sharing archive before); a run that ends before its first record marks it partial so the launcher records a new one. |
+            | `SLUICE_CDS_ARCHIVE` | environment | unset; set by the launcher | The start-up cache a `run` uses or creates (an AOT cache on Java 25+, a class-data-sharing archive before); a run that ends before its first record, or whose JVM could not map the cache, marks it partial so the launcher records a new one. |
             | `OTEL_EXPORTER_OTLP_ENDPOINT` | environment | unset | When set (e.g. `http://collector:4318`), `serve` and `run` also push their metrics over OTLP/HTTP to `ENDPOINT/v1/metrics` (resource `service.name=sluice`), and a run once more when it ends. |
             | `OTEL_METRIC_EXPORT_INTERVAL` | environment | `60000` | Milliseconds between two OTLP pushes. |
             | `SLUICE_SERVER` | environment | `http://127.0.0.1:7878` | The service `apply`, `pause`, `resume`, `delete`, `list`, `status` and `logs` talk to, unless `--server` is given. |
