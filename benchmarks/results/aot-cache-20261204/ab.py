@@ -24,6 +24,7 @@ MODES = {
     "cds": ("cds", "", []),
     "aot-scale1": ("on", "-XX:CompileThresholdScaling=1", []),  # the JIT's default thresholds
     "aot-jni": ("on", "", ["--bridge=jni"]),
+    "aot-nowarm": ("on", "-Dsluice.ffm.warmUpRounds=0", []),  # without FfmCoreBridge.warmUp
 }
 ALONE = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache/sluice/cargo-target")) / "release/nexmark-alone"
 
