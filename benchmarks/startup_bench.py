@@ -2,10 +2,10 @@
 """Where a short run's time goes: `./sluice run` of generator -> q0 -> blackhole over EVENTS events
 (default 10 000, where the run itself is nothing; 10 000 000 shows a long run's share), with each
 of the launcher's start-up caches: `aot` (the default on Java 25+: an AOT cache), `cds` (a dynamic
-class-data archive, SLUICE_CDS=cds; the default before Java 25) and `off` (SLUICE_CDS=off). Each
-mode has a command line of its own; its first run writes the cache at exit (reported as "cold"),
-then RUNS rounds (default 10) run every mode once, in turn, so drift of the machine hits them
-alike. Per run: process wall seconds (measured here), and from the run summary
+class-data archive, SLUICE_CDS=cds; the default before Java 25, where `aot` is one too) and `off`
+(SLUICE_CDS=off). Each mode has a command line of its own; its first run writes the cache at exit
+(reported as "cold"), then RUNS rounds (default 10) run every mode once, in turn, so drift of the
+machine hits them alike. Per run: process wall seconds (measured here), and from the run summary
 (SLUICE_SUMMARY_JSON) the engine's seconds, the part of them spent opening the pipeline
 (open_seconds), and when the engine started after the JVM did. Prints min / median / max, and
 the median of the per-round ratios against `cds`.
