@@ -98,6 +98,7 @@ public final class ConfigDocs {
             | `sluice.ffm.warmUpRounds` | system property | `1500` | At start, under the FFM bridge, how many times a warm-up thread calls each per-batch native call with NULL handles so that the JIT compiles its Java glue before the first batch; `0` turns it off. |
             | `user.home` | system property | the JVM's | `~` at the start of a path setting; the default of `XDG_CACHE_HOME`. |
             | `os.name`, `os.arch` | system property | the JVM's | Which native core in the JAR fits the platform. |
+            | `java.vm.info` | system property | the JVM's | Whether the JVM mapped the launcher's start-up cache (it says `sharing`); a `run` whose JVM could not marks the cache partial. |
             """;
 
     /** A section per node kind, a subsection per type with a table of its keys. */
