@@ -94,10 +94,11 @@ def startup_cache_flags(java, stem: Path):
     """The start-up cache as ./sluice gives one to a `run`: on Java 25+ an AOT cache (written at the
     exit of the first run, then mapped), before that (or with SLUICE_CDS=cds) a dynamic
     class-data archive; none with SLUICE_CDS=off."""
-    quiet = ["-XX:+DisplayVMOutputToStderr", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+    to_stderr = ["-XX:+DisplayVMOutputToStderr"]  # as ./sluice: the JVM's own output off stdout
     mode = os.environ.get("SLUICE_CDS", "on")
     if mode == "off":
-        return quiet[:1]
+        return to_stderr
+    quiet = [*to_stderr, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
     release = Path(java).resolve().parent.parent / "release"
     major = next((int(l.split('"')[1].split(".")[0]) for l in release.read_text().splitlines()
                   if l.startswith("JAVA_VERSION=")), 0) if release.exists() else 0

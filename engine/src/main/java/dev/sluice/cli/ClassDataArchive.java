@@ -50,7 +50,8 @@ final class ClassDataArchive {
 
     /**
      * Called as the run ends: marks the archive this JVM is about to write as partial unless
-     * records flowed. When it writes one, the heap is collected first: the JVM copies the
+     * records flowed, and one it was given but could not map as partial too. When it writes one,
+     * the heap is collected first: the JVM copies the
      * classes' metadata for the archive while the heap the run grew is still committed, and
      * that copy on top of it was the process's peak (a 3 M-record Kafka run: ~330 MiB while
      * running, ~410 MiB while writing; G1 returns the free heap after a full collection).
