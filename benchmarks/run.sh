@@ -7,6 +7,9 @@
 #   benchmarks/run.sh kafka-settings [EVENTS [REPEATS [SETS]]]  which Kafka client settings matter: the
 #                                         loop and Sluice q0 under sets of settings (default 3 000 000
 #                                         events, 3 rounds, every set; kafka_settings_bench.py)
+#   benchmarks/run.sh kafka-profile [EVENTS [REPEATS [QUERIES]]]  where the CPU goes: the loop and Sluice
+#                                         under perf, CPU per record by thread and by kind of code (default
+#                                         3 000 000 events, 3 rounds, q0; kafka_profile_bench.py; needs perf)
 #   benchmarks/run.sh plugins [ROWS [REPEATS]]  native plugin source and transform vs the generator and
 #                                         SQL, whole pipelines (default 20 000 000 rows, 3 rounds)
 #   benchmarks/run.sh lookup [BIDS [REPEATS [CHANGES]]]  bids LEFT JOIN a 1 000 000-key table: static side
@@ -94,7 +97,7 @@ case "$mode" in
       python3 benchmarks/jmh_table.py "$json"
     } | tee "benchmarks/results/jmh-$stamp.md"
     ;;
-  kafka|kafka-settings)
+  kafka|kafka-settings|kafka-profile)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am
     bash ci/kafka.sh start
     export SLUICE_JVM_FLAGS
