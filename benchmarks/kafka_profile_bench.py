@@ -109,7 +109,11 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="sluice-kafka-profile-"))
     env = dict(os.environ, SLUICE_JAVA_OPTS=(os.environ.get("SLUICE_JAVA_OPTS", "") + " " + PERF_JAVA_OPTS).strip())
     os.environ["SLUICE_JAVA_OPTS"] = env["SLUICE_JAVA_OPTS"]  # ceiling_command reads it from here
-    report = {"events": None, "repeats": repeats, "hz": HZ, "java_opts": env["SLUICE_JAVA_OPTS"], "queries": {}}
+    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                if l.startswith("model name")), "?")
+    jvm = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    report = {"events": None, "repeats": repeats, "hz": HZ, "java_opts": env["SLUICE_JAVA_OPTS"],
+              "machine": f"{cpu} ({os.cpu_count()} cores); {jvm}", "queries": {}}
     with scratch_topic(f"bench-profile-bids-{stamp.lower()}") as topic:
         n = load_bids(servers, topic, events, work)
         report["events"] = n
@@ -148,7 +152,7 @@ def table(report):
     per = report["events"] / 1e6
     lines = [f"CPU ms per million records, sampled by perf at {report['hz']} Hz over whole runs (JVM start to exit), "
              f"{report['events']:,} bids, {report['repeats']} rounds, medians (min–max); SLUICE_JAVA_OPTS="
-             f"`{report['java_opts']}` for both.", ""]
+             f"`{report['java_opts']}` for both. {report.get('machine', '')}", ""]
     for query, runs in report["queries"].items():
         for part, names in (("threads", [t for t, _ in THREADS]), ("kinds", [k for k, _ in KINDS])):
             lines += [f"**{query}, by {'thread' if part == 'threads' else 'kind of code'}**", "",
