@@ -87,8 +87,7 @@ class InspectTerminalTest {
             awaitScreen(s -> !s.contains("search: zzz") && SEQ.matcher(s).find());
 
             tmux("send-keys", "-t", session, "p");
-            screen = awaitScreen(s -> s.contains("[PAUSED]"));
-            long pausedAt = newestSeq(screen);
+            long pausedAt = awaitPausedSeq();
             Thread.sleep(3000); // two more takes happen meanwhile, not shown
             assertEquals(pausedAt, newestSeq(capture()), "the paused view does not move");
             tmux("send-keys", "-t", session, "p");
@@ -145,6 +144,26 @@ class InspectTerminalTest {
             Thread.sleep(200);
         }
         throw new AssertionError("the screen never got there:\n" + screen + "\nstderr: " + errors());
+    }
+
+    /**
+     * The newest row number of the paused view once it is drawn whole. A capture can land mid
+     * redraw (a complete refresh clears the screen, then writes the title, with "[PAUSED]", before
+     * the rows), so the number counts only when two captures half a second apart agree on it.
+     */
+    private long awaitPausedSeq() throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        String screen = "";
+        while (System.nanoTime() < deadline) {
+            screen = capture();
+            long seq = newestSeq(screen);
+            Thread.sleep(500);
+            String again = capture();
+            if (screen.contains("[PAUSED]") && again.contains("[PAUSED]") && seq >= 0 && newestSeq(again) == seq) {
+                return seq;
+            }
+        }
+        throw new AssertionError("the paused view never settled:\n" + screen + "\nstderr: " + errors());
     }
 
     private String capture() throws Exception {
