@@ -100,7 +100,8 @@ fn encode_json_records(batch: &RecordBatch) -> Result<(Vec<u8>, Vec<i64>)> {
     let field = std::sync::Arc::new(arrow::datatypes::Field::new_struct("", batch.schema().fields().clone(), false));
     let options = EncoderOptions::default().with_explicit_nulls(true).with_encoder_factory(std::sync::Arc::new(FastEncoders));
     let mut encoder = make_encoder(&field, &array, &options)?;
-    let mut bytes = Vec::with_capacity(batch.num_rows() * 96);
+    // Sized once: growing a slab of a few MiB copies it whole each time it doubles.
+    let mut bytes = Vec::with_capacity(json_size_estimate(batch));
     let mut offsets = Vec::with_capacity(batch.num_rows() + 1);
     for row in 0..batch.num_rows() {
         offsets.push(bytes.len() as i64);
@@ -111,6 +112,38 @@ fn encode_json_records(batch: &RecordBatch) -> Result<(Vec<u8>, Vec<i64>)> {
     Ok((bytes, offsets))
 }
 
+/// About how many bytes `batch` takes as JSON lines, a little more when unescaped: string
+/// columns by their value bytes, other columns by a generous width per value.
+fn json_size_estimate(batch: &RecordBatch) -> usize {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::DataType;
+    let rows = batch.num_rows();
+    let schema = batch.schema();
+    let mut total = rows * 3; // braces and newline
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        let name = field.name().len() + 4; // quotes, colon, comma
+        let values = match column.data_type() {
+            DataType::Utf8 => value_bytes(column.as_string::<i32>().value_offsets()) + rows * 2,
+            DataType::LargeUtf8 => value_bytes(column.as_string::<i64>().value_offsets()) + rows * 2,
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::Boolean => {
+                rows * 11
+            }
+            DataType::Timestamp(_, None) => rows * 32,
+            _ => rows * 24,
+        };
+        total += rows * name + values + column.null_count() * 4;
+    }
+    total
+}
+
+/// The bytes between the first and the last offset of a string array.
+fn value_bytes<O: arrow::array::OffsetSizeTrait>(offsets: &[O]) -> usize {
+    match (offsets.first(), offsets.last()) {
+        (Some(first), Some(last)) => (*last - *first).as_usize(),
+        _ => 0,
+    }
+}
+
 /// Faster encoders for the column types Sluice's sinks write most, each byte for byte what
 /// arrow-json writes (the tests compare with its writer); other types keep arrow-json's own.
 ///
@@ -118,8 +151,9 @@ fn encode_json_records(batch: &RecordBatch) -> Result<(Vec<u8>, Vec<i64>)> {
 ///   gives (which arrow-json uses: `2026-11-30T01:02:03.456`, fraction only when non-zero, 3, 6
 ///   or 9 digits), the date part reused while rows stay on one day. The default goes through
 ///   `fmt` one character at a time, the most expensive part of encoding a Nexmark bid.
-/// - Strings that need no escaping (checked 8 bytes at a time) are copied between quotes; the
-///   others go through serde_json, as in arrow-json.
+/// - Strings that need no escaping are copied between quotes; the others go through serde_json,
+///   as in arrow-json. The check runs once over the column's whole value buffer, and per value
+///   only when that buffer holds a byte to escape somewhere.
 #[derive(Debug)]
 struct FastEncoders;
 
@@ -134,27 +168,48 @@ impl EncoderFactory for FastEncoders {
         use arrow::datatypes::{
             DataType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
         };
-        let (values, nanos_per_unit) = match array.data_type() {
-            DataType::Utf8 => return Ok(Some(NullableEncoder::new(Box::new(StringEncoder(array.as_string::<i32>())), array.nulls().cloned()))),
-            DataType::LargeUtf8 => return Ok(Some(NullableEncoder::new(Box::new(StringEncoder(array.as_string::<i64>())), array.nulls().cloned()))),
-            DataType::Timestamp(TimeUnit::Second, None) => (array.as_primitive::<TimestampSecondType>().values().clone(), 1_000_000_000),
-            DataType::Timestamp(TimeUnit::Millisecond, None) => (array.as_primitive::<TimestampMillisecondType>().values().clone(), 1_000_000),
-            DataType::Timestamp(TimeUnit::Microsecond, None) => (array.as_primitive::<TimestampMicrosecondType>().values().clone(), 1_000),
-            DataType::Timestamp(TimeUnit::Nanosecond, None) => (array.as_primitive::<TimestampNanosecondType>().values().clone(), 1),
+        let nulls = array.nulls().cloned();
+        let fallback = || arrow::util::display::ArrayFormatter::try_new(array, &arrow::util::display::FormatOptions::new());
+        let encoder: Box<dyn Encoder + 'a> = match array.data_type() {
+            DataType::Utf8 => Box::new(StringEncoder::new(array.as_string::<i32>())),
+            DataType::LargeUtf8 => Box::new(StringEncoder::new(array.as_string::<i64>())),
+            DataType::Timestamp(TimeUnit::Second, None) => {
+                Box::new(TimestampEncoder::<1_000_000_000>::new(array.as_primitive::<TimestampSecondType>().values().clone(), fallback()?))
+            }
+            DataType::Timestamp(TimeUnit::Millisecond, None) => {
+                Box::new(TimestampEncoder::<1_000_000>::new(array.as_primitive::<TimestampMillisecondType>().values().clone(), fallback()?))
+            }
+            DataType::Timestamp(TimeUnit::Microsecond, None) => {
+                Box::new(TimestampEncoder::<1_000>::new(array.as_primitive::<TimestampMicrosecondType>().values().clone(), fallback()?))
+            }
+            DataType::Timestamp(TimeUnit::Nanosecond, None) => {
+                Box::new(TimestampEncoder::<1>::new(array.as_primitive::<TimestampNanosecondType>().values().clone(), fallback()?))
+            }
             _ => return Ok(None),
         };
-        let fallback = arrow::util::display::ArrayFormatter::try_new(array, &arrow::util::display::FormatOptions::new())?;
-        let encoder = TimestampEncoder { values, nanos_per_unit, fallback, cached_day: None, cached_date: [0; 12] };
-        Ok(Some(NullableEncoder::new(Box::new(encoder), array.nulls().cloned())))
+        Ok(Some(NullableEncoder::new(encoder, nulls)))
     }
 }
 
-struct StringEncoder<'a, O: arrow::array::OffsetSizeTrait>(&'a arrow::array::GenericStringArray<O>);
+struct StringEncoder<'a, O: arrow::array::OffsetSizeTrait> {
+    array: &'a arrow::array::GenericStringArray<O>,
+    /// No value of the array holds a byte JSON escapes.
+    all_plain: bool,
+}
+
+impl<'a, O: arrow::array::OffsetSizeTrait> StringEncoder<'a, O> {
+    fn new(array: &'a arrow::array::GenericStringArray<O>) -> Self {
+        let offsets = array.value_offsets();
+        let start = offsets.first().map_or(0, |o| o.as_usize());
+        let all_plain = !needs_json_escape(&array.value_data()[start..start + value_bytes(offsets)]);
+        StringEncoder { array, all_plain }
+    }
+}
 
 impl<O: arrow::array::OffsetSizeTrait> Encoder for StringEncoder<'_, O> {
     fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
-        let value = self.0.value(idx);
-        if needs_json_escape(value.as_bytes()) {
+        let value = self.array.value(idx);
+        if !self.all_plain && needs_json_escape(value.as_bytes()) {
             let mut serializer = serde_json::Serializer::new(out);
             serde::Serializer::serialize_str(&mut serializer, value).expect("writing to a Vec cannot fail");
         } else {
@@ -172,9 +227,16 @@ impl<O: arrow::array::OffsetSizeTrait> Encoder for StringEncoder<'_, O> {
 fn needs_json_escape(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Whole column buffers go 32 bytes at a time, a loop the compiler turns into vector compares.
+    let mut blocks = bytes.chunks_exact(32);
+    for block in &mut blocks {
+        if block.iter().fold(false, |hit, &b| hit | (b < 0x20) | (b == b'"') | (b == b'\\')) {
+            return true;
+        }
+    }
     // Sets the high bit of each byte that is below `n` (n <= 128), for bytes without the high bit set.
     let below = |word: u64, n: u8| word.wrapping_sub(ONES * n as u64) & !word & HIGH;
-    let mut chunks = bytes.chunks_exact(8);
+    let mut chunks = blocks.remainder().chunks_exact(8);
     for chunk in &mut chunks {
         let word = u64::from_le_bytes(chunk.try_into().expect("chunks of 8"));
         if below(word, 0x20) | below(word ^ (ONES * b'"' as u64), 1) | below(word ^ (ONES * b'\\' as u64), 1) != 0 {
@@ -184,62 +246,98 @@ fn needs_json_escape(bytes: &[u8]) -> bool {
     chunks.remainder().iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
-struct TimestampEncoder<'a> {
+/// Timestamps of one unit (`NANOS_PER_UNIT` nanoseconds each; a constant, so the divisions
+/// below compile to multiplications).
+struct TimestampEncoder<'a, const NANOS_PER_UNIT: i64> {
     values: arrow::buffer::ScalarBuffer<i64>,
-    nanos_per_unit: i64,
     /// For the rare values this does not write itself (years outside 0..=9999).
     fallback: arrow::util::display::ArrayFormatter<'a>,
-    /// The day of the last value written, and its `"YYYY-MM-DDT` text.
-    cached_day: Option<i64>,
+    /// The first value of the day last written (its units since the epoch), and that day's
+    /// `"YYYY-MM-DDT` text.
+    cached_day_start: Option<i64>,
     cached_date: [u8; 12],
 }
 
-impl Encoder for TimestampEncoder<'_> {
+impl<'a, const NANOS_PER_UNIT: i64> TimestampEncoder<'a, NANOS_PER_UNIT> {
+    const UNITS_PER_DAY: i64 = 86_400_000_000_000 / NANOS_PER_UNIT;
+
+    fn new(values: arrow::buffer::ScalarBuffer<i64>, fallback: arrow::util::display::ArrayFormatter<'a>) -> Self {
+        TimestampEncoder { values, fallback, cached_day_start: None, cached_date: [0; 12] }
+    }
+
+    /// Makes `value`'s day the cached one; false when its year is outside 0..=9999 or the day
+    /// starts before the first value an i64 holds (nanoseconds in September 1677).
+    fn cache_day_of(&mut self, value: i64) -> bool {
+        let days = value.div_euclid(Self::UNITS_PER_DAY);
+        let (year, month, day) = civil_from_days(days);
+        let Some(day_start) = days.checked_mul(Self::UNITS_PER_DAY) else { return false };
+        if !(0..=9999).contains(&year) {
+            return false;
+        }
+        let mut date = Vec::with_capacity(12);
+        date.push(b'"');
+        push_digits(&mut date, year, 4);
+        date.push(b'-');
+        push_digits(&mut date, month, 2);
+        date.push(b'-');
+        push_digits(&mut date, day, 2);
+        date.push(b'T');
+        self.cached_date.copy_from_slice(&date);
+        self.cached_day_start = Some(day_start);
+        true
+    }
+}
+
+impl<const NANOS_PER_UNIT: i64> Encoder for TimestampEncoder<'_, NANOS_PER_UNIT> {
     fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
         let value = self.values[idx];
-        let units_per_day = 86_400_000_000_000 / self.nanos_per_unit;
-        let days = value.div_euclid(units_per_day);
-        let nanos_of_day = value.rem_euclid(units_per_day) * self.nanos_per_unit;
-        if self.cached_day != Some(days) {
-            let (year, month, day) = civil_from_days(days);
-            if !(0..=9999).contains(&year) {
-                use std::io::Write;
-                out.push(b'"');
-                let _ = write!(out, "{}", self.fallback.value(idx));
-                out.push(b'"');
-                return;
-            }
-            let mut date = Vec::with_capacity(12);
-            date.push(b'"');
-            push_digits(&mut date, year, 4);
-            date.push(b'-');
-            push_digits(&mut date, month, 2);
-            date.push(b'-');
-            push_digits(&mut date, day, 2);
-            date.push(b'T');
-            self.cached_date.copy_from_slice(&date);
-            self.cached_day = Some(days);
+        let on_cached_day =
+            self.cached_day_start.is_some_and(|start| value.checked_sub(start).is_some_and(|units| (0..Self::UNITS_PER_DAY).contains(&units)));
+        if !on_cached_day && !self.cache_day_of(value) {
+            use std::io::Write;
+            out.push(b'"');
+            let _ = write!(out, "{}", self.fallback.value(idx));
+            out.push(b'"');
+            return;
         }
-        let seconds = nanos_of_day / 1_000_000_000;
-        let nanos = nanos_of_day % 1_000_000_000;
-        out.extend_from_slice(&self.cached_date);
-        push_digits(out, seconds / 3600, 2);
-        out.push(b':');
-        push_digits(out, seconds / 60 % 60, 2);
-        out.push(b':');
-        push_digits(out, seconds % 60, 2);
-        if nanos != 0 {
-            out.push(b'.');
-            if nanos % 1_000_000 == 0 {
-                push_digits(out, nanos / 1_000_000, 3);
+        let units_of_day = value - self.cached_day_start.expect("cached above");
+        let seconds = units_of_day / (1_000_000_000 / NANOS_PER_UNIT).max(1);
+        let nanos = (units_of_day % (1_000_000_000 / NANOS_PER_UNIT).max(1)) * NANOS_PER_UNIT;
+        // `HH:MM:SS`, then `.` and 3, 6 or 9 fraction digits when the fraction is not zero, then the quote.
+        let mut text = [b'0'; 19];
+        put_two_digits(&mut text[0..2], seconds / 3600);
+        text[2] = b':';
+        put_two_digits(&mut text[3..5], seconds / 60 % 60);
+        text[5] = b':';
+        put_two_digits(&mut text[6..8], seconds % 60);
+        let len = if nanos == 0 {
+            8
+        } else {
+            text[8] = b'.';
+            let (digits, width) = if nanos % 1_000_000 == 0 {
+                (nanos / 1_000_000, 3)
             } else if nanos % 1_000 == 0 {
-                push_digits(out, nanos / 1_000, 6);
+                (nanos / 1_000, 6)
             } else {
-                push_digits(out, nanos, 9);
+                (nanos, 9)
+            };
+            let mut rest = digits;
+            for slot in text[9..9 + width].iter_mut().rev() {
+                *slot = b'0' + (rest % 10) as u8;
+                rest /= 10;
             }
-        }
-        out.push(b'"');
+            9 + width
+        };
+        text[len] = b'"';
+        out.extend_from_slice(&self.cached_date);
+        out.extend_from_slice(&text[..len + 1]);
     }
+}
+
+/// `value` (0..=99) as two decimal digits.
+fn put_two_digits(slot: &mut [u8], value: i64) {
+    slot[0] = b'0' + (value / 10) as u8;
+    slot[1] = b'0' + (value % 10) as u8;
 }
 
 /// `value` (non-negative) as exactly `width` decimal digits, zero-padded.
@@ -483,7 +581,10 @@ mod tests {
         .unwrap();
         let expected = encode(&batch, &EncodeOptions::default()).unwrap();
         let out = encode_records(&batch, &EncodeOptions { record_offsets: true, ..EncodeOptions::default() }).unwrap();
-        assert_eq!(String::from_utf8(out.bytes.clone()).unwrap(), String::from_utf8(expected.clone()).unwrap());
+        for (row, (ours, theirs)) in out.bytes.split(|&b| b == b'\n').zip(expected.split(|&b| b == b'\n')).enumerate() {
+            assert_eq!(String::from_utf8_lossy(ours), String::from_utf8_lossy(theirs), "row {row}");
+        }
+        assert_eq!(out.bytes, expected);
         // JSON escapes newlines inside strings: every newline ends a record.
         let mut lines = vec![0i64];
         lines.extend(expected.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i as i64 + 1));
@@ -515,9 +616,13 @@ mod tests {
             ],
         )
         .unwrap();
-        let expected = encode(&batch, &EncodeOptions::default()).unwrap();
-        let out = encode_records(&batch, &EncodeOptions { record_offsets: true, ..EncodeOptions::default() }).unwrap();
-        assert_eq!(String::from_utf8(out.bytes).unwrap(), String::from_utf8(expected).unwrap());
+        // Slices too: the escape check over the value buffer must see only the slice's values.
+        let plain_run = values.iter().position(|v| v == "plain").unwrap();
+        for batch in [batch.clone(), batch.slice(1, 2), batch.slice(plain_run, 1), batch.slice(5, 300), batch.slice(batch.num_rows() - 7, 7)] {
+            let expected = encode(&batch, &EncodeOptions::default()).unwrap();
+            let out = encode_records(&batch, &EncodeOptions { record_offsets: true, ..EncodeOptions::default() }).unwrap();
+            assert_eq!(String::from_utf8(out.bytes).unwrap(), String::from_utf8(expected).unwrap());
+        }
     }
 
     #[test]

@@ -70,3 +70,41 @@ fn timing_record_decoder_over_bids() {
         );
     }
 }
+
+/// Times `encode_records` (JSON with record offsets, as the Kafka sink asks) over generated bid
+/// batches of 8192 rows. `SLUICE_TIMING_ROWS` and `SLUICE_TIMING_ROUNDS` as above.
+#[test]
+#[ignore]
+fn timing_record_encoder_over_bids() {
+    let rows: usize = std::env::var("SLUICE_TIMING_ROWS").ok().and_then(|r| r.parse().ok()).unwrap_or(2_000_000);
+    let rounds: usize = std::env::var("SLUICE_TIMING_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
+    let mut generator = NexmarkGenerator::new(GeneratorConfig { entity: Entity::Bid, ..GeneratorConfig::default() });
+    let mut batches = Vec::new();
+    let mut generated = 0;
+    while generated < rows {
+        let batch = generator.next_batch((rows - generated).min(8192)).unwrap();
+        generated += batch.num_rows();
+        batches.push(batch);
+    }
+    let options = EncodeOptions { format: EncodeFormat::Json, record_offsets: true, ..EncodeOptions::default() };
+    let mut rates = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..rounds {
+        let started = std::time::Instant::now();
+        bytes = 0;
+        for batch in &batches {
+            let encoded = encode_records(batch, &options).unwrap();
+            assert_eq!(encoded.offsets.len(), batch.num_rows() + 1);
+            bytes += encoded.bytes.len();
+        }
+        rates.push(rows as f64 / started.elapsed().as_secs_f64() / 1e6);
+    }
+    rates.sort_by(f64::total_cmp);
+    println!(
+        "encode_records: {rows} bids ({} bytes/record), {rounds} rounds: min {:.3} median {:.3} max {:.3} M records/s",
+        bytes / rows,
+        rates[0],
+        rates[rounds / 2],
+        rates[rounds - 1]
+    );
+}
