@@ -84,6 +84,7 @@ pub struct FlatJsonDecoder {
     names: Vec<Box<[u8]>>,
     /// Names written the same raw and unescaped, so a record's raw bytes can be matched as is.
     plain_names: Vec<bool>,
+    name_patterns: Vec<NamePattern>,
     nullable: Vec<bool>,
 }
 
@@ -102,7 +103,8 @@ impl FlatJsonDecoder {
         }
         let plain_names = names.iter().map(|n| n.iter().all(|&b| b != b'"' && b != b'\\')).collect();
         let nullable = fields.iter().map(|f| f.is_nullable()).collect();
-        Some(FlatJsonDecoder { schema, kinds, names, plain_names, nullable })
+        let name_patterns = names.iter().map(|n| NamePattern::new(n)).collect();
+        Some(FlatJsonDecoder { schema, kinds, names, plain_names, name_patterns, nullable })
     }
 
     /// The batch arrow-json would decode from `records` (one JSON object each), or None when
@@ -143,6 +145,7 @@ struct BatchBuilder<'d> {
     record_number: u32,
     name_scratch: Vec<u8>,
     value_scratch: Vec<u8>,
+    day_cache: DayCache,
 }
 
 impl<'d> BatchBuilder<'d> {
@@ -150,7 +153,15 @@ impl<'d> BatchBuilder<'d> {
         let string_columns = decoder.kinds.iter().filter(|k| matches!(k, ColumnKind::Utf8 | ColumnKind::LargeUtf8)).count();
         let string_bytes = total_bytes / string_columns.max(1);
         let columns = decoder.kinds.iter().map(|&kind| ColumnBuilder::new(kind, rows, string_bytes)).collect();
-        BatchBuilder { decoder, columns, seen: vec![0; decoder.kinds.len()], record_number: 0, name_scratch: Vec::new(), value_scratch: Vec::new() }
+        BatchBuilder {
+            decoder,
+            columns,
+            seen: vec![0; decoder.kinds.len()],
+            record_number: 0,
+            name_scratch: Vec::new(),
+            value_scratch: Vec::new(),
+            day_cache: DayCache::default(),
+        }
     }
 
     fn append_record(&mut self, record: &[u8]) -> Option<()> {
@@ -187,7 +198,7 @@ impl<'d> BatchBuilder<'d> {
     fn member(&mut self, cursor: &mut Cursor, expected: usize) -> Option<Option<usize>> {
         cursor.expect(b'"')?;
         let index = match self.decoder.plain_names.get(expected) {
-            Some(&true) if cursor.eat_name(&self.decoder.names[expected]) => Some(expected),
+            Some(&true) if cursor.eat_name_pattern(&self.decoder.name_patterns[expected]) => Some(expected),
             _ => {
                 let name = cursor.string_body(&mut self.name_scratch)?;
                 self.decoder.field_index(name.as_bytes(), expected)
@@ -210,7 +221,7 @@ impl<'d> BatchBuilder<'d> {
             }
             self.columns[index].append_null();
         } else {
-            self.columns[index].append_value(cursor, &mut self.value_scratch)?;
+            self.columns[index].append_value(cursor, &mut self.value_scratch, &mut self.day_cache)?;
         }
         Some(Some(index))
     }
@@ -234,6 +245,30 @@ impl<'d> BatchBuilder<'d> {
     fn finish(self) -> Option<RecordBatch> {
         let columns: Vec<ArrayRef> = self.columns.into_iter().map(ColumnBuilder::finish).collect();
         RecordBatch::try_new(self.decoder.schema.clone(), columns).ok()
+    }
+}
+
+/// A field name and its closing quote as two 8-byte words and their masks, for names of up to
+/// 15 bytes (longer ones are compared byte for byte).
+#[derive(Debug)]
+struct NamePattern {
+    name: Box<[u8]>,
+    /// (value, mask) of bytes 0..8 and 8..16 of `name"`.
+    words: Option<((u64, u64), (u64, u64))>,
+}
+
+impl NamePattern {
+    fn new(name: &[u8]) -> Self {
+        let mut quoted = name.to_vec();
+        quoted.push(b'"');
+        let words = (quoted.len() <= 16).then(|| {
+            let mut bytes = [0u8; 16];
+            let mut mask = [0u8; 16];
+            bytes[..quoted.len()].copy_from_slice(&quoted);
+            mask[..quoted.len()].fill(0xff);
+            ((word(&bytes[..8]), word(&mask[..8])), (word(&bytes[8..]), word(&mask[8..])))
+        });
+        NamePattern { name: name.into(), words }
     }
 }
 
@@ -315,7 +350,7 @@ impl ColumnBuilder {
     }
 
     /// Parses the (non-null) value at `cursor` as this column's type and appends it.
-    fn append_value(&mut self, cursor: &mut Cursor, scratch: &mut Vec<u8>) -> Option<()> {
+    fn append_value(&mut self, cursor: &mut Cursor, scratch: &mut Vec<u8>, days: &mut DayCache) -> Option<()> {
         match self {
             ColumnBuilder::Int8(b) => b.append_value(i8::try_from(cursor.signed_integer()?).ok()?),
             ColumnBuilder::Int16(b) => b.append_value(i16::try_from(cursor.signed_integer()?).ok()?),
@@ -330,10 +365,10 @@ impl ColumnBuilder {
             ColumnBuilder::Boolean(b) => b.append_value(cursor.boolean()?),
             ColumnBuilder::Utf8(b) => b.append_value(cursor.string(scratch)?),
             ColumnBuilder::LargeUtf8(b) => b.append_value(cursor.string(scratch)?),
-            ColumnBuilder::TimestampSecond(b) => b.append_value(cursor.timestamp(TimeUnit::Second, scratch)?),
-            ColumnBuilder::TimestampMillisecond(b) => b.append_value(cursor.timestamp(TimeUnit::Millisecond, scratch)?),
-            ColumnBuilder::TimestampMicrosecond(b) => b.append_value(cursor.timestamp(TimeUnit::Microsecond, scratch)?),
-            ColumnBuilder::TimestampNanosecond(b) => b.append_value(cursor.timestamp(TimeUnit::Nanosecond, scratch)?),
+            ColumnBuilder::TimestampSecond(b) => b.append_value(cursor.timestamp(TimeUnit::Second, scratch, days)?),
+            ColumnBuilder::TimestampMillisecond(b) => b.append_value(cursor.timestamp(TimeUnit::Millisecond, scratch, days)?),
+            ColumnBuilder::TimestampMicrosecond(b) => b.append_value(cursor.timestamp(TimeUnit::Microsecond, scratch, days)?),
+            ColumnBuilder::TimestampNanosecond(b) => b.append_value(cursor.timestamp(TimeUnit::Nanosecond, scratch, days)?),
         }
         Some(())
     }
@@ -411,6 +446,18 @@ struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     fn new(bytes: &'a [u8]) -> Self {
         Cursor { bytes, pos: 0 }
+    }
+
+    /// Consumes a name and its closing quote if the string here is exactly that name, compared
+    /// as one or two masked words when 16 bytes are there to read.
+    fn eat_name_pattern(&mut self, pattern: &NamePattern) -> bool {
+        let Some(words) = self.bytes.get(self.pos..self.pos + 16) else { return self.eat_name(&pattern.name) };
+        let Some((low, high)) = pattern.words else { return self.eat_name(&pattern.name) };
+        let found = word(&words[..8]) & low.1 == low.0 && word(&words[8..]) & high.1 == high.0;
+        if found {
+            self.pos += pattern.name.len() + 1;
+        }
+        found
     }
 
     /// Consumes `name` and its closing quote if the string here is exactly that (unescaped)
@@ -608,6 +655,9 @@ impl<'a> Cursor<'a> {
     /// An integer literal that fits an i64 (arrow-json's exact path; it would round others
     /// through f64).
     fn signed_integer(&mut self) -> Option<i64> {
+        if let Some(value) = self.short_integer() {
+            return Some(value);
+        }
         let token = self.number()?;
         let magnitude = digits_value(token.integer_digits?)?;
         if token.negative {
@@ -615,6 +665,34 @@ impl<'a> Cursor<'a> {
         } else {
             i64::try_from(magnitude).ok()
         }
+    }
+
+    /// An integer literal of at most 18 digits followed by a byte that ends a number, in one
+    /// pass; None (the cursor unmoved) for anything else, which `number` then reads in full.
+    fn short_integer(&mut self) -> Option<i64> {
+        let negative = self.peek()? == b'-';
+        let start = self.pos + usize::from(negative);
+        let first = *self.bytes.get(start)?;
+        if !first.is_ascii_digit() {
+            return None;
+        }
+        let mut end = start + 1;
+        let mut value = i64::from(first - b'0');
+        // A leading zero takes no more digits (a digit after it bails in `number`).
+        if first != b'0' {
+            while let Some(&digit @ b'0'..=b'9') = self.bytes.get(end) {
+                if end - start == 18 {
+                    return None;
+                }
+                value = value * 10 + i64::from(digit - b'0');
+                end += 1;
+            }
+        }
+        if matches!(self.bytes.get(end), Some(b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')) {
+            return None;
+        }
+        self.pos = end;
+        Some(if negative { -value } else { value })
     }
 
     fn unsigned_integer(&mut self) -> Option<u64> {
@@ -638,10 +716,10 @@ impl<'a> Cursor<'a> {
 
     /// A timestamp: an integer literal (already in the column's unit) or a naive date-time
     /// string.
-    fn timestamp(&mut self, unit: TimeUnit, scratch: &mut Vec<u8>) -> Option<i64> {
+    fn timestamp(&mut self, unit: TimeUnit, scratch: &mut Vec<u8>, days: &mut DayCache) -> Option<i64> {
         if self.peek()? == b'"' {
             let text = self.string(scratch)?;
-            return naive_timestamp(text.as_bytes(), unit);
+            return naive_timestamp(text.as_bytes(), unit, days);
         }
         self.signed_integer()
     }
@@ -1121,8 +1199,8 @@ impl IsFinite for f64 {
 /// `YYYY-MM-DD` and `YYYY-MM-DD[Tt ]HH:MM:SS[.f{1,9}][Zz]`, read the way arrow-cast's
 /// `string_to_datetime` reads them for a UTC reader (a trailing Z changes nothing). Anything
 /// else (offsets, leap seconds, compact times, over nine fraction digits) is None.
-fn naive_timestamp(s: &[u8], unit: TimeUnit) -> Option<i64> {
-    let days = date_days(s.get(..10)?)?;
+fn naive_timestamp(s: &[u8], unit: TimeUnit, cache: &mut DayCache) -> Option<i64> {
+    let days = cache.days_of(s.get(..10)?)?;
     if s.len() == 10 {
         return to_unit(days * 86_400, 0, unit);
     }
@@ -1135,6 +1213,27 @@ fn naive_timestamp(s: &[u8], unit: TimeUnit) -> Option<i64> {
         return None;
     }
     to_unit(days * 86_400 + seconds_of_day, nanos, unit)
+}
+
+/// The last date a timestamp column decoded: rows of a stream mostly fall on the same day.
+#[derive(Default)]
+struct DayCache {
+    /// `YYYY-MM-DD` of a valid date (all zero bytes, which no date matches, before the first).
+    text: [u8; 10],
+    days: i64,
+}
+
+impl DayCache {
+    /// Days since 1970-01-01 of `date` (`YYYY-MM-DD`), None when it is not a valid date.
+    fn days_of(&mut self, date: &[u8]) -> Option<i64> {
+        if date == self.text {
+            return Some(self.days);
+        }
+        let days = date_days(date)?;
+        self.text.copy_from_slice(date);
+        self.days = days;
+        Some(days)
+    }
 }
 
 /// Days since 1970-01-01 of a valid proleptic Gregorian `YYYY-MM-DD`.
@@ -1398,6 +1497,14 @@ mod tests {
         r#"{"ts_s":"2015-07-15 01:02:03.123456789","ts_ms":"2015-07-15 01:02:03.123456789","ts_us":"2015-07-15 01:02:03.123456789","ts_ns":"2015-07-15 01:02:03.123456789"}"#,
         r#"{"ts_s":"2015-07-15 01:02:03.12","ts_ms":"2015-07-15 01:02:03.1234","ts_us":"2015-07-15 01:02:03.12345678","ts_ns":"2015-07-15 01:02:03.0000001"}"#,
         r#"{"ts_s":"2015-07-15T01:02:03Z","ts_ms":"2015-07-15T01:02:03.999z","ts_us":"2015-07-15 01:02:03.000001Z","ts_ns":"2015-07-15T23:59:59.999999999Z"}"#,
+        // Days that change from record to record and back (the decoder caches the last date).
+        r#"{"ts_s":"2015-07-16 00:00:00","ts_ms":"2015-07-15 00:00:00","ts_us":"2016-02-29T12:00:00","ts_ns":"2015-07-16"}"#,
+        r#"{"ts_s":"2015-07-15 00:00:00","ts_ms":"2015-07-16 23:59:59","ts_us":"2016-03-01T12:00:00","ts_ns":"2015-07-15"}"#,
+        // Integers on either side of the 18 digits read in one pass.
+        r#"{"i64":999999999999999999,"u64":999999999999999999,"i32":-0,"i16":0}"#,
+        r#"{"i64":-999999999999999999,"u64":1000000000000000000,"i32":-1,"i16":-10}"#,
+        r#"{"i64":1000000000000000000,"u64":10000000000000000000}"#,
+        r#"{"i64":-1000000000000000000}"#,
         r#"{"ts_s":"1969-12-31 23:59:59.999","ts_ms":"1969-12-31 23:59:59.999","ts_us":"1969-12-31T23:59:59.999999","ts_ns":"1969-12-31 23:59:59.999999999"}"#,
         r#"{"ts_s":"0000-01-01","ts_ms":"0000-02-29 12:00:00","ts_us":"0001-03-01 00:00:00.5","ts_ns":"1900-03-01"}"#,
         r#"{"ts_s":"9999-12-31 23:59:59.999999999","ts_ms":"9999-12-31 23:59:59.999","ts_us":"2000-02-29T12:34:56.789","ts_ns":"2262-04-11 23:47:16.854775807"}"#,

@@ -46,7 +46,11 @@ fn timing_record_decoder_over_bids() {
     let records = split_records(&slab, &offsets).unwrap();
     let flat = NexmarkGenerator::schema(Entity::Bid);
     assert!(matches!(flat.field_with_name("dateTime").unwrap().data_type(), DataType::Timestamp(TimeUnit::Millisecond, None)));
-    for (name, schema) in [("flat fast path", flat.clone()), ("arrow-json", with_zone(&flat))] {
+    // `SLUICE_TIMING_FLAT_ONLY=1` skips arrow-json (for profiling the fast path alone).
+    let flat_only = std::env::var("SLUICE_TIMING_FLAT_ONLY").is_ok_and(|v| v == "1");
+    let decoders =
+        if flat_only { vec![("flat fast path", flat.clone())] } else { vec![("flat fast path", flat.clone()), ("arrow-json", with_zone(&flat))] };
+    for (name, schema) in decoders {
         let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(schema)).unwrap();
         let mut rates = Vec::new();
         for _ in 0..rounds {
