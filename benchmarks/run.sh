@@ -22,6 +22,9 @@
 #   benchmarks/run.sh postgres [ROWS [REPEATS]]  rows/s into PostgreSQL: the postgres sink vs a plain JDBC
 #                                         batched INSERT and a raw COPY, inserts and upserts at batch sizes
 #                                         1 000 and 10 000 (default 1 000 000 rows, 3 rounds; postgres_bench.py)
+#   benchmarks/run.sh codec-ab REV_A REV_B [PAIRS [ROWS]]  the native core's JSON encode and decode at two
+#                                         commits, alternating runs in process (default 8 pairs, 1 000 000
+#                                         bids; codec_ab.py)
 #   benchmarks/run.sh restart [REPEATS]  restart to first new output record after kill -9 and SIGTERM
 #                                         (default 5 restarts per mode; see restart_bench.py)
 #   benchmarks/run.sh service [RUNS]     the service JAR: resume and apply to first output record, serve vs run
@@ -96,6 +99,9 @@ case "$mode" in
       echo
       python3 benchmarks/jmh_table.py "$json"
     } | tee "benchmarks/results/jmh-$stamp.md"
+    ;;
+  codec-ab)
+    python3 benchmarks/codec_ab.py "$@"
     ;;
   kafka|kafka-settings|kafka-profile)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am
