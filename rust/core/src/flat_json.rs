@@ -1216,11 +1216,18 @@ fn naive_timestamp(s: &[u8], unit: TimeUnit, cache: &mut DayCache) -> Option<i64
 }
 
 /// The last date a timestamp column decoded: rows of a stream mostly fall on the same day.
-#[derive(Default)]
 struct DayCache {
-    /// `YYYY-MM-DD` of a valid date (all zero bytes, which no date matches, before the first).
+    /// `YYYY-MM-DD` of a valid date, and its day number.
     text: [u8; 10],
     days: i64,
+}
+
+impl Default for DayCache {
+    /// The epoch's day: a valid date with its own day number, so a lookup before the first
+    /// decoded date is right too (zero bytes here would match a string of ten NULs).
+    fn default() -> Self {
+        DayCache { text: *b"1970-01-01", days: 0 }
+    }
 }
 
 impl DayCache {
@@ -1567,6 +1574,9 @@ mod tests {
         br#"{"i64":+1}"#,
         br#"{"i64":1-2}"#,
         br#"{"i64":9223372036854775808}"#,
+        // Not a date, whatever the decoder cached before (ten NULs, unescaped and raw).
+        br#"{"ts_ms":"\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000"}"#,
+        b"{\"ts_ms\":\"\0\0\0\0\0\0\0\0\0\0\"}",
         br#"{"i64":-9223372036854775809}"#,
         br#"{"i64":99999999999999999999999}"#,
         br#"{"i8":128}"#,
