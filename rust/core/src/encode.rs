@@ -260,6 +260,7 @@ struct TimestampEncoder<'a, const NANOS_PER_UNIT: i64> {
 
 impl<'a, const NANOS_PER_UNIT: i64> TimestampEncoder<'a, NANOS_PER_UNIT> {
     const UNITS_PER_DAY: i64 = 86_400_000_000_000 / NANOS_PER_UNIT;
+    const UNITS_PER_SECOND: i64 = 1_000_000_000 / NANOS_PER_UNIT;
 
     fn new(values: arrow::buffer::ScalarBuffer<i64>, fallback: arrow::util::display::ArrayFormatter<'a>) -> Self {
         TimestampEncoder { values, fallback, cached_day_start: None, cached_date: [0; 12] }
@@ -274,15 +275,14 @@ impl<'a, const NANOS_PER_UNIT: i64> TimestampEncoder<'a, NANOS_PER_UNIT> {
         if !(0..=9999).contains(&year) {
             return false;
         }
-        let mut date = Vec::with_capacity(12);
-        date.push(b'"');
-        push_digits(&mut date, year, 4);
-        date.push(b'-');
-        push_digits(&mut date, month, 2);
-        date.push(b'-');
-        push_digits(&mut date, day, 2);
-        date.push(b'T');
-        self.cached_date.copy_from_slice(&date);
+        let date = &mut self.cached_date;
+        date[0] = b'"';
+        put_digits(&mut date[1..5], year);
+        date[5] = b'-';
+        put_digits(&mut date[6..8], month);
+        date[8] = b'-';
+        put_digits(&mut date[9..11], day);
+        date[11] = b'T';
         self.cached_day_start = Some(day_start);
         true
     }
@@ -301,15 +301,15 @@ impl<const NANOS_PER_UNIT: i64> Encoder for TimestampEncoder<'_, NANOS_PER_UNIT>
             return;
         }
         let units_of_day = value - self.cached_day_start.expect("cached above");
-        let seconds = units_of_day / (1_000_000_000 / NANOS_PER_UNIT).max(1);
-        let nanos = (units_of_day % (1_000_000_000 / NANOS_PER_UNIT).max(1)) * NANOS_PER_UNIT;
+        let seconds = units_of_day / Self::UNITS_PER_SECOND;
+        let nanos = units_of_day % Self::UNITS_PER_SECOND * NANOS_PER_UNIT;
         // `HH:MM:SS`, then `.` and 3, 6 or 9 fraction digits when the fraction is not zero, then the quote.
         let mut text = [b'0'; 19];
-        put_two_digits(&mut text[0..2], seconds / 3600);
+        put_digits(&mut text[0..2], seconds / 3600);
         text[2] = b':';
-        put_two_digits(&mut text[3..5], seconds / 60 % 60);
+        put_digits(&mut text[3..5], seconds / 60 % 60);
         text[5] = b':';
-        put_two_digits(&mut text[6..8], seconds % 60);
+        put_digits(&mut text[6..8], seconds % 60);
         let len = if nanos == 0 {
             8
         } else {
@@ -321,11 +321,7 @@ impl<const NANOS_PER_UNIT: i64> Encoder for TimestampEncoder<'_, NANOS_PER_UNIT>
             } else {
                 (nanos, 9)
             };
-            let mut rest = digits;
-            for slot in text[9..9 + width].iter_mut().rev() {
-                *slot = b'0' + (rest % 10) as u8;
-                rest /= 10;
-            }
+            put_digits(&mut text[9..9 + width], digits);
             9 + width
         };
         text[len] = b'"';
@@ -334,18 +330,10 @@ impl<const NANOS_PER_UNIT: i64> Encoder for TimestampEncoder<'_, NANOS_PER_UNIT>
     }
 }
 
-/// `value` (0..=99) as two decimal digits.
-fn put_two_digits(slot: &mut [u8], value: i64) {
-    slot[0] = b'0' + (value / 10) as u8;
-    slot[1] = b'0' + (value % 10) as u8;
-}
-
-/// `value` (non-negative) as exactly `width` decimal digits, zero-padded.
-fn push_digits(out: &mut Vec<u8>, mut value: i64, width: usize) {
-    let start = out.len();
-    out.resize(start + width, b'0');
-    for slot in out[start..].iter_mut().rev() {
-        *slot = b'0' + (value % 10) as u8;
+/// `value` (non-negative) as exactly `slot.len()` decimal digits, zero-padded.
+fn put_digits(slot: &mut [u8], mut value: i64) {
+    for digit in slot.iter_mut().rev() {
+        *digit = b'0' + (value % 10) as u8;
         value /= 10;
     }
 }
