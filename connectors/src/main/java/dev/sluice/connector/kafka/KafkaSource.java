@@ -40,9 +40,15 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.MemberToRemove;
+import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.errors.UnreleasedInstanceIdException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@code kafka} source. Polled record values are copied once into an off-heap slab and
@@ -51,6 +57,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * each barrier and committed to Kafka when the checkpoint completes (at-least-once).
  */
 public final class KafkaSource implements Source {
+
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaSource.class);
 
     /** The {@code topic} setting. */
     public static final String TOPIC = "topic";
@@ -252,6 +260,8 @@ public final class KafkaSource implements Source {
     private String idBase;
     /** Whether {@link #idBase} was made here (and is kept in the state DB), not configured. */
     private boolean idDerived;
+    /** Whether this run removed a stale member holding its instance id ({@link #takeOverInstanceId}). */
+    private boolean instanceIdTakenOver;
     /** Under {@code delivery: exactly_once}: the lane's transaction; null otherwise. */
     private KafkaTransaction transaction;
 
@@ -390,8 +400,7 @@ public final class KafkaSource implements Source {
     /** Joins the group only for a run: validation stops at {@link #open}. */
     @Override
     public void start() {
-        consumer = new KafkaConsumer<>(consumerProperties, new ByteArrayDeserializer(), new ValueViews());
-        consumer.subscribe(topics, new Rebalance(config.getString(STARTING_OFFSETS)));
+        subscribe();
         if (config.has(DEAD_LETTER_TOPIC)) {
             deadLetters = transaction != null
                     ? new DeadLetterProducer(transaction, config.getString(DEAD_LETTER_TOPIC))
@@ -408,7 +417,13 @@ public final class KafkaSource implements Source {
         long waitNanos = slab.count() == 0
                 ? Math.max(1_000_000, Math.min(flushNanos, 100_000_000))
                 : Math.max(0, firstBufferedNanos + flushNanos - System.nanoTime());
-        ConsumerRecords<byte[], ByteBuffer> records = consumer.poll(Duration.ofNanos(waitNanos));
+        ConsumerRecords<byte[], ByteBuffer> records;
+        try {
+            records = consumer.poll(Duration.ofNanos(waitNanos));
+        } catch (UnreleasedInstanceIdException e) {
+            takeOverInstanceId(e);
+            return Poll.IDLE;
+        }
         if (System.nanoTime() - lagSeenNanos > LAG_REFRESH_NANOS) {
             refreshLag();
         }
@@ -429,6 +444,58 @@ public final class KafkaSource implements Source {
         }
         flush(out);
         return Poll.EMITTED;
+    }
+
+    private void subscribe() {
+        consumer = new KafkaConsumer<>(consumerProperties, new ByteArrayDeserializer(), new ValueViews());
+        consumer.subscribe(topics, new Rebalance(config.getString(STARTING_OFFSETS)));
+    }
+
+    /**
+     * Under the consumer group protocol of KIP-848 ({@code group.protocol: consumer}) the broker
+     * keeps a static member that died without leaving (kill -9) until its session times out, and
+     * refuses its restart the same {@code group.instance.id}; the classic protocol hands the
+     * restart the partitions at once. So a starting lane removes the stale member (the Admin
+     * API's LeaveGroup, as {@code kafka-consumer-groups --delete --members} would) and joins again,
+     * once: a second refusal means a live instance holds the id, and the run fails with the cause.
+     */
+    private void takeOverInstanceId(UnreleasedInstanceIdException refused) {
+        String instanceId = consumerProperties.getProperty(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        if (instanceIdTakenOver || instanceId == null) {
+            throw refused;
+        }
+        instanceIdTakenOver = true;
+        LOG.warn(
+                "node '{}': group {} still holds instance id {} for a run that did not leave it (killed?); "
+                        + "removing that member and joining again",
+                context.nodeName(),
+                group,
+                instanceId);
+        consumer.close(CloseOptions.timeout(Duration.ZERO));
+        try (Admin client = Admin.create(KafkaSettings.clientProperties(config))) {
+            client.removeMembersFromConsumerGroup(
+                            group,
+                            new RemoveMembersFromConsumerGroupOptions(List.of(new MemberToRemove(instanceId))))
+                    .all()
+                    .get(30, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            // Gone meanwhile (its session expired): joining again is all that is needed.
+            if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownMemberIdException)) {
+                throw new IllegalStateException(
+                        "cannot remove the stale member with instance id " + instanceId + " from group " + group
+                                + ": " + e.getCause().getMessage(),
+                        e.getCause());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while taking over instance id " + instanceId, e);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException(
+                    "removing the stale member with instance id " + instanceId + " from group " + group
+                            + " took over 30 s",
+                    e);
+        }
+        subscribe();
     }
 
     @Override

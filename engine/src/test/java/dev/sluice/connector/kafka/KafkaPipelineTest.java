@@ -338,14 +338,28 @@ class KafkaPipelineTest {
      */
     @Test
     void theSuccessorOfAKilledPipelineMakesProgressWithinSeconds() throws Exception {
+        // The client's default session timeout (45 s): what a kill -9 used to cost.
+        successorOfAKilledPipeline("{}");
+    }
+
+    /**
+     * The same under the consumer group protocol of KIP-848, where the broker refuses the
+     * successor the instance id until the killed member's session expires (45 s): the successor
+     * removes the stale member and joins (KafkaSource#takeOverInstanceId). Before, it read nothing.
+     */
+    @Test
+    void theSuccessorOfAKilledPipelineMakesProgressWithinSecondsUnderTheConsumerGroupProtocol() throws Exception {
+        successorOfAKilledPipeline("{group.protocol: consumer}");
+    }
+
+    private void successorOfAKilledPipeline(String sourceProperties) throws Exception {
         String servers = KafkaTestSupport.bootstrap();
         String in = KafkaTestSupport.uniqueTopic("in");
         String out = KafkaTestSupport.uniqueTopic("out");
         KafkaTestSupport.createTopics(servers, 3, in, out);
         int n = 60_000;
         Thread producer = streamInput(servers, in, n, 2_000);
-        // The client's default session timeout (45 s): what a kill -9 used to cost.
-        Path file = pipeline(servers, in, out, "g-" + in, "", "{}", "");
+        Path file = pipeline(servers, in, out, "g-" + in, "", sourceProperties, "");
         try (KafkaTestSupport.OutputCounter progress = new KafkaTestSupport.OutputCounter(servers, out)) {
             Process first = KafkaTestSupport.startPipeline(file, dir.resolve("state"), dir.resolve("run.log"));
             progress.awaitMoreThan(0, Duration.ofSeconds(60));
@@ -358,7 +372,7 @@ class KafkaPipelineTest {
             try {
                 progress.awaitMoreThan(seen, Duration.ofSeconds(40));
                 long millis = (System.nanoTime() - start) / 1_000_000;
-                System.err.printf("kill -9 restart: first new output after %d ms%n", millis);
+                System.err.printf("kill -9 restart (%s): first new output after %d ms%n", sourceProperties, millis);
                 // A JVM start, a pipeline start and a first batch: seconds, not the 45 s session timeout.
                 assertTrue(millis < 15_000, "the successor made progress only after " + millis + " ms\n" + log());
             } finally {
