@@ -37,7 +37,7 @@ public final class KafkaClientDefaults {
     /** {@code group.protocol} before KIP-848: the clients assign, and fetch only inside poll. */
     public static final String CLASSIC_PROTOCOL = "classic";
 
-    /** Client settings of the classic protocol that the consumer protocol refuses (its are the broker's). */
+    /** Client settings of the classic protocol that the consumer protocol refuses (the broker sets them). */
     private static final List<String> CLASSIC_ONLY = List.of(
             ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG,
             ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,

@@ -33,6 +33,9 @@ import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.MemberToRemove;
+import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -40,9 +43,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.MemberToRemove;
-import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.UnreleasedInstanceIdException;
@@ -475,8 +475,8 @@ public final class KafkaSource implements Source {
      * keeps a static member that died without leaving (kill -9) until its session times out, and
      * refuses its restart the same {@code group.instance.id}; the classic protocol hands the
      * restart the partitions at once. So a starting lane removes the stale member (the Admin
-     * API's LeaveGroup, as {@code kafka-consumer-groups --delete --members} would) and joins again,
-     * once: a second refusal means a live instance holds the id, and the run fails with the cause.
+     * API's LeaveGroup, which fences it) and joins again with a new consumer, once: a second
+     * refusal means a live instance holds the id, and the run fails with the cause.
      */
     private void takeOverInstanceId(UnreleasedInstanceIdException refused) {
         String instanceId = consumerProperties.getProperty(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
