@@ -1,6 +1,5 @@
 package dev.sluice.connector.kafka;
 
-import java.util.List;
 import java.util.Properties;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -31,18 +30,6 @@ public final class KafkaClientDefaults {
 
     private static final int MIB = 1024 * 1024;
 
-    /** {@code group.protocol} of KIP-848: the broker assigns, the client fetches on a background thread. */
-    public static final String CONSUMER_PROTOCOL = "consumer";
-
-    /** {@code group.protocol} before KIP-848: the clients assign, and fetch only inside poll. */
-    public static final String CLASSIC_PROTOCOL = "classic";
-
-    /** Client settings of the classic protocol that the consumer protocol refuses (the broker sets them). */
-    private static final List<String> CLASSIC_ONLY = List.of(
-            ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG,
-            ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,
-            ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG);
-
     private KafkaClientDefaults() {}
 
     /**
@@ -71,15 +58,6 @@ public final class KafkaClientDefaults {
         // still bounds one fetch over many partitions.
         props.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(8 * MIB));
         props.putIfAbsent(ConsumerConfig.RECEIVE_BUFFER_CONFIG, Integer.toString(MIB));
-        // The consumer group protocol of KIP-848 fetches on the client's background thread, so the
-        // next fetch is in flight while the lane decodes and queries: p99 end to end at 50 % load
-        // 28-36 ms against 39-65 ms with the classic protocol, the same CPU at full rate (latency
-        // runs of 2026-12-03). Its session timeout is the broker's: properties that set the
-        // classic protocol's own (session.timeout.ms, ...) keep the classic protocol. Sources
-        // fall back to classic where the brokers do not serve it (KafkaSource).
-        props.putIfAbsent(
-                ConsumerConfig.GROUP_PROTOCOL_CONFIG,
-                CLASSIC_ONLY.stream().anyMatch(props::containsKey) ? CLASSIC_PROTOCOL : CONSUMER_PROTOCOL);
     }
 
     /** An idempotent producer with {@code compression} ("none", "lz4", ...). */

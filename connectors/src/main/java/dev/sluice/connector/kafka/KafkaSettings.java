@@ -178,26 +178,6 @@ final class KafkaSettings {
         }
     }
 
-    /**
-     * Whether the brokers serve the consumer group protocol of KIP-848 (the {@code group.version}
-     * feature finalized at 1 or more: Kafka 4.0 and later by default); false when unknown.
-     */
-    static boolean servesConsumerProtocol(Admin client) {
-        try {
-            var range = client.describeFeatures()
-                    .featureMetadata()
-                    .get(10, TimeUnit.SECONDS)
-                    .finalizedFeatures()
-                    .get("group.version");
-            return range != null && range.maxVersionLevel() >= 1;
-        } catch (ExecutionException | TimeoutException | RuntimeException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-    }
-
     /** The topic's max.message.bytes, or -1 when it cannot be read (no DESCRIBE_CONFIGS ACL). */
     static int maxMessageBytes(Admin client, String topic) {
         try {

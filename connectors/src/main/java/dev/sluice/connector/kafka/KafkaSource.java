@@ -260,10 +260,6 @@ public final class KafkaSource implements Source {
     private String idBase;
     /** Whether {@link #idBase} was made here (and is kept in the state DB), not configured. */
     private boolean idDerived;
-    /** Whether group.protocol is Sluice's choice (KafkaClientDefaults), not the pipeline's. */
-    private boolean protocolChosen;
-    /** Whether the access check found the brokers serving the consumer group protocol. */
-    private volatile boolean consumerProtocolServed;
     /** Whether this run removed a stale member holding its instance id ({@link #takeOverInstanceId}). */
     private boolean instanceIdTakenOver;
     /** Under {@code delivery: exactly_once}: the lane's transaction; null otherwise. */
@@ -298,12 +294,7 @@ public final class KafkaSource implements Source {
         Properties props = KafkaSettings.clientProperties(config);
         group = config.has(GROUP_ID) ? config.getString(GROUP_ID) : "sluice-" + context.pipelineName();
         Properties checkProps = KafkaSettings.checkProperties(props, config); // without the consumer's settings below
-        Runnable accessCheck = () -> KafkaSettings.checkAccess(
-                checkProps,
-                topics,
-                AclOperation.READ,
-                group,
-                admin -> consumerProtocolServed = KafkaSettings.servesConsumerProtocol(admin));
+        Runnable accessCheck = () -> KafkaSettings.checkAccess(checkProps, topics, AclOperation.READ, group);
         if (format.equals("json") && !config.has(SCHEMA)) {
             accessCheck.run(); // inferring the schema reads the topic: it must exist first
         } else {
@@ -349,12 +340,6 @@ public final class KafkaSource implements Source {
                     context.nodeName(),
                     props.getProperty(org.apache.kafka.clients.CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG),
                     idBase + "-lane-" + lane);
-        }
-        protocolChosen = !props.containsKey(ConsumerConfig.GROUP_PROTOCOL_CONFIG);
-        if (exactlyOnce && protocolChosen) {
-            // Exactly-once was tested (kill -9s, rebalances, fencing) under the classic protocol:
-            // the consumer protocol stays an opt-in there.
-            props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, KafkaClientDefaults.CLASSIC_PROTOCOL);
         }
         KafkaClientDefaults.consumer(props, batchSize);
         String starting = config.getString(STARTING_OFFSETS);
@@ -415,10 +400,6 @@ public final class KafkaSource implements Source {
     /** Joins the group only for a run: validation stops at {@link #open}. */
     @Override
     public void start() {
-        if (protocolChosen && !consumerProtocolServed) {
-            // Brokers before Kafka 4.0 (or with group.version 0) know only the classic protocol.
-            consumerProperties.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, KafkaClientDefaults.CLASSIC_PROTOCOL);
-        }
         subscribe();
         if (config.has(DEAD_LETTER_TOPIC)) {
             deadLetters = transaction != null

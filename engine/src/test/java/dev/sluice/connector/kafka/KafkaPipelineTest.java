@@ -332,40 +332,6 @@ class KafkaPipelineTest {
     }
 
     /**
-     * A source joins its group with the consumer group protocol of KIP-848 (the broker says which
-     * protocol the group runs), and with the classic protocol when the pipeline sets the classic
-     * protocol's own settings, which the consumer protocol would refuse.
-     */
-    @Test
-    void sourcesJoinWithTheConsumerGroupProtocolUnlessTheyGiveClassicSettings() throws Exception {
-        String servers = KafkaTestSupport.bootstrap();
-        Map<String, org.apache.kafka.common.GroupType> expected = new java.util.LinkedHashMap<>();
-        expected.put("{}", org.apache.kafka.common.GroupType.CONSUMER);
-        expected.put("{session.timeout.ms: 6000}", org.apache.kafka.common.GroupType.CLASSIC);
-        for (Map.Entry<String, org.apache.kafka.common.GroupType> each : expected.entrySet()) {
-            String in = KafkaTestSupport.uniqueTopic("in");
-            String out = KafkaTestSupport.uniqueTopic("out");
-            String group = "g-" + in;
-            KafkaTestSupport.createTopics(servers, 1, in, out);
-            KafkaTestSupport.produce(servers, in, records(100));
-            Path file = pipeline(servers, in, out, group, "", each.getKey(), "");
-            Process run = KafkaTestSupport.startPipeline(file, dir.resolve("state-" + group), dir.resolve("run.log"));
-            try (KafkaTestSupport.OutputCounter progress = new KafkaTestSupport.OutputCounter(servers, out);
-                    Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
-                progress.awaitMoreThan(0, Duration.ofSeconds(60));
-                var description = admin.describeConsumerGroups(List.of(group))
-                        .all()
-                        .get(30, TimeUnit.SECONDS)
-                        .get(group);
-                assertEquals(each.getValue(), description.type(), each.getKey() + "\n" + log());
-            } finally {
-                run.destroy();
-                run.waitFor(30, TimeUnit.SECONDS);
-            }
-        }
-    }
-
-    /**
      * A killed instance's consumer stays in the group until session.timeout.ms (45 s by
      * default); with static membership its successor takes its place, and its partitions, at
      * once. Measured from the successor's start to its first new output record.
@@ -373,18 +339,18 @@ class KafkaPipelineTest {
     @Test
     void theSuccessorOfAKilledPipelineMakesProgressWithinSeconds() throws Exception {
         // The client's default session timeout (45 s): what a kill -9 used to cost.
-        successorOfAKilledPipeline("{group.protocol: classic}");
+        successorOfAKilledPipeline("{}");
     }
 
     /**
-     * The same under the consumer group protocol of KIP-848 (the default), where the broker
+     * The same under the consumer group protocol of KIP-848 (an opt-in), where the broker
      * refuses the successor the instance id until the killed member's session expires (45 s):
      * the successor removes the stale member and joins (KafkaSource#takeOverInstanceId). Before,
      * it read nothing.
      */
     @Test
     void theSuccessorOfAKilledPipelineMakesProgressWithinSecondsUnderTheConsumerGroupProtocol() throws Exception {
-        successorOfAKilledPipeline("{}");
+        successorOfAKilledPipeline("{group.protocol: consumer}");
     }
 
     private void successorOfAKilledPipeline(String sourceProperties) throws Exception {
