@@ -474,16 +474,15 @@ public final class KafkaSource implements Source {
         consumer.close(CloseOptions.timeout(Duration.ZERO));
         try (Admin client = Admin.create(KafkaSettings.clientProperties(config))) {
             client.removeMembersFromConsumerGroup(
-                            group,
-                            new RemoveMembersFromConsumerGroupOptions(List.of(new MemberToRemove(instanceId))))
+                            group, new RemoveMembersFromConsumerGroupOptions(List.of(new MemberToRemove(instanceId))))
                     .all()
                     .get(30, java.util.concurrent.TimeUnit.SECONDS);
         } catch (java.util.concurrent.ExecutionException e) {
             // Gone meanwhile (its session expired): joining again is all that is needed.
             if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownMemberIdException)) {
                 throw new IllegalStateException(
-                        "cannot remove the stale member with instance id " + instanceId + " from group " + group
-                                + ": " + e.getCause().getMessage(),
+                        "cannot remove the stale member with instance id " + instanceId + " from group " + group + ": "
+                                + e.getCause().getMessage(),
                         e.getCause());
             }
         } catch (InterruptedException e) {
