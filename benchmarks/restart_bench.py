@@ -11,7 +11,8 @@ watcher sees. The first start of each mode is not measured and ends with SIGTERM
 launcher's start-up cache exists as for any pipeline stopped cleanly once; in the kill modes
 the second start is not measured either (it follows that clean stop). Modes: kill -9 and SIGTERM with the defaults (static group membership), and
 kill -9 with `group_instance_id: none` (dynamic membership, session.timeout.ms 6 s: the
-behaviour before). Prints min / median / max per mode and writes JSON + Markdown to
+behaviour before), and kill -9 under KIP-848's `group.protocol: consumer` (an opt-in: the successor
+first removes the dead static member). Prints min / median / max per mode and writes JSON + Markdown to
 benchmarks/results/restart-<time>.{json,md}.
 """
 import json
@@ -102,6 +103,10 @@ def main():
         "SIGTERM (static membership, default)": ("term", ""),
         "kill -9, group_instance_id: none (dynamic, session 6 s)": ("kill",
             "group_instance_id: none\n    properties: {session.timeout.ms: 6000, heartbeat.interval.ms: 1000}"),
+        # KIP-848's protocol refuses the successor the dead member's instance id; the source
+        # removes that member through the Admin API first (KafkaSource.takeOverInstanceId).
+        "kill -9, group.protocol: consumer (static, stale member removed)": ("kill",
+            "properties: {group.protocol: consumer}"),
     }
     results = {}
     try:
