@@ -22,6 +22,8 @@ import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.MemberToRemove;
+import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
@@ -29,6 +31,7 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.UnknownMemberIdException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /** Settings shared by the Kafka source and sink, and the client properties they build. */
@@ -175,6 +178,35 @@ final class KafkaSettings {
             throw new InvalidSettingException(BOOTSTRAP_SERVERS, "interrupted while connecting to " + servers);
         } catch (KafkaException e) {
             throw new InvalidSettingException(BOOTSTRAP_SERVERS, "Kafka at " + servers + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * Removes the static member {@code instanceId} from {@code group} (the Admin API's LeaveGroup,
+     * which fences it); a member already gone is fine. Fails with the cause otherwise.
+     */
+    static void removeStaticMember(Properties props, String group, String instanceId) {
+        try (Admin client = Admin.create(props)) {
+            client.removeMembersFromConsumerGroup(
+                            group, new RemoveMembersFromConsumerGroupOptions(List.of(new MemberToRemove(instanceId))))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            // Gone meanwhile (its session expired): nothing to remove.
+            if (!(e.getCause() instanceof UnknownMemberIdException)) {
+                throw new IllegalStateException(
+                        "cannot remove the stale member with instance id " + instanceId + " from group " + group + ": "
+                                + e.getCause().getMessage(),
+                        e.getCause());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while removing instance id " + instanceId, e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException(
+                    "removing the stale member with instance id " + instanceId + " from group " + group
+                            + " took over 30 s",
+                    e);
         }
     }
 

@@ -33,9 +33,6 @@ import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.MemberToRemove;
-import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -472,28 +469,7 @@ public final class KafkaSource implements Source {
                 group,
                 instanceId);
         consumer.close(CloseOptions.timeout(Duration.ZERO));
-        try (Admin client = Admin.create(KafkaSettings.clientProperties(config))) {
-            client.removeMembersFromConsumerGroup(
-                            group, new RemoveMembersFromConsumerGroupOptions(List.of(new MemberToRemove(instanceId))))
-                    .all()
-                    .get(30, java.util.concurrent.TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
-            // Gone meanwhile (its session expired): joining again is all that is needed.
-            if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownMemberIdException)) {
-                throw new IllegalStateException(
-                        "cannot remove the stale member with instance id " + instanceId + " from group " + group + ": "
-                                + e.getCause().getMessage(),
-                        e.getCause());
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while taking over instance id " + instanceId, e);
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new IllegalStateException(
-                    "removing the stale member with instance id " + instanceId + " from group " + group
-                            + " took over 30 s",
-                    e);
-        }
+        KafkaSettings.removeStaticMember(KafkaSettings.clientProperties(config), group, instanceId);
         subscribe();
     }
 
