@@ -45,6 +45,27 @@ class MetricsTest {
         return response.body();
     }
 
+    /**
+     * {@link #get} against a child JVM's endpoint, retrying a failed connect while the child lives
+     * and the deadline allows: on a loaded 2-core machine the JDK client's first connect has failed
+     * once (its retry then reports only a ClosedChannelException). A dead child fails with its log.
+     */
+    private static String getFromChild(String url, Process child, Path log, long deadline) throws Exception {
+        while (true) {
+            try {
+                return get(url);
+            } catch (java.net.ConnectException e) {
+                if (!child.isAlive() || System.nanoTime() > deadline) {
+                    throw new AssertionError(
+                            "cannot connect to " + url + " (child alive: " + child.isAlive() + "); its log:\n"
+                                    + Files.readString(log),
+                            e);
+                }
+                Thread.sleep(200);
+            }
+        }
+    }
+
     /** The value of metric {@code name} whose labels include every one of {@code labels}; null if none. */
     private static Double sample(String text, String name, Map<String, String> labels) {
         Matcher line = SAMPLE.matcher(text);
@@ -336,13 +357,15 @@ class MetricsTest {
             Map<String, String> bids = Map.of("pipeline", "gen", "node", "bids");
             double first = 0;
             while (first == 0 && System.nanoTime() < deadline) {
-                Double value = sample(get(url), "sluice_node_rows_out_total", bids);
+                Double value = sample(getFromChild(url, run, log, deadline), "sluice_node_rows_out_total", bids);
                 first = value == null ? 0 : value;
                 Thread.sleep(100);
             }
             assertTrue(first > 0, "no rows counted");
             Thread.sleep(1500);
-            assertTrue(sample(get(url), "sluice_node_rows_out_total", bids) > first, "the counter does not move");
+            assertTrue(
+                    sample(getFromChild(url, run, log, deadline), "sluice_node_rows_out_total", bids) > first,
+                    "the counter does not move");
         } finally {
             run.destroyForcibly().waitFor();
         }
