@@ -460,30 +460,6 @@ fn find_string_end_by_words(bytes: &[u8], from: usize, non_ascii_before: bool) -
     Some((end, non_ascii))
 }
 
-/// The value and count of the decimal digits that start `eight` (bytes in memory order), when
-/// there are one to seven of them; None for none or eight. Whole words at a time: most numbers in
-/// records are short, and a loop per digit costs a branch per digit.
-fn up_to_seven_digits(eight: u64) -> Option<(i64, usize)> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte's high bit ends up set when it is above '9' (adding 0x46 reaches 0x80) or below '0'
-    // (subtracting 0x30 borrows), or was set already. Carries and borrows run only upwards from
-    // a non-digit, so the lowest flagged byte is exactly the first non-digit.
-    let not_digits = (eight.wrapping_add(ONES * 0x46) | eight.wrapping_sub(ONES * 0x30) | eight) & HIGHS;
-    let digits = (not_digits.trailing_zeros() / 8) as usize;
-    if digits == 0 || digits == 8 {
-        return None;
-    }
-    // The digits' values moved to the top bytes, zeros (leading zeros) below them, then folded
-    // pairwise, the more significant one times 10, 100, 10 000: 2 digits per 16 bits, 4 per 32,
-    // 8 per 64.
-    let values = (eight.wrapping_sub(ONES * 0x30)) << (8 * (8 - digits));
-    let pairs = (values.wrapping_mul(1 + (10 << 8)) >> 8) & 0x00FF_00FF_00FF_00FF;
-    let quads = (pairs.wrapping_mul(1 + (100 << 16)) >> 16) & 0x0000_FFFF_0000_FFFF;
-    let all = quads.wrapping_mul(1 + (10_000 << 32)) >> 32;
-    Some((all as i64, digits))
-}
-
 /// `bytes` as text: validated unless known to be ASCII.
 fn as_text(bytes: &[u8], maybe_non_ascii: bool) -> Option<&str> {
     if maybe_non_ascii {
@@ -730,18 +706,6 @@ impl<'a> Cursor<'a> {
     fn short_integer(&mut self) -> Option<i64> {
         let negative = self.peek()? == b'-';
         let start = self.pos + usize::from(negative);
-        if let Some(eight) = self.bytes.get(start..start + 8) {
-            if let Some((value, digits)) = up_to_seven_digits(word(eight)) {
-                let first = eight[0];
-                let next = eight[digits];
-                // A leading zero takes no more digits; what follows must end the number.
-                if (first == b'0' && digits > 1) || matches!(next, b'.' | b'e' | b'E' | b'+' | b'-') {
-                    return None;
-                }
-                self.pos = start + digits;
-                return Some(if negative { -value } else { value });
-            }
-        }
         let first = *self.bytes.get(start)?;
         if !first.is_ascii_digit() {
             return None;
