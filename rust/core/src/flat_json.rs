@@ -402,41 +402,10 @@ fn word(eight: &[u8]) -> u64 {
     u64::from_le_bytes(eight.try_into().expect("eight bytes"))
 }
 
-/// The first `"` or `\` at or after `from`, and whether a byte before it is non-ASCII.
-/// Strings dominate records: on x86_64 this reads sixteen bytes at a time with SSE2 (part of the
-/// architecture's baseline), elsewhere eight.
+/// The first `"` or `\` at or after `from`, and whether a byte before it is non-ASCII. Reads
+/// eight bytes at a time: strings dominate records (sixteen at a time with SSE2 measured the same,
+/// benchmarks/results/codec-ab-20261205T201544Z.md).
 fn find_string_end(bytes: &[u8], from: usize) -> Option<(usize, bool)> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
-        let mut at = from;
-        let mut high_bits = 0u32;
-        while let Some(chunk) = bytes.get(at..at + 16) {
-            // SAFETY: SSE2 is always present on x86_64; the unaligned load reads the sixteen
-            // bytes of `chunk` and no more.
-            let (found, high) = unsafe {
-                let sixteen = _mm_loadu_si128(chunk.as_ptr().cast());
-                let quotes = _mm_cmpeq_epi8(sixteen, _mm_set1_epi8(b'"' as i8));
-                let backslashes = _mm_cmpeq_epi8(sixteen, _mm_set1_epi8(b'\\' as i8));
-                (_mm_movemask_epi8(_mm_or_si128(quotes, backslashes)) as u32, _mm_movemask_epi8(sixteen) as u32)
-            };
-            if found != 0 {
-                // Only the bytes before the end count.
-                let before_end = high & ((found & found.wrapping_neg()) - 1);
-                return Some((at + found.trailing_zeros() as usize, high_bits != 0 || before_end != 0));
-            }
-            high_bits |= high;
-            at += 16;
-        }
-        find_string_end_by_words(bytes, at, high_bits != 0)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    find_string_end_by_words(bytes, from, false)
-}
-
-/// [`find_string_end`] eight bytes at a time; `non_ascii_before` carries what a caller already
-/// scanned.
-fn find_string_end_by_words(bytes: &[u8], from: usize, non_ascii_before: bool) -> Option<(usize, bool)> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     // Bytes equal to zero get their high bit set; others above the first zero may too, which
@@ -450,13 +419,13 @@ fn find_string_end_by_words(bytes: &[u8], from: usize, non_ascii_before: bool) -
         if found != 0 {
             // The lowest flag is the high bit of the end's byte: keep only the bytes below it.
             let before_end = eight & (((found & found.wrapping_neg()) >> 7) - 1);
-            return Some((at + (found.trailing_zeros() / 8) as usize, non_ascii_before || (seen | before_end) & HIGHS != 0));
+            return Some((at + (found.trailing_zeros() / 8) as usize, (seen | before_end) & HIGHS != 0));
         }
         seen |= eight;
         at += 8;
     }
     let end = at + bytes[at..].iter().position(|&b| b == b'"' || b == b'\\')?;
-    let non_ascii = non_ascii_before || seen & HIGHS != 0 || !bytes[at..end].is_ascii();
+    let non_ascii = seen & HIGHS != 0 || !bytes[at..end].is_ascii();
     Some((end, non_ascii))
 }
 
@@ -1384,9 +1353,8 @@ mod tests {
 
     #[test]
     fn integers_of_every_length_and_ending_decode_as_arrow_json_does() {
-        // Every digit count around the word-at-a-time path's limits (1-7 digits in a word, 8 and
-        // more by the loop), both signs, leading zeros, each byte that may follow, and the value
-        // at different distances from the record's end (fewer than eight bytes left).
+        // Every digit count up to and past the one-pass path's 18, both signs, leading zeros,
+        // each byte that may follow, and the value at different distances from the record's end.
         let schema = wide_schema();
         let mut decodable = 0;
         for digits in 1..=19 {
