@@ -35,9 +35,9 @@ cargo run --quiet --release --locked --manifest-path rust/header-check/Cargo.tom
 echo "== Bridges: CoreBridge, FfmCoreBridge, JniCoreBridge and jni_bridge.rs match sluice.h (bridge/generate.py)"
 python3 bridge/generate.py --check
 
-echo "== Benchmarks: the Nexmark parity normalization (numbers apart from strings, timestamps keep their zone), the steady window, perf samples read"
+echo "== Benchmarks: the Nexmark parity normalization (numbers apart from strings, timestamps keep their zone), the steady window, perf samples read, the rounds' engine order"
 (cd benchmarks/nexmark && python3 -m unittest -q test_normalize test_measure)
-(cd benchmarks && python3 -m unittest -q test_kafka_profile)
+(cd benchmarks && python3 -m unittest -q test_kafka_profile test_nexmark_order)
 
 echo "== Deploy: the Kubernetes manifests against the Kubernetes schemas (ci/check-manifests.sh)"
 bash ci/check-manifests.sh
