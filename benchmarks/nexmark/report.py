@@ -247,7 +247,7 @@ def repeats_lines(repeats):
     if repeats <= 1:
         return []
     return [f"- Repeats: each engine ran {repeats} times per query, in {repeats} rounds that alternated the engines "
-            f"(round 1 ran every engine once, in the tables' order, then round 2, …), so slow drift of the machine "
+            f"(round 1 ran every engine once, in the tables' order, round 2 in that order rotated by one, and so on, so each engine ran first, second, … equally often over as many rounds as engines), so slow drift of the machine "
             f"hit every engine alike. Each number is the median of the runs, with their min–max in brackets; each "
             f"ratio is taken per round (an engine's run i against Sluice FFM's run i) and shown as the median "
             f"(min–max) over the rounds. Kafka series: every run read the same input topic and wrote an output topic "
