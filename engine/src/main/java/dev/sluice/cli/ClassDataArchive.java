@@ -49,6 +49,17 @@ final class ClassDataArchive {
     }
 
     /**
+     * Whether this JVM maps an AOT cache (Java 25+) that an earlier run of the same command line
+     * recorded: the cache then holds that run's JIT profiles, the FFM glue's among them.
+     */
+    boolean mapsAotCache() {
+        return archive != null
+                && !recording
+                && mapped
+                && archive.getFileName().toString().endsWith(".aot");
+    }
+
+    /**
      * Called as the run ends: marks the archive this JVM is about to write as partial unless
      * records flowed, and one it was given but could not map as partial too. When it writes one,
      * the heap is collected first: the JVM copies the

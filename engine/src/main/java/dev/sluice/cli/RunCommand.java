@@ -146,7 +146,7 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() {
         ClassDataArchive archive = ClassDataArchive.fromEnvironment();
         options.apply();
-        Warmup.start();
+        Warmup.start(archive.mapsAotCache());
         Pipeline pipeline = options.assemble(file, options.err(Level.ERROR, null), true, stateDir);
         if (pipeline == null) {
             archive.runEnded(false);

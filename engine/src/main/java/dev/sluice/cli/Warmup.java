@@ -12,7 +12,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * (its static Jackson reader, the largest when timed by hand), the native library with its
  * downcall handles, Arrow's root allocator and its C Data JNI library ({@code benchmarks/run.sh
  * startup} measures the start), and last the FFM bridge's per-batch calls ({@link
- * FfmCoreBridge#warmUp}). The JVM initializes a class once, whichever thread comes first, and
+ * FfmCoreBridge#warmUp}) unless an AOT cache's profiles make them redundant. The JVM initializes a class once, whichever thread comes first, and
  * the library is loaded under a lock: nothing is done twice, the main thread at most waits.
  */
 final class Warmup {
@@ -20,28 +20,38 @@ final class Warmup {
     /**
      * Enough calls of each per-batch downcall for the JIT to compile its glue under the
      * launcher's raised thresholds (C1 after ~1 000 invocations with CompileThresholdScaling=5);
-     * ~50–65 ms on the warm-up thread. {@code -Dsluice.ffm.warmUpRounds=0} turns it off (for A/B
-     * runs: benchmarks/README.md).
+     * ~50–65 ms on the warm-up thread.
      */
-    static final int FFM_WARM_UP_ROUNDS = Integer.getInteger("sluice.ffm.warmUpRounds", 1_500);
+    static final int FFM_WARM_UP_ROUNDS = 1_500;
 
     private Warmup() {}
 
-    /** Starts the warm-up; call once the bridge is chosen (--bridge). */
-    static void start() {
-        Thread.ofPlatform().daemon().name("sluice-warmup").start(Warmup::run);
+    /**
+     * How many rounds of FFM warm-up calls to make: {@code -Dsluice.ffm.warmUpRounds} when set,
+     * else none when the JVM maps an AOT cache recorded by this command line (its JIT profiles
+     * stand in for the calls: in paired runs skipping them saved 1-10 % of the CPU at equal engine
+     * time, benchmarks/README.md), else {@link #FFM_WARM_UP_ROUNDS}.
+     */
+    static int ffmWarmUpRounds(boolean aotCacheMapped) {
+        return Integer.getInteger("sluice.ffm.warmUpRounds", aotCacheMapped ? 0 : FFM_WARM_UP_ROUNDS);
     }
 
-    private static void run() {
+    /** Starts the warm-up; call once the bridge is chosen (--bridge). */
+    static void start(boolean aotCacheMapped) {
+        int ffmRounds = ffmWarmUpRounds(aotCacheMapped);
+        Thread.ofPlatform().daemon().name("sluice-warmup").start(() -> run(ffmRounds));
+    }
+
+    private static void run(int ffmRounds) {
         try {
             NativeCore.bridge();
             ArrowC.rootAllocator();
             Class.forName(Schema.class.getName(), true, Warmup.class.getClassLoader());
             JniLoader.get().ensureLoaded();
-            if (FFM_WARM_UP_ROUNDS > 0 && NativeCore.bridge() instanceof FfmCoreBridge) {
+            if (ffmRounds > 0 && NativeCore.bridge() instanceof FfmCoreBridge) {
                 // Last: the main thread needs the above first. The first batches then find the
                 // FFM calls' glue compiled instead of interpreting it (benchmarks/README.md).
-                FfmCoreBridge.warmUp(FFM_WARM_UP_ROUNDS);
+                FfmCoreBridge.warmUp(ffmRounds);
             }
         } catch (Throwable ignored) {
             // The main thread meets the same failure where it needs the thing, with its context.

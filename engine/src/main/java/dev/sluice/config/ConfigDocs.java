@@ -95,7 +95,7 @@ public final class ConfigDocs {
             | `sluice.bridge` | system property | `ffm` | How Java calls the native core: `ffm` (Foreign Function & Memory API) or `jni`. |
             | `sluice.native.path` | system property | unset: the library inside the JAR | A native core to load instead: the library file, or a directory holding it. |
             | `sluice.native.cache` | system property | `$XDG_CACHE_HOME/sluice/native` | The directory the native core is extracted to from the JAR. |
-            | `sluice.ffm.warmUpRounds` | system property | `1500` | At start, under the FFM bridge, how many times a warm-up thread calls each per-batch native call with NULL handles so that the JIT compiles its Java glue before the first batch; `0` turns it off. |
+            | `sluice.ffm.warmUpRounds` | system property | `1500`; `0` when the run maps an AOT cache its command line recorded | At start, under the FFM bridge, how many times a warm-up thread calls each per-batch native call with NULL handles so that the JIT compiles its Java glue before the first batch; `0` turns it off. A mapped AOT cache holds the JIT profiles of the run that recorded it (which warmed up), so its runs skip the calls. |
             | `user.home` | system property | the JVM's | `~` at the start of a path setting; the default of `XDG_CACHE_HOME`. |
             | `os.name`, `os.arch` | system property | the JVM's | Which native core in the JAR fits the platform. |
             | `java.vm.info` | system property | the JVM's | Whether the JVM mapped the launcher's start-up cache (it says `sharing`); a `run` whose JVM could not marks the cache partial. |

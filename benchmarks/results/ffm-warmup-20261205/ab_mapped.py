@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Paired A/B of the FFM bridge's warm-up calls in runs that map an AOT cache, on in-memory
+Nexmark runs: per query, one unmeasured run records the command line's cache (with the warm-up, as
+the launcher's first run does), then ROUNDS rounds of DataFusion alone and of `./sluice run` on the
+same command line, so both modes map that one cache, with the warm-up (`warm`) and without it
+(`nowarm`: -Dsluice.ffm.warmUpRounds=0 through JAVA_TOOL_OPTIONS, which the launcher's cache key
+leaves out), in alternating order. Adapted from results/aot-cache-20261204/ab.py. Appends one JSON
+line per run to OUT; summarize with AB_MODES=nowarm,warm ../aot-cache-20261204/summarize.py OUT.
+
+    python3 ab_mapped.py OUT [EVENTS [ROUNDS [QUERIES]]]   (from the repository root, JAR built;
+                                                           defaults 10000000, 10, q0,q1,q2,q22)
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+# mode -> JAVA_TOOL_OPTIONS (not part of the launcher's cache key: both modes map one cache)
+MODES = {"warm": "", "nowarm": "-Dsluice.ffm.warmUpRounds=0"}
+ALONE = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache/sluice/cargo-target")) / "release/nexmark-alone"
+
+
+def query_sql(q):
+    text = (ROOT / "benchmarks/nexmark/queries" / f"{q}.sql").read_text()
+    return " ".join(l for l in text.splitlines() if not l.startswith("--"))
+
+
+def run_one(command, env=None):
+    """Runs a command to its end; returns its wall s, user+sys CPU s and peak RSS (MiB) from
+    wait4, and its stdout."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.monotonic()
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            sys.exit(f"ab.py: {' '.join(command)} failed:\n{err.read()[-3000:]}")
+        return {"wall_seconds": wall, "cpu_seconds": usage.ru_utime + usage.ru_stime,
+                "peak_rss_mib": usage.ru_maxrss / 1024}, out.read()
+
+
+def main():
+    out_path = Path(sys.argv[1])
+    events = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000_000
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 10
+    queries = (sys.argv[4] if len(sys.argv) > 4 else "q0,q1,q2,q22").split(",")
+    a, b = "warm", "nowarm"
+    with tempfile.TemporaryDirectory() as tmp, out_path.open("a") as out:
+        tmp = Path(tmp)
+        for q in queries:
+            pipeline = tmp / f"{q}.json"
+            pipeline.write_text(json.dumps({
+                "name": f"ab-{q}",
+                "sources": {"bid": {"type": "generator", "entity": "bid", "count": events, "seed": 42}},
+                "transforms": {"result": {"type": "sql", "sql": query_sql(q)}},
+                "sinks": {"out": {"type": "blackhole", "from": "result"}}}))
+
+            def sluice(mode, round_):
+                state = tmp / f"state-{q}"  # one command line per query for both modes: one cache
+                shutil.rmtree(state, ignore_errors=True)
+                summary = tmp / "summary.json"
+                summary.unlink(missing_ok=True)
+                env = dict(os.environ, SLUICE_BUILD="never", SLUICE_SUMMARY_JSON=str(summary), SLUICE_CDS="on",
+                           SLUICE_JAVA_OPTS="")
+                if MODES[mode]:
+                    env["JAVA_TOOL_OPTIONS"] = MODES[mode]
+                else:
+                    env.pop("JAVA_TOOL_OPTIONS", None)
+                row, _ = run_one(["./sluice", "run", str(pipeline), "--state-dir", str(state)], env)
+                result = json.loads(summary.read_text())
+                row.update(engine_seconds=result["seconds"], records_in=result.get("records_in"))
+                return {"query": q, "engine": f"sluice-{mode}", "round": round_, **row}
+
+            out.write(json.dumps(sluice(a, 0)) + "\n")  # round 0: records the cache, with the warm-up
+            for r in range(1, rounds + 1):
+                row, text = run_one([str(ALONE), "--query-sql", query_sql(q), "--events", str(events), "--seed", "42"])
+                alone = json.loads(text.strip().splitlines()[-1])
+                out.write(json.dumps({"query": q, "engine": "datafusion-alone", "round": r, **row,
+                                      "engine_seconds": alone["seconds"], "records_in": alone["rows_in"]}) + "\n")
+                for mode in ((a, b) if r % 2 else (b, a)):
+                    out.write(json.dumps(sluice(mode, r)) + "\n")
+                out.flush()
+                print(f"{q} round {r} done", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
