@@ -12,8 +12,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * (its static Jackson reader, the largest when timed by hand), the native library with its
  * downcall handles, Arrow's root allocator and its C Data JNI library ({@code benchmarks/run.sh
  * startup} measures the start), and last the FFM bridge's per-batch calls ({@link
- * FfmCoreBridge#warmUp}) unless an AOT cache's profiles make them redundant. The JVM initializes a class once, whichever thread comes first, and
- * the library is loaded under a lock: nothing is done twice, the main thread at most waits.
+ * FfmCoreBridge#warmUp}) unless an AOT cache's profiles make them redundant. The JVM initializes
+ * a class once, whichever thread comes first, and the library is loaded under a lock: nothing is
+ * done twice, the main thread at most waits.
  */
 final class Warmup {
 
