@@ -305,17 +305,13 @@ public final class FfmCoreBridge implements CoreBridge {{
     /** A downcall handle to {{@code address}} of {{@code c}}'s shape, each pointer parameter a {{@code long}}. */
     @SuppressWarnings("restricted") // linking native code is what this class is for, as in sluice_h
     private static MethodHandle downcall(MemorySegment address, FunctionDescriptor c) {{
-        return Linker.nativeLinker().downcallHandle(address, longAddressed(c));
-    }}
-
-    /** {{@code c}} with each pointer parameter a {{@code long}}. */
-    private static FunctionDescriptor longAddressed(FunctionDescriptor c) {{
         MemoryLayout[] arguments = c.argumentLayouts().stream()
                 .map(layout -> layout instanceof AddressLayout ? JAVA_LONG : layout)
                 .toArray(MemoryLayout[]::new);
-        return c.returnLayout()
+        FunctionDescriptor descriptor = c.returnLayout()
                 .map(result -> FunctionDescriptor.of(result, arguments))
                 .orElseGet(() -> FunctionDescriptor.ofVoid(arguments));
+        return Linker.nativeLinker().downcallHandle(address, descriptor);
     }}
 
     /** The address of a NUL-terminated copy of {{@code text}} in {{@code arena}}, or 0 (C NULL) for null. */
@@ -381,30 +377,6 @@ public final class FfmCoreBridge implements CoreBridge {{
         }}
         if (seen == Long.MIN_VALUE) {{
             throw new AssertionError(); // keeps the reads
-        }}
-    }}
-""")
-    shapes = {}  # parameter types as the handles declare them -> the first function of that shape
-    abi = [m for m in methods if m.condition is None]  # the rest are test-only exports
-    for m in abi:
-        shapes.setdefault(tuple("int" if a.kind == "int" else "long" for a in m.args) + ("long",) * len(m.outs), m)
-    shape_list = ",\n".join(f"                sluice_h.{m.c_name}$descriptor()"
-                            for _, m in sorted(shapes.items(), key=lambda kv: len(kv[0])))
-    out.append(f"""
-    /**
-     * Links one downcall of each shape (parameter types) the core's functions have, fewest
-     * parameters first, without calling anything. The JDK links a shape once, ~5-15 ms of Java
-     * that generates and loads a class (more for the first), and every later function of that
-     * shape reuses it for ~0.1 ms; these {len(shapes)} shapes cover all {len(abi)} functions of the ABI.
-     * Called on the warm-up thread right after the library loads, so that the main thread and a
-     * run's first batches find their calls' shapes linked (benchmarks/README.md, "Linking").
-     */
-    @SuppressWarnings("restricted") // as in downcall
-    public static void linkShapes() {{
-        for (FunctionDescriptor shape : new FunctionDescriptor[] {{
-{shape_list}
-        }}) {{
-            Linker.nativeLinker().downcallHandle(longAddressed(shape));
         }}
     }}
 """)

@@ -47,17 +47,13 @@ public final class FfmCoreBridge implements CoreBridge {
     /** A downcall handle to {@code address} of {@code c}'s shape, each pointer parameter a {@code long}. */
     @SuppressWarnings("restricted") // linking native code is what this class is for, as in sluice_h
     private static MethodHandle downcall(MemorySegment address, FunctionDescriptor c) {
-        return Linker.nativeLinker().downcallHandle(address, longAddressed(c));
-    }
-
-    /** {@code c} with each pointer parameter a {@code long}. */
-    private static FunctionDescriptor longAddressed(FunctionDescriptor c) {
         MemoryLayout[] arguments = c.argumentLayouts().stream()
                 .map(layout -> layout instanceof AddressLayout ? JAVA_LONG : layout)
                 .toArray(MemoryLayout[]::new);
-        return c.returnLayout()
+        FunctionDescriptor descriptor = c.returnLayout()
                 .map(result -> FunctionDescriptor.of(result, arguments))
                 .orElseGet(() -> FunctionDescriptor.ofVoid(arguments));
+        return Linker.nativeLinker().downcallHandle(address, descriptor);
     }
 
     /** The address of a NUL-terminated copy of {@code text} in {@code arena}, or 0 (C NULL) for null. */
@@ -449,29 +445,6 @@ public final class FfmCoreBridge implements CoreBridge {
         }
         if (seen == Long.MIN_VALUE) {
             throw new AssertionError(); // keeps the reads
-        }
-    }
-
-    /**
-     * Links one downcall of each shape (parameter types) the core's functions have, fewest
-     * parameters first, without calling anything. The JDK links a shape once, ~5-15 ms of Java
-     * that generates and loads a class (more for the first), and every later function of that
-     * shape reuses it for ~0.1 ms; these 7 shapes cover all 52 functions of the ABI.
-     * Called on the warm-up thread right after the library loads, so that the main thread and a
-     * run's first batches find their calls' shapes linked (benchmarks/README.md, "Linking").
-     */
-    @SuppressWarnings("restricted") // as in downcall
-    public static void linkShapes() {
-        for (FunctionDescriptor shape : new FunctionDescriptor[] {
-                sluice_h.sluice_abi_version$descriptor(),
-                sluice_h.sluice_sql_table_references$descriptor(),
-                sluice_h.sluice_batch_import$descriptor(),
-                sluice_h.sluice_sql_query$descriptor(),
-                sluice_h.sluice_transform_create$descriptor(),
-                sluice_h.sluice_dynamic_table_stats$descriptor(),
-                sluice_h.sluice_decoder_decode$descriptor()
-        }) {
-            Linker.nativeLinker().downcallHandle(longAddressed(shape));
         }
     }
 

@@ -8,12 +8,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * Initializes, on a thread of its own, what a run's first pipeline needs and is slowest to set
- * up, while the main thread reads and checks the configuration: the native library and the FFM
- * bridge's downcall shapes ({@link FfmCoreBridge#linkShapes}), Arrow's root allocator, Arrow
- * Java's {@code Schema} class (its static Jackson reader, the largest when timed by hand) and
- * Arrow's C Data JNI library ({@code benchmarks/run.sh startup} measures the start), and last the
- * FFM bridge's per-batch calls ({@link FfmCoreBridge#warmUp}) unless an AOT cache's profiles make
- * them redundant. The JVM initializes
+ * up, while the main thread reads and checks the configuration: Arrow Java's {@code Schema} class
+ * (its static Jackson reader, the largest when timed by hand), the native library with its
+ * downcall handles, Arrow's root allocator and its C Data JNI library ({@code benchmarks/run.sh
+ * startup} measures the start), and last the FFM bridge's per-batch calls ({@link
+ * FfmCoreBridge#warmUp}) unless an AOT cache's profiles make them redundant. The JVM initializes
  * a class once, whichever thread comes first, and the library is loaded under a lock: nothing is
  * done twice, the main thread at most waits.
  */
@@ -44,21 +43,9 @@ final class Warmup {
         Thread.ofPlatform().daemon().name("sluice-warmup").start(() -> run(ffmRounds));
     }
 
-    /**
-     * Whether the warm-up thread links the FFM bridge's downcall shapes right after loading the
-     * library ({@link FfmCoreBridge#linkShapes}); {@code -Dsluice.ffm.linkShapes=false} leaves each
-     * shape to be linked by the first call that needs it (on the main thread or a lane).
-     */
-    static boolean linkShapes() {
-        return Boolean.parseBoolean(System.getProperty("sluice.ffm.linkShapes", "true"));
-    }
-
     private static void run(int ffmRounds) {
         try {
-            if (NativeCore.bridge() instanceof FfmCoreBridge && linkShapes()) {
-                // First: the main thread's first calls (opening the stages, planning SQL) need them.
-                FfmCoreBridge.linkShapes();
-            }
+            NativeCore.bridge();
             ArrowC.rootAllocator();
             Class.forName(Schema.class.getName(), true, Warmup.class.getClassLoader());
             JniLoader.get().ensureLoaded();
