@@ -87,9 +87,18 @@ public final class NativeEncoder {
         }
     }
 
+    /** What {@code sluice_buffer_keys} reports for an encoder without key columns: no keys. */
+    private static final long[] NO_KEYS = {0, 0, 0};
+
     private final String optionsJson;
     /** Bytes after each record that are not part of it: lines end in a newline. */
     private final int separator;
+    /**
+     * Whether key columns were given. Without them the keys are not asked for: besides a call
+     * per batch, that saves the first batch the linking of a downcall shape no other per-batch
+     * call has (~10 ms with FFM on two cores; benchmarks/README.md, "Linking").
+     */
+    private final boolean encodesKeys;
 
     /** {@code format}: json, jsonarray or csv. */
     public NativeEncoder(String format, boolean header) {
@@ -133,6 +142,7 @@ public final class NativeEncoder {
                 excludeColumns));
         this.optionsJson = Json.object(fields);
         this.separator = format.equals("raw") || format.equals("avro") ? 0 : 1;
+        this.encodesKeys = !keyColumns.isEmpty();
     }
 
     /**
@@ -157,7 +167,7 @@ public final class NativeEncoder {
         try {
             long[] data = core.bufferData(buffer);
             long[] offsets = core.bufferOffsets(buffer);
-            long[] keys = core.bufferKeys(buffer);
+            long[] keys = encodesKeys ? core.bufferKeys(buffer) : NO_KEYS;
             if (offsets[1] == 0) {
                 throw new IllegalStateException("encoder built without record offsets");
             }
