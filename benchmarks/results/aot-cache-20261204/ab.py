@@ -25,6 +25,10 @@ MODES = {
     "aot-scale1": ("on", "-XX:CompileThresholdScaling=1", []),  # the JIT's default thresholds
     "aot-jni": ("on", "", ["--bridge=jni"]),
     "aot-nowarm": ("on", "-Dsluice.ffm.warmUpRounds=0", []),  # without FfmCoreBridge.warmUp
+    # JDK 25's experimental eager compilation of what the cache has training profiles for
+    "aot-eager": ("on", "-XX:+UnlockExperimentalVMOptions -XX:+AOTCompileEagerly", []),
+    # the same turned off, once the launcher turns it on when it maps a cache
+    "aot-noeager": ("on", "-XX:+UnlockExperimentalVMOptions -XX:-AOTCompileEagerly", []),
 }
 ALONE = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache/sluice/cargo-target")) / "release/nexmark-alone"
 
