@@ -92,7 +92,7 @@ def ceiling_command(java, work, servers, topic, out, count, settings=()):
 
 def startup_cache_flags(java, stem: Path):
     """The start-up cache as ./sluice gives one to a `run`: on Java 25+ an AOT cache (written at the
-    exit of the first run, then mapped), before that (or with SLUICE_CDS=cds) a dynamic
+    exit of the first run, then mapped with eager compilation), before that (or with SLUICE_CDS=cds) a dynamic
     class-data archive; none with SLUICE_CDS=off."""
     to_stderr = ["-XX:+DisplayVMOutputToStderr"]  # as ./sluice: the JVM's own output off stdout
     mode = os.environ.get("SLUICE_CDS", "on")
@@ -105,7 +105,10 @@ def startup_cache_flags(java, stem: Path):
     if major < 25 or mode == "cds":
         return [*quiet, "-XX:+AutoCreateSharedArchive", f"-XX:SharedArchiveFile={stem}.jsa"]
     cache = stem.with_suffix(".aot")
-    return [*quiet, "-Xlog:aot=off", f"-XX:AOTCache={cache}" if cache.exists() else f"-XX:AOTCacheOutput={cache}"]
+    if cache.exists():  # mapped, compiling what it has profiles for at once, as ./sluice does
+        return [*quiet, "-Xlog:aot=off", f"-XX:AOTCache={cache}", "-XX:+UnlockExperimentalVMOptions",
+                "-XX:+AOTCompileEagerly"]
+    return [*quiet, "-Xlog:aot=off", f"-XX:AOTCacheOutput={cache}"]
 
 
 def measured(command, log_prefix, env=None):
