@@ -13,41 +13,18 @@ line per run to OUT; summarize with AB_MODES=nowarm,warm ../aot-cache-20261204/s
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
 # mode -> JAVA_TOOL_OPTIONS (not part of the launcher's cache key: both modes map one cache); the
 # first mode's name labels round 0, which records the cache with no options, as the launcher's first
 # run of a command line does. AB_MAPPED_MODES="name=options;name=options" replaces them.
 MODES = ({name: flags for name, _, flags in (m.partition("=") for m in os.environ["AB_MAPPED_MODES"].split(";"))}
          if os.environ.get("AB_MAPPED_MODES") else {"warm": "", "nowarm": "-Dsluice.ffm.warmUpRounds=0"})
-ALONE = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache/sluice/cargo-target")) / "release/nexmark-alone"
-
-
-def query_sql(q):
-    text = (ROOT / "benchmarks/nexmark/queries" / f"{q}.sql").read_text()
-    return " ".join(l for l in text.splitlines() if not l.startswith("--"))
-
-
-def run_one(command, env=None):
-    """Runs a command to its end; returns its wall s, user+sys CPU s and peak RSS (MiB) from
-    wait4, and its stdout."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        started = time.monotonic()
-        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.monotonic() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if proc.returncode != 0:
-            sys.exit(f"ab.py: {' '.join(command)} failed:\n{err.read()[-3000:]}")
-        return {"wall_seconds": wall, "cpu_seconds": usage.ru_utime + usage.ru_stime,
-                "peak_rss_mib": usage.ru_maxrss / 1024}, out.read()
+# The run helpers and DataFusion alone's binary, from the driver this one was adapted from.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "aot-cache-20261204"))
+from ab import ALONE, query_sql, run_one  # noqa: E402
 
 
 def main():
