@@ -269,13 +269,16 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 
 /**
  * {{@link CoreBridge}} over the Foreign Function &amp; Memory API. Each C function has its own
  * downcall handle here, linked at the function's first call (a holder class per function, as in
- * jextract's bindings) from the symbol and descriptor of the jextract-shaped bindings
- * ({{@code sluice_h.NAME$address()}}, {{@code NAME$descriptor()}}), except that every pointer
+ * jextract's bindings) from its symbol in the loaded library and the descriptor of the
+ * jextract-shaped bindings ({{@code sluice_h.NAME$descriptor()}}; not {{@code NAME$address()}},
+ * whose holder class would link a second handle, of {{@code MemorySegment}} parameters, that
+ * nothing calls), except that every pointer
  * parameter is declared {{@code JAVA_LONG}}: pointers cross as raw addresses, not as
  * {{@code MemorySegment}}s. {{@code CallShapeBenchmark}} (benchmarks/README.md) measured a segment
  * argument at 1.5–3.7 ns per call over a {{@code long}} (the linker acquires and releases the
@@ -302,9 +305,13 @@ public final class FfmCoreBridge implements CoreBridge {{
         return "ffm";
     }}
 
-    /** A downcall handle to {{@code address}} of {{@code c}}'s shape, each pointer parameter a {{@code long}}. */
+    /** A downcall handle to the function {{@code name}} of {{@code c}}'s shape, each pointer parameter a {{@code long}}. */
     @SuppressWarnings("restricted") // linking native code is what this class is for, as in sluice_h
-    private static MethodHandle downcall(MemorySegment address, FunctionDescriptor c) {{
+    private static MethodHandle downcall(String name, FunctionDescriptor c) {{
+        // The class loader's lookup: NativeLibrary loaded the core with System.load before any call.
+        MemorySegment address = SymbolLookup.loaderLookup()
+                .find(name)
+                .orElseThrow(() -> new UnsatisfiedLinkError("unresolved symbol: " + name));
         MemoryLayout[] arguments = c.argumentLayouts().stream()
                 .map(layout -> layout instanceof AddressLayout ? JAVA_LONG : layout)
                 .toArray(MemoryLayout[]::new);
@@ -390,7 +397,7 @@ public final class FfmCoreBridge implements CoreBridge {{
         out.append(f"""
     private static final class {m.c_name} {{
         static final MethodHandle HANDLE =
-                downcall(sluice_h.{m.c_name}$address(), sluice_h.{m.c_name}$descriptor());
+                downcall("{m.c_name}", sluice_h.{m.c_name}$descriptor());
 
         static int call({', '.join(f'{t} {n}' for t, n in params)}) {{
             try {{

@@ -11,13 +11,16 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 
 /**
  * {@link CoreBridge} over the Foreign Function &amp; Memory API. Each C function has its own
  * downcall handle here, linked at the function's first call (a holder class per function, as in
- * jextract's bindings) from the symbol and descriptor of the jextract-shaped bindings
- * ({@code sluice_h.NAME$address()}, {@code NAME$descriptor()}), except that every pointer
+ * jextract's bindings) from its symbol in the loaded library and the descriptor of the
+ * jextract-shaped bindings ({@code sluice_h.NAME$descriptor()}; not {@code NAME$address()},
+ * whose holder class would link a second handle, of {@code MemorySegment} parameters, that
+ * nothing calls), except that every pointer
  * parameter is declared {@code JAVA_LONG}: pointers cross as raw addresses, not as
  * {@code MemorySegment}s. {@code CallShapeBenchmark} (benchmarks/README.md) measured a segment
  * argument at 1.5–3.7 ns per call over a {@code long} (the linker acquires and releases the
@@ -44,9 +47,13 @@ public final class FfmCoreBridge implements CoreBridge {
         return "ffm";
     }
 
-    /** A downcall handle to {@code address} of {@code c}'s shape, each pointer parameter a {@code long}. */
+    /** A downcall handle to the function {@code name} of {@code c}'s shape, each pointer parameter a {@code long}. */
     @SuppressWarnings("restricted") // linking native code is what this class is for, as in sluice_h
-    private static MethodHandle downcall(MemorySegment address, FunctionDescriptor c) {
+    private static MethodHandle downcall(String name, FunctionDescriptor c) {
+        // The class loader's lookup: NativeLibrary loaded the core with System.load before any call.
+        MemorySegment address = SymbolLookup.loaderLookup()
+                .find(name)
+                .orElseThrow(() -> new UnsatisfiedLinkError("unresolved symbol: " + name));
         MemoryLayout[] arguments = c.argumentLayouts().stream()
                 .map(layout -> layout instanceof AddressLayout ? JAVA_LONG : layout)
                 .toArray(MemoryLayout[]::new);
@@ -453,7 +460,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_debug_panic {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_debug_panic$address(), sluice_h.sluice_debug_panic$descriptor());
+                downcall("sluice_debug_panic", sluice_h.sluice_debug_panic$descriptor());
 
         static int call(long message) {
             try {
@@ -468,7 +475,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_abi_version {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_abi_version$address(), sluice_h.sluice_abi_version$descriptor());
+                downcall("sluice_abi_version", sluice_h.sluice_abi_version$descriptor());
 
         static int call(long outVersion) {
             try {
@@ -483,7 +490,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_last_error {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_last_error$address(), sluice_h.sluice_last_error$descriptor());
+                downcall("sluice_last_error", sluice_h.sluice_last_error$descriptor());
 
         static int call(long outMessage) {
             try {
@@ -498,7 +505,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_live_handles {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_live_handles$address(), sluice_h.sluice_live_handles$descriptor());
+                downcall("sluice_live_handles", sluice_h.sluice_live_handles$descriptor());
 
         static int call(long outCount) {
             try {
@@ -513,7 +520,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_plan_count {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_plan_count$address(), sluice_h.sluice_plan_count$descriptor());
+                downcall("sluice_plan_count", sluice_h.sluice_plan_count$descriptor());
 
         static int call(long outCount) {
             try {
@@ -528,7 +535,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_jni_calls {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_jni_calls$address(), sluice_h.sluice_jni_calls$descriptor());
+                downcall("sluice_jni_calls", sluice_h.sluice_jni_calls$descriptor());
 
         static int call(long outCount) {
             try {
@@ -543,7 +550,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_sql_table_references {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_sql_table_references$address(), sluice_h.sluice_sql_table_references$descriptor());
+                downcall("sluice_sql_table_references", sluice_h.sluice_sql_table_references$descriptor());
 
         static int call(long sql, long outJson) {
             try {
@@ -558,7 +565,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_sql_query {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_sql_query$address(), sluice_h.sluice_sql_query$descriptor());
+                downcall("sluice_sql_query", sluice_h.sluice_sql_query$descriptor());
 
         static int call(long optionsJson, long array, long schema, long outBatch) {
             try {
@@ -573,7 +580,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_batch_import {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_batch_import$address(), sluice_h.sluice_batch_import$descriptor());
+                downcall("sluice_batch_import", sluice_h.sluice_batch_import$descriptor());
 
         static int call(long array, long schema, long outBatch) {
             try {
@@ -588,7 +595,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_batch_export {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_batch_export$address(), sluice_h.sluice_batch_export$descriptor());
+                downcall("sluice_batch_export", sluice_h.sluice_batch_export$descriptor());
 
         static int call(long batch, long outArray, long outSchema) {
             try {
@@ -603,7 +610,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_batch_num_rows {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_batch_num_rows$address(), sluice_h.sluice_batch_num_rows$descriptor());
+                downcall("sluice_batch_num_rows", sluice_h.sluice_batch_num_rows$descriptor());
 
         static int call(long batch, long outRows) {
             try {
@@ -618,7 +625,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_batch_buffer_address {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_batch_buffer_address$address(), sluice_h.sluice_batch_buffer_address$descriptor());
+                downcall("sluice_batch_buffer_address", sluice_h.sluice_batch_buffer_address$descriptor());
 
         static int call(long batch, long column, long buffer, long outAddress) {
             try {
@@ -633,7 +640,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_batch_free {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_batch_free$address(), sluice_h.sluice_batch_free$descriptor());
+                downcall("sluice_batch_free", sluice_h.sluice_batch_free$descriptor());
 
         static int call(long batch) {
             try {
@@ -648,7 +655,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_functions_create {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_functions_create$address(), sluice_h.sluice_functions_create$descriptor());
+                downcall("sluice_functions_create", sluice_h.sluice_functions_create$descriptor());
 
         static int call(long outFunctions) {
             try {
@@ -663,7 +670,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_functions_add_scalar {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_functions_add_scalar$address(), sluice_h.sluice_functions_add_scalar$descriptor());
+                downcall("sluice_functions_add_scalar", sluice_h.sluice_functions_add_scalar$descriptor());
 
         static int call(long functions, long name, long udf, long freeString) {
             try {
@@ -678,7 +685,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_functions_add_table {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_functions_add_table$address(), sluice_h.sluice_functions_add_table$descriptor());
+                downcall("sluice_functions_add_table", sluice_h.sluice_functions_add_table$descriptor());
 
         static int call(long functions, long table) {
             try {
@@ -693,7 +700,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_dynamic_table_create {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_dynamic_table_create$address(), sluice_h.sluice_dynamic_table_create$descriptor());
+                downcall("sluice_dynamic_table_create", sluice_h.sluice_dynamic_table_create$descriptor());
 
         static int call(long optionsJson, long outTable) {
             try {
@@ -708,7 +715,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_dynamic_table_apply {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_dynamic_table_apply$address(), sluice_h.sluice_dynamic_table_apply$descriptor());
+                downcall("sluice_dynamic_table_apply", sluice_h.sluice_dynamic_table_apply$descriptor());
 
         static int call(long table, long batch) {
             try {
@@ -723,7 +730,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_dynamic_table_snapshot {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_dynamic_table_snapshot$address(), sluice_h.sluice_dynamic_table_snapshot$descriptor());
+                downcall("sluice_dynamic_table_snapshot", sluice_h.sluice_dynamic_table_snapshot$descriptor());
 
         static int call(long table, long outBatch) {
             try {
@@ -738,7 +745,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_dynamic_table_stats {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_dynamic_table_stats$address(), sluice_h.sluice_dynamic_table_stats$descriptor());
+                downcall("sluice_dynamic_table_stats", sluice_h.sluice_dynamic_table_stats$descriptor());
 
         static int call(long table, long outRows, long outBytes, long outVersion, long outHits, long outMisses, long outLoads) {
             try {
@@ -753,7 +760,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_dynamic_table_set_loader {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_dynamic_table_set_loader$address(), sluice_h.sluice_dynamic_table_set_loader$descriptor());
+                downcall("sluice_dynamic_table_set_loader", sluice_h.sluice_dynamic_table_set_loader$descriptor());
 
         static int call(long table, long load, long state, long freeString) {
             try {
@@ -768,7 +775,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_dynamic_table_forget {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_dynamic_table_forget$address(), sluice_h.sluice_dynamic_table_forget$descriptor());
+                downcall("sluice_dynamic_table_forget", sluice_h.sluice_dynamic_table_forget$descriptor());
 
         static int call(long table, long keysJson) {
             try {
@@ -783,7 +790,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_dynamic_table_free {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_dynamic_table_free$address(), sluice_h.sluice_dynamic_table_free$descriptor());
+                downcall("sluice_dynamic_table_free", sluice_h.sluice_dynamic_table_free$descriptor());
 
         static int call(long table) {
             try {
@@ -798,7 +805,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_functions_free {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_functions_free$address(), sluice_h.sluice_functions_free$descriptor());
+                downcall("sluice_functions_free", sluice_h.sluice_functions_free$descriptor());
 
         static int call(long functions) {
             try {
@@ -813,7 +820,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_transform_create {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_transform_create$address(), sluice_h.sluice_transform_create$descriptor());
+                downcall("sluice_transform_create", sluice_h.sluice_transform_create$descriptor());
 
         static int call(long optionsJson, long inputSchemas, long nInputs, long functions, long outTransform) {
             try {
@@ -828,7 +835,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_transform_output_schema {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_transform_output_schema$address(), sluice_h.sluice_transform_output_schema$descriptor());
+                downcall("sluice_transform_output_schema", sluice_h.sluice_transform_output_schema$descriptor());
 
         static int call(long transform, long outSchema) {
             try {
@@ -843,7 +850,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_transform_push {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_transform_push$address(), sluice_h.sluice_transform_push$descriptor());
+                downcall("sluice_transform_push", sluice_h.sluice_transform_push$descriptor());
 
         static int call(long transform, long input, long array) {
             try {
@@ -858,7 +865,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_transform_push_batch {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_transform_push_batch$address(), sluice_h.sluice_transform_push_batch$descriptor());
+                downcall("sluice_transform_push_batch", sluice_h.sluice_transform_push_batch$descriptor());
 
         static int call(long transform, long input, long batch) {
             try {
@@ -873,7 +880,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_transform_drain {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_transform_drain$address(), sluice_h.sluice_transform_drain$descriptor());
+                downcall("sluice_transform_drain", sluice_h.sluice_transform_drain$descriptor());
 
         static int call(long transform, long outBatch) {
             try {
@@ -888,7 +895,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_transform_free {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_transform_free$address(), sluice_h.sluice_transform_free$descriptor());
+                downcall("sluice_transform_free", sluice_h.sluice_transform_free$descriptor());
 
         static int call(long transform) {
             try {
@@ -903,7 +910,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_decoder_create {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_decoder_create$address(), sluice_h.sluice_decoder_create$descriptor());
+                downcall("sluice_decoder_create", sluice_h.sluice_decoder_create$descriptor());
 
         static int call(long optionsJson, long schema, long outDecoder) {
             try {
@@ -918,7 +925,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_decoder_decode {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_decoder_decode$address(), sluice_h.sluice_decoder_decode$descriptor());
+                downcall("sluice_decoder_decode", sluice_h.sluice_decoder_decode$descriptor());
 
         static int call(long decoder, long data, long offsets, long nRecords, long extraArray, long extraSchema, long outBatch, long outErrors) {
             try {
@@ -933,7 +940,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_infer_json_schema {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_infer_json_schema$address(), sluice_h.sluice_infer_json_schema$descriptor());
+                downcall("sluice_infer_json_schema", sluice_h.sluice_infer_json_schema$descriptor());
 
         static int call(long data, long offsets, long nRecords, long outSchema) {
             try {
@@ -948,7 +955,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_decoder_free {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_decoder_free$address(), sluice_h.sluice_decoder_free$descriptor());
+                downcall("sluice_decoder_free", sluice_h.sluice_decoder_free$descriptor());
 
         static int call(long decoder) {
             try {
@@ -963,7 +970,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_encode {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_encode$address(), sluice_h.sluice_encode$descriptor());
+                downcall("sluice_encode", sluice_h.sluice_encode$descriptor());
 
         static int call(long batch, long optionsJson, long outBuffer) {
             try {
@@ -978,7 +985,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_buffer_data {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_buffer_data$address(), sluice_h.sluice_buffer_data$descriptor());
+                downcall("sluice_buffer_data", sluice_h.sluice_buffer_data$descriptor());
 
         static int call(long buffer, long outData, long outLen) {
             try {
@@ -993,7 +1000,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_buffer_offsets {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_buffer_offsets$address(), sluice_h.sluice_buffer_offsets$descriptor());
+                downcall("sluice_buffer_offsets", sluice_h.sluice_buffer_offsets$descriptor());
 
         static int call(long buffer, long outOffsets, long outCount) {
             try {
@@ -1008,7 +1015,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_buffer_keys {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_buffer_keys$address(), sluice_h.sluice_buffer_keys$descriptor());
+                downcall("sluice_buffer_keys", sluice_h.sluice_buffer_keys$descriptor());
 
         static int call(long buffer, long outData, long outOffsets, long outCount) {
             try {
@@ -1023,7 +1030,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_buffer_free {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_buffer_free$address(), sluice_h.sluice_buffer_free$descriptor());
+                downcall("sluice_buffer_free", sluice_h.sluice_buffer_free$descriptor());
 
         static int call(long buffer) {
             try {
@@ -1038,7 +1045,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_file_reader_open {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_file_reader_open$address(), sluice_h.sluice_file_reader_open$descriptor());
+                downcall("sluice_file_reader_open", sluice_h.sluice_file_reader_open$descriptor());
 
         static int call(long optionsJson, long schema, long outReader) {
             try {
@@ -1053,7 +1060,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_file_reader_schema {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_file_reader_schema$address(), sluice_h.sluice_file_reader_schema$descriptor());
+                downcall("sluice_file_reader_schema", sluice_h.sluice_file_reader_schema$descriptor());
 
         static int call(long reader, long outSchema) {
             try {
@@ -1068,7 +1075,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_file_reader_next {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_file_reader_next$address(), sluice_h.sluice_file_reader_next$descriptor());
+                downcall("sluice_file_reader_next", sluice_h.sluice_file_reader_next$descriptor());
 
         static int call(long reader, long outBatch, long outErrors) {
             try {
@@ -1083,7 +1090,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_file_reader_free {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_file_reader_free$address(), sluice_h.sluice_file_reader_free$descriptor());
+                downcall("sluice_file_reader_free", sluice_h.sluice_file_reader_free$descriptor());
 
         static int call(long reader) {
             try {
@@ -1098,7 +1105,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_file_writer_open {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_file_writer_open$address(), sluice_h.sluice_file_writer_open$descriptor());
+                downcall("sluice_file_writer_open", sluice_h.sluice_file_writer_open$descriptor());
 
         static int call(long optionsJson, long outWriter) {
             try {
@@ -1113,7 +1120,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_file_writer_write {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_file_writer_write$address(), sluice_h.sluice_file_writer_write$descriptor());
+                downcall("sluice_file_writer_write", sluice_h.sluice_file_writer_write$descriptor());
 
         static int call(long writer, long batch) {
             try {
@@ -1128,7 +1135,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_file_writer_flush {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_file_writer_flush$address(), sluice_h.sluice_file_writer_flush$descriptor());
+                downcall("sluice_file_writer_flush", sluice_h.sluice_file_writer_flush$descriptor());
 
         static int call(long writer) {
             try {
@@ -1143,7 +1150,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_file_writer_finish {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_file_writer_finish$address(), sluice_h.sluice_file_writer_finish$descriptor());
+                downcall("sluice_file_writer_finish", sluice_h.sluice_file_writer_finish$descriptor());
 
         static int call(long writer) {
             try {
@@ -1158,7 +1165,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_file_writer_free {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_file_writer_free$address(), sluice_h.sluice_file_writer_free$descriptor());
+                downcall("sluice_file_writer_free", sluice_h.sluice_file_writer_free$descriptor());
 
         static int call(long writer) {
             try {
@@ -1173,7 +1180,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_generator_create {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_generator_create$address(), sluice_h.sluice_generator_create$descriptor());
+                downcall("sluice_generator_create", sluice_h.sluice_generator_create$descriptor());
 
         static int call(long optionsJson, long outGenerator) {
             try {
@@ -1188,7 +1195,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_generator_schema {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_generator_schema$address(), sluice_h.sluice_generator_schema$descriptor());
+                downcall("sluice_generator_schema", sluice_h.sluice_generator_schema$descriptor());
 
         static int call(long generator, long outSchema) {
             try {
@@ -1203,7 +1210,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_generator_next {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_generator_next$address(), sluice_h.sluice_generator_next$descriptor());
+                downcall("sluice_generator_next", sluice_h.sluice_generator_next$descriptor());
 
         static int call(long generator, long maxRows, long outBatch) {
             try {
@@ -1218,7 +1225,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_generator_position {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_generator_position$address(), sluice_h.sluice_generator_position$descriptor());
+                downcall("sluice_generator_position", sluice_h.sluice_generator_position$descriptor());
 
         static int call(long generator, long outNextEvent) {
             try {
@@ -1233,7 +1240,7 @@ public final class FfmCoreBridge implements CoreBridge {
 
     private static final class sluice_generator_free {
         static final MethodHandle HANDLE =
-                downcall(sluice_h.sluice_generator_free$address(), sluice_h.sluice_generator_free$descriptor());
+                downcall("sluice_generator_free", sluice_h.sluice_generator_free$descriptor());
 
         static int call(long generator) {
             try {
