@@ -126,6 +126,24 @@ cached || fail "the run after a cut-short cache failed: $(cat "$work/stderr")"
   || fail "the cut-short cache was not recorded again: $(ls -la "$cds_dir")"
 passed "a cache the JVM cannot map is recorded again by the next run"
 
+# RocksDB's question "is the C library musl?" is answered for it when the answer is sure (this
+# machine: glibc, no musl libc in /lib), so it starts no shell; a value the user set is kept.
+mkdir -p "$work/envjre/jre25/bin"
+cp "$JAVA_HOME/release" "$work/envjre/jre25/release"
+printf '#!%s\necho "ROCKSDB_MUSL_LIBC=${ROCKSDB_MUSL_LIBC-unset}"\n' "$(command -v bash)" > "$work/envjre/jre25/bin/java"
+chmod +x "$work/envjre/jre25/bin/java"
+musl_libs=(/lib/libc.musl*)
+if ldd --version 2>&1 | grep -q "GNU libc\|GLIBC" && [ ! -e "${musl_libs[0]}" ]; then
+  sluice "$work/envjre" "$no_tools" --version || fail "the run with the env-printing java failed: $(cat "$work/stderr")"
+  grep -qx "ROCKSDB_MUSL_LIBC=false" "$work/stdout" || fail "on glibc the JVM got $(cat "$work/stdout")"
+  env -i HOME="$work/home" SLUICE_CDS=off SLUICE_JVM_DIR="$work/envjre" PATH="$no_tools" ROCKSDB_MUSL_LIBC=true \
+    "$tree/sluice" --version > "$work/stdout" 2> "$work/stderr" || fail "the run with a set value failed: $(cat "$work/stderr")"
+  grep -qx "ROCKSDB_MUSL_LIBC=true" "$work/stdout" || fail "a value the user set became $(cat "$work/stdout")"
+  passed "ROCKSDB_MUSL_LIBC=false on glibc without musl in /lib; a value the user set is kept"
+else
+  echo "launcher-test: skipped: the ROCKSDB_MUSL_LIBC check (this machine's C library is not plain glibc)"
+fi
+
 rm "$jar"
 code=0
 sluice "$work/jre" "$no_tools" --version || code=$?

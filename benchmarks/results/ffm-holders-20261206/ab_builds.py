@@ -7,6 +7,8 @@ round 0 of each records its AOT cache, unmeasured. Appends one JSON line per run
 ab.py's format with engine "sluice-a" / "sluice-b" (summarize.py in ../aot-cache-20261204 reads it).
 
     python3 ab_builds.py ROOT_A ROOT_B OUT [EVENTS [ROUNDS [QUERIES]]]
+
+AB_B_ENV="NAME=VALUE ..." adds environment variables to B's runs only (ROOT_A may equal ROOT_B).
 """
 import json
 import os
@@ -42,6 +44,8 @@ def main():
                 summary.unlink(missing_ok=True)
                 env = dict(os.environ, SLUICE_BUILD="never", SLUICE_SUMMARY_JSON=str(summary),
                            XDG_CACHE_HOME=str(tmp / f"cache-{build}"))
+                if build == "b":
+                    env.update(item.split("=", 1) for item in os.environ.get("AB_B_ENV", "").split())
                 row, _ = run_one([str(roots[build] / "sluice"), "run", str(pipeline), "--state-dir", str(state)], env)
                 result = json.loads(summary.read_text())
                 row.update(engine_seconds=result["seconds"], records_in=result.get("records_in"),
