@@ -6,9 +6,15 @@
 
 sluice_java_major() {
   # Prints the feature version of the java at $1/bin/java, or nothing.
-  local release="$1/release"
+  local release="$1/release" line
   if [ -f "$release" ]; then
-    sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$release"
+    # bash's own matching, not sed: the launcher runs this at every start.
+    while IFS= read -r line || [ -n "$line" ]; do
+      if [[ $line =~ ^JAVA_VERSION=\"([0-9]+) ]]; then
+        echo "${BASH_REMATCH[1]}"
+        return 0
+      fi
+    done < "$release"
   elif [ -x "$1/bin/java" ]; then
     "$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = \([0-9]*\).*/\1/p'
   fi
