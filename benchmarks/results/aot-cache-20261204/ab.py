@@ -38,6 +38,26 @@ def query_sql(q):
     return " ".join(l for l in text.splitlines() if not l.startswith("--"))
 
 
+def write_pipeline(directory, q, events):
+    """Writes the in-memory pipeline of query q over `events` generated bids (seed 42, SQL into a
+    blackhole) to directory/q.json and returns its path."""
+    pipeline = directory / f"{q}.json"
+    pipeline.write_text(json.dumps({
+        "name": f"ab-{q}",
+        "sources": {"bid": {"type": "generator", "entity": "bid", "count": events, "seed": 42}},
+        "transforms": {"result": {"type": "sql", "sql": query_sql(q)}},
+        "sinks": {"out": {"type": "blackhole", "from": "result"}}}))
+    return pipeline
+
+
+def alone_row(q, events, round_):
+    """Runs DataFusion alone on query q over the same bids; returns its row in ab.py's format."""
+    row, text = run_one([str(ALONE), "--query-sql", query_sql(q), "--events", str(events), "--seed", "42"])
+    alone = json.loads(text.strip().splitlines()[-1])
+    return {"query": q, "engine": "datafusion-alone", "round": round_, **row,
+            "engine_seconds": alone["seconds"], "records_in": alone["rows_in"]}
+
+
 def run_one(command, env=None):
     """Runs a command to its end; returns its wall s, user+sys CPU s and peak RSS (MiB) from
     wait4, and its stdout."""
@@ -64,12 +84,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp, out_path.open("a") as out:
         tmp = Path(tmp)
         for q in queries:
-            pipeline = tmp / f"{q}.json"
-            pipeline.write_text(json.dumps({
-                "name": f"ab-{q}",
-                "sources": {"bid": {"type": "generator", "entity": "bid", "count": events, "seed": 42}},
-                "transforms": {"result": {"type": "sql", "sql": query_sql(q)}},
-                "sinks": {"out": {"type": "blackhole", "from": "result"}}}))
+            pipeline = write_pipeline(tmp, q, events)
 
             def sluice(mode, round_):
                 state = tmp / f"state-{q}-{mode}"  # one command line per mode and query: one cache
@@ -87,10 +102,7 @@ def main():
             for mode in (a, b):
                 out.write(json.dumps(sluice(mode, 0)) + "\n")  # round 0: writes the cache
             for r in range(1, rounds + 1):
-                row, text = run_one([str(ALONE), "--query-sql", query_sql(q), "--events", str(events), "--seed", "42"])
-                alone = json.loads(text.strip().splitlines()[-1])
-                out.write(json.dumps({"query": q, "engine": "datafusion-alone", "round": r, **row,
-                                      "engine_seconds": alone["seconds"], "records_in": alone["rows_in"]}) + "\n")
+                out.write(json.dumps(alone_row(q, events, r)) + "\n")
                 for mode in ((a, b) if r % 2 else (b, a)):
                     out.write(json.dumps(sluice(mode, r)) + "\n")
                 out.flush()

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "aot-cache-20261204"))
-from ab import ALONE, query_sql, run_one  # noqa: E402
+from ab import alone_row, run_one, write_pipeline  # noqa: E402
 
 
 def main():
@@ -30,12 +30,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp, out_path.open("a") as out:
         tmp = Path(tmp)
         for q in queries:
-            pipeline = tmp / f"{q}.json"
-            pipeline.write_text(json.dumps({
-                "name": f"ab-{q}",
-                "sources": {"bid": {"type": "generator", "entity": "bid", "count": events, "seed": 42}},
-                "transforms": {"result": {"type": "sql", "sql": query_sql(q)}},
-                "sinks": {"out": {"type": "blackhole", "from": "result"}}}))
+            pipeline = write_pipeline(tmp, q, events)
 
             def sluice(build, round_):
                 state = tmp / f"state-{q}-{build}"
@@ -55,10 +50,7 @@ def main():
             for build in ("a", "b"):
                 out.write(json.dumps(sluice(build, 0)) + "\n")  # round 0: writes the cache
             for r in range(1, rounds + 1):
-                row, text = run_one([str(ALONE), "--query-sql", query_sql(q), "--events", str(events), "--seed", "42"])
-                alone = json.loads(text.strip().splitlines()[-1])
-                out.write(json.dumps({"query": q, "engine": "datafusion-alone", "round": r, **row,
-                                      "engine_seconds": alone["seconds"], "records_in": alone["rows_in"]}) + "\n")
+                out.write(json.dumps(alone_row(q, events, r)) + "\n")
                 for build in (("a", "b") if r % 2 else ("b", "a")):
                     out.write(json.dumps(sluice(build, r)) + "\n")
                 out.flush()

@@ -22,9 +22,9 @@ from pathlib import Path
 # run of a command line does. AB_MAPPED_MODES="name=options;name=options" replaces them.
 MODES = ({name: flags for name, _, flags in (m.partition("=") for m in os.environ["AB_MAPPED_MODES"].split(";"))}
          if os.environ.get("AB_MAPPED_MODES") else {"warm": "", "nowarm": "-Dsluice.ffm.warmUpRounds=0"})
-# The run helpers and DataFusion alone's binary, from the driver this one was adapted from.
+# The pipeline, DataFusion alone's run and the run helper, from the driver this one was adapted from.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "aot-cache-20261204"))
-from ab import ALONE, query_sql, run_one  # noqa: E402
+from ab import alone_row, run_one, write_pipeline  # noqa: E402
 
 
 def main():
@@ -36,12 +36,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp, out_path.open("a") as out:
         tmp = Path(tmp)
         for q in queries:
-            pipeline = tmp / f"{q}.json"
-            pipeline.write_text(json.dumps({
-                "name": f"ab-{q}",
-                "sources": {"bid": {"type": "generator", "entity": "bid", "count": events, "seed": 42}},
-                "transforms": {"result": {"type": "sql", "sql": query_sql(q)}},
-                "sinks": {"out": {"type": "blackhole", "from": "result"}}}))
+            pipeline = write_pipeline(tmp, q, events)
 
             def sluice(mode, round_):
                 state = tmp / f"state-{q}"  # one command line per query for both modes: one cache
@@ -61,10 +56,7 @@ def main():
 
             out.write(json.dumps(sluice(a, 0)) + "\n")  # round 0: records the cache, without options
             for r in range(1, rounds + 1):
-                row, text = run_one([str(ALONE), "--query-sql", query_sql(q), "--events", str(events), "--seed", "42"])
-                alone = json.loads(text.strip().splitlines()[-1])
-                out.write(json.dumps({"query": q, "engine": "datafusion-alone", "round": r, **row,
-                                      "engine_seconds": alone["seconds"], "records_in": alone["rows_in"]}) + "\n")
+                out.write(json.dumps(alone_row(q, events, r)) + "\n")
                 for mode in ((a, b) if r % 2 else (b, a)):
                     out.write(json.dumps(sluice(mode, r)) + "\n")
                 out.flush()
