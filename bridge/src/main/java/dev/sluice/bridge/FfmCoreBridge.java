@@ -20,12 +20,12 @@ import java.lang.invoke.MethodHandle;
  * jextract's bindings) from its symbol in the loaded library and the descriptor of the
  * jextract-shaped bindings ({@code sluice_h.NAME$descriptor()}; not {@code NAME$address()},
  * whose holder class would link a second handle, of {@code MemorySegment} parameters, that
- * nothing calls), except that every pointer
- * parameter is declared {@code JAVA_LONG}: pointers cross as raw addresses, not as
- * {@code MemorySegment}s. {@code CallShapeBenchmark} (benchmarks/README.md) measured a segment
- * argument at 1.5–3.7 ns per call over a {@code long} (the linker acquires and releases the
- * segment's scope around the call), and the call with {@code long} addresses as fast as JNI or
- * faster. Nothing checks an address on the way, as over JNI: handles pass as given (0 is C NULL).
+ * nothing calls), except that every pointer parameter is declared {@code JAVA_LONG}: pointers
+ * cross as raw addresses, not as {@code MemorySegment}s. {@code CallShapeBenchmark}
+ * (benchmarks/README.md) measured a segment argument at 1.5–3.7 ns per call over a {@code long}
+ * (the linker acquires and releases the segment's scope around the call), and the call with
+ * {@code long} addresses as fast as JNI or faster. Nothing checks an address on the way, as over
+ * JNI: handles pass as given (0 is C NULL).
  *
  * <p>Out-parameters are addresses in a small per-thread scratch segment, so a hot-path call
  * allocates nothing; strings are copied into a confined arena that stays open for the call.
