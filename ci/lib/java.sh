@@ -2,7 +2,8 @@
 # JVM flags. Order: $JAVA_HOME if it is >= 22, then the newest Java >= 22 under /usr/lib/jvm (or
 # $SLUICE_JVM_DIR). SLUICE_JAVA_KIND=jdk (the default: the scripts build, so javac is needed) or
 # jre (only bin/java: the launcher when the JAR needs no build). Exports JAVA_HOME and PATH;
-# defines SLUICE_JVM_FLAGS. The java on PATH is not used: it is often an older default.
+# defines SLUICE_JVM_FLAGS and SLUICE_JAVA_MAJOR (the Java's feature version). The java on PATH
+# is not used: it is often an older default.
 
 sluice_java_major() {
   # Prints the feature version of the java at $1/bin/java, or nothing.
@@ -58,7 +59,8 @@ export PATH="$JAVA_HOME/bin:$PATH"
 
 # The flags Arrow Java and FFM need; --sun-misc-unsafe-memory-access exists from JDK 23 on.
 SLUICE_JVM_FLAGS="--enable-native-access=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED"
-if [ "$(sluice_java_major "$JAVA_HOME")" -ge 23 ]; then
+SLUICE_JAVA_MAJOR=$(sluice_java_major "$JAVA_HOME")
+if [ "$SLUICE_JAVA_MAJOR" -ge 23 ]; then
   SLUICE_JVM_FLAGS="$SLUICE_JVM_FLAGS --sun-misc-unsafe-memory-access=allow"
   # Silences Maven's own Unsafe warning on JDK 23+.
   case "${MAVEN_OPTS:-}" in *sun-misc-unsafe*) ;; *) export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow" ;; esac
