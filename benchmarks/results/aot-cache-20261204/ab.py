@@ -8,6 +8,7 @@ picks two other modes of MODES (e.g. aot,aot-scale1).
     python3 ab.py OUT [EVENTS [ROUNDS [QUERIES]]]     (from the repository root, JAR built;
                                                         defaults 10000000, 10, q0,q1,q2,q22)
 """
+import hashlib
 import json
 import os
 import shutil
@@ -50,12 +51,31 @@ def write_pipeline(directory, q, events):
     return pipeline
 
 
-def alone_row(q, events, round_):
-    """Runs DataFusion alone on query q over the same bids; returns its row in ab.py's format."""
+def build_alone():
+    """Builds DataFusion alone from this checkout (cargo: a no-op when up to date) and returns the
+    first 12 hex digits of the binary's SHA-256, which every DataFusion-alone row records. The
+    cargo target directory is shared by every checkout and worktree, so without the build a run
+    could measure a binary left there by another tree."""
+    subprocess.run(["bash", str(ROOT / "benchmarks/peers/datafusion-alone/run.sh"), "--build"], cwd=ROOT, check=True)
+    return digest(ALONE)
+
+
+def digest(path):
+    """SHA-256 prefix of a file, read in chunks: reading it whole would leave this process ~150 MiB
+    larger, and every child forked after that would report that as its own peak RSS."""
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()[:12]
+
+
+def alone_row(q, events, round_, binary):
+    """Runs DataFusion alone (built by build_alone, whose digest is `binary`) on query q over the
+    same bids; returns its row in ab.py's format."""
     row, text = run_one([str(ALONE), "--query-sql", query_sql(q), "--events", str(events), "--seed", "42"])
+    if digest(ALONE) != binary:
+        sys.exit(f"ab.py: {ALONE} changed during the run (another build?)")
     alone = json.loads(text.strip().splitlines()[-1])
     return {"query": q, "engine": "datafusion-alone", "round": round_, **row,
-            "engine_seconds": alone["seconds"], "records_in": alone["rows_in"]}
+            "engine_seconds": alone["seconds"], "records_in": alone["rows_in"], "binary_sha256": binary}
 
 
 def run_one(command, env=None):
@@ -81,6 +101,7 @@ def main():
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 10
     queries = (sys.argv[4] if len(sys.argv) > 4 else "q0,q1,q2,q22").split(",")
     a, b = os.environ.get("AB_MODES", "aot,cds").split(",")
+    binary = build_alone()
     with tempfile.TemporaryDirectory() as tmp, out_path.open("a") as out:
         tmp = Path(tmp)
         for q in queries:
@@ -102,7 +123,7 @@ def main():
             for mode in (a, b):
                 out.write(json.dumps(sluice(mode, 0)) + "\n")  # round 0: writes the cache
             for r in range(1, rounds + 1):
-                out.write(json.dumps(alone_row(q, events, r)) + "\n")
+                out.write(json.dumps(alone_row(q, events, r, binary)) + "\n")
                 for mode in ((a, b) if r % 2 else (b, a)):
                     out.write(json.dumps(sluice(mode, r)) + "\n")
                 out.flush()

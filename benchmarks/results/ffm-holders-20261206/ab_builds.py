@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "aot-cache-20261204"))
-from ab import alone_row, run_one, write_pipeline  # noqa: E402
+from ab import alone_row, build_alone, run_one, write_pipeline  # noqa: E402
 
 
 def main():
@@ -27,6 +27,7 @@ def main():
     events = int(sys.argv[4]) if len(sys.argv) > 4 else 10_000_000
     rounds = int(sys.argv[5]) if len(sys.argv) > 5 else 10
     queries = (sys.argv[6] if len(sys.argv) > 6 else "q0,q1,q2,q22").split(",")
+    binary = build_alone()
     with tempfile.TemporaryDirectory() as tmp, out_path.open("a") as out:
         tmp = Path(tmp)
         for q in queries:
@@ -50,7 +51,7 @@ def main():
             for build in ("a", "b"):
                 out.write(json.dumps(sluice(build, 0)) + "\n")  # round 0: writes the cache
             for r in range(1, rounds + 1):
-                out.write(json.dumps(alone_row(q, events, r)) + "\n")
+                out.write(json.dumps(alone_row(q, events, r, binary)) + "\n")
                 for build in (("a", "b") if r % 2 else ("b", "a")):
                     out.write(json.dumps(sluice(build, r)) + "\n")
                 out.flush()

@@ -24,7 +24,7 @@ MODES = ({name: flags for name, _, flags in (m.partition("=") for m in os.enviro
          if os.environ.get("AB_MAPPED_MODES") else {"warm": "", "nowarm": "-Dsluice.ffm.warmUpRounds=0"})
 # The pipeline, DataFusion alone's run and the run helper, from the driver this one was adapted from.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "aot-cache-20261204"))
-from ab import alone_row, run_one, write_pipeline  # noqa: E402
+from ab import alone_row, build_alone, run_one, write_pipeline  # noqa: E402
 
 
 def main():
@@ -33,6 +33,7 @@ def main():
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 10
     queries = (sys.argv[4] if len(sys.argv) > 4 else "q0,q1,q2,q22").split(",")
     a, b = MODES
+    binary = build_alone()
     with tempfile.TemporaryDirectory() as tmp, out_path.open("a") as out:
         tmp = Path(tmp)
         for q in queries:
@@ -56,7 +57,7 @@ def main():
 
             out.write(json.dumps(sluice(a, 0)) + "\n")  # round 0: records the cache, without options
             for r in range(1, rounds + 1):
-                out.write(json.dumps(alone_row(q, events, r)) + "\n")
+                out.write(json.dumps(alone_row(q, events, r, binary)) + "\n")
                 for mode in ((a, b) if r % 2 else (b, a)):
                     out.write(json.dumps(sluice(mode, r)) + "\n")
                 out.flush()

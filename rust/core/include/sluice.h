@@ -214,6 +214,30 @@ int32_t sluice_sql_query(const char *options_json,
                          struct SluiceBatch **out_batch);
 
 /*
+ Writes the C schema of a schema of flat columns described as JSON:
+ `{"fields": [{"name": "id", "format": "l", "nullable": false, "metadata": {..}}, ..],
+ "metadata": {..}}` (formats as in the C Data Interface; metadata optional). With
+ `sluice_schema_release` it lets the host hand schemas over and take them back by reading and
+ writing memory alone, without a release callback of its own.
+
+ # Safety
+ `description_json` is NULL or a NUL-terminated string, borrowed for the call; `out_schema` is
+ NULL or points to a writable `ArrowSchema`, overwritten without releasing what was there,
+ which the caller then owns and releases once. Any thread.
+ */
+int32_t sluice_schema_build(const char *description_json, struct ArrowSchema *out_schema);
+
+/*
+ Releases the C schema at `schema`: calls its `release` unless it is NULL (already released
+ or moved), for a host that read a schema the core wrote and cannot call a C function pointer.
+
+ # Safety
+ `schema` is NULL (an invalid-argument error) or points to a valid `ArrowSchema`, released or
+ not, which no one else releases. Any thread.
+ */
+int32_t sluice_schema_release(struct ArrowSchema *schema);
+
+/*
  Imports a batch (a struct array and its schema); both are moved into the core, zero-copy.
 
  # Safety

@@ -27,7 +27,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use serde::Deserialize;
 
-use crate::cdata::{export_batch, export_schema, import_batch, import_schema};
+use crate::cdata::{build_schema, export_batch, export_schema, import_batch, import_schema, SchemaDescription};
 use crate::decode::{split_records, DecoderOptions, RecordDecoder};
 use crate::dynamic_tables::{DynamicTable, TableOptions};
 use crate::encode::{encode_records, parse_options, Encoded};
@@ -388,6 +388,49 @@ pub unsafe extern "C" fn sluice_sql_query(
         let result = run_bounded_query_with(&options.sql, &options.table, batch, options.allow_writes)?;
         // SAFETY: out_batch is NULL or writable (this function's contract).
         unsafe { write_out(out_batch, batch_handle(result)) }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas
+
+/// Writes the C schema of a schema of flat columns described as JSON:
+/// `{"fields": [{"name": "id", "format": "l", "nullable": false, "metadata": {..}}, ..],
+/// "metadata": {..}}` (formats as in the C Data Interface; metadata optional). With
+/// `sluice_schema_release` it lets the host hand schemas over and take them back by reading and
+/// writing memory alone, without a release callback of its own.
+///
+/// # Safety
+/// `description_json` is NULL or a NUL-terminated string, borrowed for the call; `out_schema` is
+/// NULL or points to a writable `ArrowSchema`, overwritten without releasing what was there,
+/// which the caller then owns and releases once. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_schema_build(description_json: *const c_char, out_schema: *mut FFI_ArrowSchema) -> i32 {
+    guard(|| {
+        // SAFETY: description_json is NULL or NUL-terminated (this function's contract).
+        let description: SchemaDescription = unsafe { options(description_json, "schema description") }?;
+        let schema = build_schema(&description)?;
+        // SAFETY: out_schema is NULL or writable (this function's contract); export_schema checks NULL.
+        unsafe { export_schema(&schema, out_schema) }
+    })
+}
+
+/// Releases the C schema at `schema`: calls its `release` unless it is NULL (already released
+/// or moved), for a host that read a schema the core wrote and cannot call a C function pointer.
+///
+/// # Safety
+/// `schema` is NULL (an invalid-argument error) or points to a valid `ArrowSchema`, released or
+/// not, which no one else releases. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_schema_release(schema: *mut FFI_ArrowSchema) -> i32 {
+    guard(|| {
+        if schema.is_null() {
+            return Err(CoreError::invalid("ArrowSchema pointer is NULL"));
+        }
+        // SAFETY: non-NULL and valid (this function's contract); from_raw moves it out and
+        // leaves the caller's copy released; dropping it calls its release once, if set.
+        drop(unsafe { FFI_ArrowSchema::from_raw(schema) });
+        Ok(())
     })
 }
 

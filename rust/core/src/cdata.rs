@@ -6,11 +6,13 @@
 // crate follows as its modules are annotated).
 #![deny(unsafe_op_in_unsafe_fn)]
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
-use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::ffi::{from_ffi_and_data_type, FFI_ArrowArray, FFI_ArrowSchema};
+use serde::Deserialize;
 
 use crate::error::{CoreError, Result};
 
@@ -135,4 +137,51 @@ pub fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     }
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     Ok(RecordBatch::try_new_with_options(schema.clone(), batch.columns().to_vec(), &options)?)
+}
+
+/// A schema of flat columns as the host describes it (`sluice_schema_build`), so that the core
+/// writes its C struct: the host then needs neither a C release callback of its own nor Arrow
+/// Java's JNI library to hand a schema over.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchemaDescription {
+    fields: Vec<FieldDescription>,
+    #[serde(default)]
+    metadata: HashMap<String, String>,
+}
+
+/// One column: its name, C Data Interface format string (`l`, `u`, `tsm:UTC`, `d:10,2`, ...),
+/// nullability and metadata.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FieldDescription {
+    name: String,
+    format: String,
+    nullable: bool,
+    #[serde(default)]
+    metadata: HashMap<String, String>,
+}
+
+/// The Arrow schema a description stands for; a format arrow-rs does not read is an error
+/// naming the column.
+pub fn build_schema(description: &SchemaDescription) -> Result<Schema> {
+    let mut fields = Vec::with_capacity(description.fields.len());
+    for field in &description.fields {
+        let unsupported = |e: String| CoreError::invalid(format!("column '{}': format '{}': {e}", field.name, field.format));
+        if field.format.contains('\0') {
+            return Err(unsupported("contains a NUL byte".into()));
+        }
+        if field.format.starts_with('+') {
+            // Nested formats need children; arrow-rs would index the missing ones.
+            return Err(unsupported("not a flat type".into()));
+        }
+        // arrow-rs reads format strings only from a C struct: one without children, name or flags.
+        let c_type = FFI_ArrowSchema::try_new(&field.format, vec![], None).map_err(|e| unsupported(e.to_string()))?;
+        let data_type = DataType::try_from(&c_type).map_err(|e| unsupported(e.to_string()))?;
+        if data_type.is_nested() || matches!(data_type, DataType::Dictionary(..)) {
+            return Err(unsupported("not a flat type".into()));
+        }
+        fields.push(Field::new(&field.name, data_type, field.nullable).with_metadata(field.metadata.clone()));
+    }
+    Ok(Schema::new_with_metadata(fields, description.metadata.clone()))
 }

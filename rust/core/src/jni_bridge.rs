@@ -191,6 +191,49 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceSqlQuer
     })
 }
 
+/// The JNI twin of [`sluice_schema_build`](crate::abi::sluice_schema_build):
+/// `JniCoreBridge.sluiceSchemaBuild`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// `description_json` is a `byte[]` reference or null; the addresses (`out_schema`) meet the `#
+/// Safety` requirements of `sluice_schema_build`, as for a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceSchemaBuild(
+    env: Env,
+    _: jclass,
+    description_json: jbyteArray,
+    out_schema: jlong,
+) -> jint {
+    glue(|| {
+        // SAFETY: `env` and `description_json` are as this function's `# Safety` requires.
+        let description_json = unsafe { CText::from_java(env, description_json) };
+        // SAFETY: the addresses meet `sluice_schema_build`'s requirements (this function's safety
+        // contract); `description_json`: NULL or a NUL-terminated copy that outlives the call.
+        unsafe { c::sluice_schema_build(description_json.as_ptr(), ptr(out_schema)) }
+    })
+}
+
+/// The JNI twin of [`sluice_schema_release`](crate::abi::sluice_schema_release):
+/// `JniCoreBridge.sluiceSchemaRelease`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// the addresses (`schema`) meet the `# Safety` requirements of `sluice_schema_release`, as for a
+/// call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceSchemaRelease(
+    _env: Env,
+    _: jclass,
+    schema: jlong,
+) -> jint {
+    glue(|| {
+        // SAFETY: the addresses meet `sluice_schema_release`'s requirements (this function's safety
+        // contract).
+        unsafe { c::sluice_schema_release(ptr(schema)) }
+    })
+}
+
 /// The JNI twin of [`sluice_batch_import`](crate::abi::sluice_batch_import):
 /// `JniCoreBridge.sluiceBatchImport`.
 ///

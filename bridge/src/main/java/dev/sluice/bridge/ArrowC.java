@@ -4,8 +4,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import org.apache.arrow.c.ArrowArray;
-import org.apache.arrow.c.ArrowSchema;
-import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -30,12 +28,21 @@ public final class ArrowC {
         return ROOT;
     }
 
-    /** Writes {@code schemas} as consecutive C schemas into {@code arena}; the core takes them. */
+    /**
+     * Writes {@code schemas} as consecutive C schemas into {@code arena} ({@link CSchemas}); the
+     * core takes them. When one cannot be written, those written before it are released.
+     */
     static MemorySegment exportSchemas(Arena arena, BufferAllocator allocator, List<Schema> schemas) {
         MemorySegment structs = arena.allocate(SCHEMA_SIZE * Math.max(1, schemas.size()), 8);
         for (int i = 0; i < schemas.size(); i++) {
-            ArrowSchema slot = ArrowSchema.wrap(structs.address() + i * SCHEMA_SIZE);
-            Data.exportSchema(allocator, schemas.get(i), null, slot);
+            try {
+                CSchemas.export(allocator, schemas.get(i), structs.asSlice(i * SCHEMA_SIZE, SCHEMA_SIZE));
+            } catch (RuntimeException | Error e) {
+                for (int j = 0; j < i; j++) {
+                    NativeCore.bridge().schemaRelease(structs.address() + j * SCHEMA_SIZE);
+                }
+                throw e;
+            }
         }
         return structs;
     }
@@ -45,11 +52,12 @@ public final class ArrowC {
         return exportSchemas(arena, allocator, List.of(schema));
     }
 
-    /** Reads a schema the core wrote with {@code writer} into a C struct. */
+    /** Reads a schema the core wrote with {@code writer} into a C struct ({@link CSchemas}). */
     public static Schema importSchema(BufferAllocator allocator, java.util.function.LongConsumer writer) {
-        try (ArrowSchema struct = ArrowSchema.allocateNew(allocator)) {
-            writer.accept(struct.memoryAddress());
-            return Data.importSchema(allocator, struct, null);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment struct = arena.allocate(SCHEMA_SIZE, 8);
+            writer.accept(struct.address());
+            return CSchemas.importAndRelease(allocator, struct);
         }
     }
 

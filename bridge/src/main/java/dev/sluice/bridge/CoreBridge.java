@@ -79,6 +79,25 @@ public interface CoreBridge {
     long sqlQuery(String optionsJson, long array, long schema);
 
     /**
+     * Writes the C schema of a schema of flat columns described as JSON:
+     * `{"fields": [{"name": "id", "format": "l", "nullable": false, "metadata": {..}}, ..],
+     * "metadata": {..}}` (formats as in the C Data Interface; metadata optional). With
+     * `sluice_schema_release` it lets the host hand schemas over and take them back by reading and
+     * writing memory alone, without a release callback of its own.
+     * <p>
+     * C function: {@code sluice_schema_build}.
+     */
+    void schemaBuild(String descriptionJson, long outSchema);
+
+    /**
+     * Releases the C schema at `schema`: calls its `release` unless it is NULL (already released
+     * or moved), for a host that read a schema the core wrote and cannot call a C function pointer.
+     * <p>
+     * C function: {@code sluice_schema_release}.
+     */
+    void schemaRelease(long schema);
+
+    /**
      * Imports a batch (a struct array and its schema); both are moved into the core, zero-copy.
      * <p>
      * C function: {@code sluice_batch_import}.

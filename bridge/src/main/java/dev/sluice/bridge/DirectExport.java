@@ -155,7 +155,7 @@ public final class DirectExport {
     /** FIXED, VARIABLE or LARGE_VARIABLE for a vector written directly, else -1. */
     private static byte layoutOf(FieldVector vector) {
         Field field = vector.getField();
-        if (format(field.getType()) == null
+        if (CFormat.of(field.getType()) == null
                 || field.getDictionary() != null
                 || !field.getChildren().isEmpty()) {
             return -1;
@@ -506,7 +506,7 @@ public final class DirectExport {
         for (int i = 0; i < n; i++) {
             Field field = schema.getFields().get(i);
             ArrowType type = field.getType();
-            String format = format(type);
+            String format = CFormat.of(type);
             if (format == null
                     || field.getDictionary() != null
                     || !field.getChildren().isEmpty()) {
@@ -524,67 +524,6 @@ public final class DirectExport {
             flags[i + 1] = field.isNullable() ? FLAG_NULLABLE : 0;
         }
         return new Plan(schema, columns, buffers, strings.toByteArray(), formatAt, nameAt, metadataAt, flags);
-    }
-
-    /** The C Data Interface format string of a flat type, or null for a type not written directly. */
-    private static String format(ArrowType type) {
-        return switch (type) {
-            case ArrowType.Int t -> {
-                String f = switch (t.getBitWidth()) {
-                    case 8 -> "c";
-                    case 16 -> "s";
-                    case 32 -> "i";
-                    case 64 -> "l";
-                    default -> null;
-                };
-                yield f == null || t.getIsSigned() ? f : f.toUpperCase(java.util.Locale.ROOT);
-            }
-            case ArrowType.FloatingPoint t ->
-                switch (t.getPrecision()) {
-                    case HALF -> "e";
-                    case SINGLE -> "f";
-                    case DOUBLE -> "g";
-                };
-            case ArrowType.Bool t -> "b";
-            case ArrowType.Utf8 t -> "u";
-            case ArrowType.LargeUtf8 t -> "U";
-            case ArrowType.Binary t -> "z";
-            case ArrowType.LargeBinary t -> "Z";
-            case ArrowType.FixedSizeBinary t -> "w:" + t.getByteWidth();
-            case ArrowType.Decimal t ->
-                "d:" + t.getPrecision() + "," + t.getScale() + (t.getBitWidth() == 128 ? "" : "," + t.getBitWidth());
-            case ArrowType.Date t ->
-                switch (t.getUnit()) {
-                    case DAY -> "tdD";
-                    case MILLISECOND -> "tdm";
-                };
-            case ArrowType.Time t ->
-                switch (t.getUnit()) {
-                    case SECOND -> t.getBitWidth() == 32 ? "tts" : null;
-                    case MILLISECOND -> t.getBitWidth() == 32 ? "ttm" : null;
-                    case MICROSECOND -> t.getBitWidth() == 64 ? "ttu" : null;
-                    case NANOSECOND -> t.getBitWidth() == 64 ? "ttn" : null;
-                };
-            case ArrowType.Timestamp t ->
-                "ts" + unit(t.getUnit()) + ":" + (t.getTimezone() == null ? "" : t.getTimezone());
-            case ArrowType.Duration t -> "tD" + unit(t.getUnit());
-            case ArrowType.Interval t ->
-                switch (t.getUnit()) {
-                    case YEAR_MONTH -> "tiM";
-                    case DAY_TIME -> "tiD";
-                    case MONTH_DAY_NANO -> "tin";
-                };
-            default -> null;
-        };
-    }
-
-    private static String unit(org.apache.arrow.vector.types.TimeUnit unit) {
-        return switch (unit) {
-            case SECOND -> "s";
-            case MILLISECOND -> "m";
-            case MICROSECOND -> "u";
-            case NANOSECOND -> "n";
-        };
     }
 
     /** Appends {@code s} NUL-terminated; returns where it starts. */

@@ -141,6 +141,18 @@ public final class FfmCoreBridge implements CoreBridge {
     }
 
     @Override
+    public void schemaBuild(String descriptionJson, long outSchema) {
+        try (Arena arena = Arena.ofConfined()) {
+            check(sluice_schema_build.call(cString(arena, descriptionJson), outSchema));
+        }
+    }
+
+    @Override
+    public void schemaRelease(long schema) {
+        check(sluice_schema_release.call(schema));
+    }
+
+    @Override
     public long batchImport(long array, long schema) {
         MemorySegment out = SCRATCH.get();
         check(sluice_batch_import.call(array, schema, out.address()));
@@ -570,6 +582,36 @@ public final class FfmCoreBridge implements CoreBridge {
         static int call(long optionsJson, long array, long schema, long outBatch) {
             try {
                 return (int) HANDLE.invokeExact(optionsJson, array, schema, outBatch);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_schema_build {
+        static final MethodHandle HANDLE =
+                downcall("sluice_schema_build", sluice_h.sluice_schema_build$descriptor());
+
+        static int call(long descriptionJson, long outSchema) {
+            try {
+                return (int) HANDLE.invokeExact(descriptionJson, outSchema);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_schema_release {
+        static final MethodHandle HANDLE =
+                downcall("sluice_schema_release", sluice_h.sluice_schema_release$descriptor());
+
+        static int call(long schema) {
+            try {
+                return (int) HANDLE.invokeExact(schema);
             } catch (RuntimeException | Error ex) {
                 throw ex;
             } catch (Throwable ex$) {

@@ -36,6 +36,8 @@ public final class JniCoreBridge implements CoreBridge {
     private static native int sluiceJniCalls(long[] out);
     private static native int sluiceSqlTableReferences(byte[] sql, long[] out);
     private static native int sluiceSqlQuery(byte[] optionsJson, long array, long schema, long[] out);
+    private static native int sluiceSchemaBuild(byte[] descriptionJson, long outSchema);
+    private static native int sluiceSchemaRelease(long schema);
     private static native int sluiceBatchImport(long array, long schema, long[] out);
     private static native int sluiceBatchExport(long batch, long outArray, long outSchema);
     private static native int sluiceBatchNumRows(long batch, long[] out);
@@ -150,6 +152,16 @@ public final class JniCoreBridge implements CoreBridge {
         long[] out = OUT.get();
         check(sluiceSqlQuery(utf8(optionsJson), array, schema, out));
         return out[0];
+    }
+
+    @Override
+    public void schemaBuild(String descriptionJson, long outSchema) {
+        check(sluiceSchemaBuild(utf8(descriptionJson), outSchema));
+    }
+
+    @Override
+    public void schemaRelease(long schema) {
+        check(sluiceSchemaRelease(schema));
     }
 
     @Override

@@ -3,15 +3,15 @@ package dev.sluice.cli;
 import dev.sluice.bridge.ArrowC;
 import dev.sluice.bridge.FfmCoreBridge;
 import dev.sluice.bridge.NativeCore;
-import org.apache.arrow.c.jni.JniLoader;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * Initializes, on a thread of its own, what a run's first pipeline needs and is slowest to set
  * up, while the main thread reads and checks the configuration: Arrow Java's {@code Schema} class
  * (its static Jackson reader, the largest when timed by hand), the native library with its
- * downcall handles, Arrow's root allocator and its C Data JNI library ({@code benchmarks/run.sh
- * startup} measures the start), and last the FFM bridge's per-batch calls ({@link
+ * downcall handles and Arrow's root allocator ({@code benchmarks/run.sh startup} measures the
+ * start; Arrow's C Data JNI library is no longer needed for flat schemas, see {@code CSchemas}),
+ * and last the FFM bridge's per-batch calls ({@link
  * FfmCoreBridge#warmUp}) unless an AOT cache's profiles make them redundant. The JVM initializes
  * a class once, whichever thread comes first, and the library is loaded under a lock: nothing is
  * done twice, the main thread at most waits.
@@ -48,7 +48,6 @@ final class Warmup {
             NativeCore.bridge();
             ArrowC.rootAllocator();
             Class.forName(Schema.class.getName(), true, Warmup.class.getClassLoader());
-            JniLoader.get().ensureLoaded();
             if (ffmRounds > 0 && NativeCore.bridge() instanceof FfmCoreBridge) {
                 // Last: the main thread needs the above first. The first batches then find the
                 // FFM calls' glue compiled instead of interpreting it (benchmarks/README.md).

@@ -705,6 +705,131 @@ public class sluice_h {
         }
     }
 
+    private static final FunctionDescriptor sluice_schema_build$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_schema_build {
+        public static final FunctionDescriptor DESC = sluice_schema_build$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_schema_build");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_schema_build(const char *description_json, struct ArrowSchema *out_schema)
+     * }
+     */
+    public static FunctionDescriptor sluice_schema_build$descriptor() {
+        return sluice_schema_build$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_schema_build(const char *description_json, struct ArrowSchema *out_schema)
+     * }
+     */
+    public static MethodHandle sluice_schema_build$handle() {
+        return sluice_schema_build.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_schema_build(const char *description_json, struct ArrowSchema *out_schema)
+     * }
+     */
+    public static MemorySegment sluice_schema_build$address() {
+        return sluice_schema_build.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_schema_build(const char *description_json, struct ArrowSchema *out_schema)
+     * }
+     */
+    public static int sluice_schema_build(MemorySegment description_json, MemorySegment out_schema) {
+        var mh$ = sluice_schema_build.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_schema_build", description_json, out_schema);
+            }
+            return (int)mh$.invokeExact(description_json, out_schema);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static final FunctionDescriptor sluice_schema_release$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_schema_release {
+        public static final FunctionDescriptor DESC = sluice_schema_release$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_schema_release");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_schema_release(struct ArrowSchema *schema)
+     * }
+     */
+    public static FunctionDescriptor sluice_schema_release$descriptor() {
+        return sluice_schema_release$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_schema_release(struct ArrowSchema *schema)
+     * }
+     */
+    public static MethodHandle sluice_schema_release$handle() {
+        return sluice_schema_release.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_schema_release(struct ArrowSchema *schema)
+     * }
+     */
+    public static MemorySegment sluice_schema_release$address() {
+        return sluice_schema_release.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_schema_release(struct ArrowSchema *schema)
+     * }
+     */
+    public static int sluice_schema_release(MemorySegment schema) {
+        var mh$ = sluice_schema_release.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_schema_release", schema);
+            }
+            return (int)mh$.invokeExact(schema);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static final FunctionDescriptor sluice_batch_import$DESC = FunctionDescriptor.of(
         sluice_h.C_INT,
         sluice_h.C_POINTER,
