@@ -98,6 +98,7 @@ public final class Lanes implements AutoCloseable {
                 stop.set(true);
             }
         }
+        lanes.get(0).stats().finished();
         if (failure.get() != null) {
             throw failure.get();
         }
