@@ -27,10 +27,7 @@ import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.complex.impl.UnionListWriter;
-import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
-import org.apache.arrow.vector.types.IntervalUnit;
-import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.util.TransferPair;
@@ -74,36 +71,7 @@ class DirectImportTest {
         allocator.close();
     }
 
-    private static final List<ArrowType> SUPPORTED = List.of(
-            new ArrowType.Int(8, true),
-            new ArrowType.Int(16, true),
-            new ArrowType.Int(32, true),
-            new ArrowType.Int(64, true),
-            new ArrowType.Int(8, false),
-            new ArrowType.Int(16, false),
-            new ArrowType.Int(32, false),
-            new ArrowType.Int(64, false),
-            new ArrowType.FloatingPoint(FloatingPointPrecision.HALF),
-            new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE),
-            new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE),
-            ArrowType.Bool.INSTANCE,
-            ArrowType.Utf8.INSTANCE,
-            ArrowType.LargeUtf8.INSTANCE,
-            ArrowType.Binary.INSTANCE,
-            ArrowType.LargeBinary.INSTANCE,
-            new ArrowType.FixedSizeBinary(3),
-            new ArrowType.Decimal(18, 3, 128),
-            new ArrowType.Decimal(40, 5, 256),
-            new ArrowType.Date(DateUnit.DAY),
-            new ArrowType.Date(DateUnit.MILLISECOND),
-            new ArrowType.Time(TimeUnit.SECOND, 32),
-            new ArrowType.Time(TimeUnit.MICROSECOND, 64),
-            new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC"),
-            new ArrowType.Timestamp(TimeUnit.NANOSECOND, null),
-            new ArrowType.Duration(TimeUnit.MILLISECOND),
-            new ArrowType.Interval(IntervalUnit.YEAR_MONTH),
-            new ArrowType.Interval(IntervalUnit.DAY_TIME),
-            new ArrowType.Interval(IntervalUnit.MONTH_DAY_NANO));
+    private static final List<ArrowType> SUPPORTED = FlatTypes.written();
 
     /** A vector of {@code type} with {@code rows} values; with {@code nulls}, every third is null. */
     private FieldVector filled(ArrowType type, int rows, boolean nulls) {
