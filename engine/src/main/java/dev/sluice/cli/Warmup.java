@@ -10,11 +10,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * up, while the main thread reads and checks the configuration: Arrow Java's {@code Schema} class
  * (its static Jackson reader, the largest when timed by hand), the native library with its
  * downcall handles and Arrow's root allocator ({@code benchmarks/run.sh startup} measures the
- * start; Arrow's C Data JNI library is no longer needed for flat schemas, see {@code CSchemas}),
- * and last the FFM bridge's per-batch calls ({@link
- * FfmCoreBridge#warmUp}) unless an AOT cache's profiles make them redundant. The JVM initializes
- * a class once, whichever thread comes first, and the library is loaded under a lock: nothing is
- * done twice, the main thread at most waits.
+ * start; schemas of flat columns no longer need Arrow's C Data JNI library, see {@code CSchemas}),
+ * and last the FFM bridge's per-batch calls ({@link FfmCoreBridge#warmUp}) unless an AOT cache's
+ * profiles make them redundant. The JVM initializes a class once, whichever thread comes first,
+ * and the library is loaded under a lock: nothing is done twice, the main thread at most waits.
  */
 final class Warmup {
 
