@@ -25,6 +25,7 @@ It understands exactly this subset and fails loudly on anything else:
   * struct X { <fields> };                     (value and pointer fields, and
                                                 function-pointer fields, whose
                                                 parameters may be named)
+  * typedef struct X { <fields> } X;           (the same, as cbindgen writes a repr(C) struct)
   * <ret> name(<params>);                      (function prototypes)
 with types void, char, int32_t, int64_t, size_t, uintptr_t, uint8_t, struct X,
 opaque handle names, a leading const, and any number of '*'.
@@ -326,15 +327,23 @@ class Parser:
 
     def typedef(self):
         self.take("typedef")
-        self.take("struct")
-        tag = self.name()
+        if self.peek(2) == "{":  # typedef struct X { <fields> } X; (cbindgen's form of a struct)
+            tag = self.struct_body()
+        else:
+            self.take("struct")
+            tag = self.name()
+            self.header.opaques.append(tag)
         alias = self.name()
         if alias != tag:
             self.fail(f"only 'typedef struct X X;' is supported, not an alias {alias} of {tag}")
         self.take(";")
-        self.header.opaques.append(alias)
 
     def struct(self):
+        self.struct_body()
+        self.take(";")
+
+    def struct_body(self):
+        """struct X { <fields> }: adds struct X to the header and returns X."""
         self.take("struct")
         name = self.name()
         self.take("{")
@@ -349,8 +358,8 @@ class Parser:
         if not fields:
             self.fail(f"struct {name} has no fields")
         self.take("}")
-        self.take(";")
         self.header.structs.append(Struct(name, tuple(fields), size=0))  # laid out by resolve()
+        return name
 
     def function_pointer(self, ret):
         self.take("(")

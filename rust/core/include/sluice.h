@@ -45,7 +45,7 @@ struct ArrowArray {
 /*
  Version of this ABI; the host refuses a library whose version differs.
  */
-#define SLUICE_ABI_VERSION 1
+#define SLUICE_ABI_VERSION 2
 
 #define SLUICE_OK 0
 
@@ -129,6 +129,24 @@ typedef struct SluiceGenerator SluiceGenerator;
  A SQL transform, planned once.
  */
 typedef struct SluiceTransform SluiceTransform;
+
+/*
+ What `sluice_transform_create` plans a transform over. A struct, not three more arguments:
+ the JVM links each new argument count of a downcall once, ~5 ms at a pipeline's start, and
+ three arguments is a count every pipeline links anyway.
+ */
+typedef struct SluiceTransformInputs {
+  /*
+   `n_schemas` consecutive schemas, in the order of the options' `inputs`, moved into the
+   core; NULL when `n_schemas` is 0.
+   */
+  struct ArrowSchema *schemas;
+  size_t n_schemas;
+  /*
+   Plugin functions the SQL may call (borrowed for the call), or NULL for none.
+   */
+  const struct SluiceFunctions *functions;
+} SluiceTransformInputs;
 
 #if defined(SLUICE_DEBUG_EXPORTS)
 /*
@@ -441,22 +459,20 @@ int32_t sluice_dynamic_table_free(struct SluiceDynamicTable *table);
 int32_t sluice_functions_free(struct SluiceFunctions *functions);
 
 /*
- Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`;
- `input_schemas` points to `n_inputs` consecutive schemas (moved into the core); `functions`
- (NULL for none) adds plugin functions the SQL may call.
+ Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`; `inputs`
+ holds one schema per input name (moved into the core) and the plugin functions the SQL may
+ call (NULL `inputs`: no inputs, no functions).
 
  # Safety
- `options_json` is NULL or a NUL-terminated string, borrowed for the call. `input_schemas` is
- NULL or points to `n_inputs` consecutive valid, unreleased `ArrowSchema`s, all moved into
- the core (the caller must not release them again, also when the call fails). `functions` is
- NULL or a live set, borrowed for the call. `out_transform`
- is NULL or writable for one pointer; the caller owns the new transform and frees it once
- with `sluice_transform_free`. Any thread.
+ `options_json` is NULL or a NUL-terminated string, borrowed for the call. `inputs` is NULL or
+ points to a readable `SluiceTransformInputs` whose `schemas` is NULL or points to `n_schemas`
+ consecutive valid, unreleased `ArrowSchema`s, all moved into the core (the caller must not
+ release them again, also when the call fails), and whose `functions` is NULL or a live set,
+ borrowed for the call. `out_transform` is NULL or writable for one pointer; the caller owns
+ the new transform and frees it once with `sluice_transform_free`. Any thread.
  */
 int32_t sluice_transform_create(const char *options_json,
-                                struct ArrowSchema *input_schemas,
-                                size_t n_inputs,
-                                const struct SluiceFunctions *functions,
+                                const struct SluiceTransformInputs *inputs,
                                 struct SluiceTransform **out_transform);
 
 /*

@@ -39,7 +39,7 @@ use crate::side_tables::SideTable;
 use crate::transform::{plan_count, run_bounded_query_with, table_references, SqlTransform};
 
 /// Version of this ABI; the host refuses a library whose version differs.
-pub const SLUICE_ABI_VERSION: i32 = 1;
+pub const SLUICE_ABI_VERSION: i32 = 2;
 
 pub const SLUICE_OK: i32 = 0;
 // The failure statuses are the discriminants of `ErrorKind` (error.rs), so a kind and its
@@ -83,6 +83,19 @@ pub struct SluiceDynamicTable {
 /// A SQL transform, planned once.
 pub struct SluiceTransform {
     transform: SqlTransform,
+}
+
+/// What `sluice_transform_create` plans a transform over. A struct, not three more arguments:
+/// the JVM links each new argument count of a downcall once, ~5 ms at a pipeline's start, and
+/// three arguments is a count every pipeline links anyway.
+#[repr(C)]
+pub struct SluiceTransformInputs {
+    /// `n_schemas` consecutive schemas, in the order of the options' `inputs`, moved into the
+    /// core; NULL when `n_schemas` is 0.
+    pub schemas: *mut FFI_ArrowSchema,
+    pub n_schemas: usize,
+    /// Plugin functions the SQL may call (borrowed for the call), or NULL for none.
+    pub functions: *const SluiceFunctions,
 }
 
 /// Decodes record slabs (JSON, CSV) of one schema.
@@ -820,26 +833,29 @@ pub unsafe extern "C" fn sluice_functions_free(functions: *mut SluiceFunctions) 
     })
 }
 
-/// Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`;
-/// `input_schemas` points to `n_inputs` consecutive schemas (moved into the core); `functions`
-/// (NULL for none) adds plugin functions the SQL may call.
+/// Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`; `inputs`
+/// holds one schema per input name (moved into the core) and the plugin functions the SQL may
+/// call (NULL `inputs`: no inputs, no functions).
 ///
 /// # Safety
-/// `options_json` is NULL or a NUL-terminated string, borrowed for the call. `input_schemas` is
-/// NULL or points to `n_inputs` consecutive valid, unreleased `ArrowSchema`s, all moved into
-/// the core (the caller must not release them again, also when the call fails). `functions` is
-/// NULL or a live set, borrowed for the call. `out_transform`
-/// is NULL or writable for one pointer; the caller owns the new transform and frees it once
-/// with `sluice_transform_free`. Any thread.
+/// `options_json` is NULL or a NUL-terminated string, borrowed for the call. `inputs` is NULL or
+/// points to a readable `SluiceTransformInputs` whose `schemas` is NULL or points to `n_schemas`
+/// consecutive valid, unreleased `ArrowSchema`s, all moved into the core (the caller must not
+/// release them again, also when the call fails), and whose `functions` is NULL or a live set,
+/// borrowed for the call. `out_transform` is NULL or writable for one pointer; the caller owns
+/// the new transform and frees it once with `sluice_transform_free`. Any thread.
 #[no_mangle]
 pub unsafe extern "C" fn sluice_transform_create(
     options_json: *const c_char,
-    input_schemas: *mut FFI_ArrowSchema,
-    n_inputs: usize,
-    functions: *const SluiceFunctions,
+    inputs: *const SluiceTransformInputs,
     out_transform: *mut *mut SluiceTransform,
 ) -> i32 {
     guard(|| {
+        // SAFETY: inputs is NULL or readable (this function's contract).
+        let (input_schemas, n_inputs, functions) = match unsafe { inputs.as_ref() } {
+            Some(inputs) => (inputs.schemas, inputs.n_schemas, inputs.functions),
+            None => (std::ptr::null_mut(), 0, std::ptr::null()),
+        };
         // Take every schema first, so all are released whatever fails below.
         let schemas: Vec<Result<SchemaRef>> = if input_schemas.is_null() {
             Vec::new()
@@ -1445,5 +1461,28 @@ mod tests {
         let sql = CString::new("SELEC nonsense").unwrap();
         let mut out = std::ptr::null_mut();
         assert_eq!(unsafe { sluice_sql_table_references(sql.as_ptr(), &mut out) }, SLUICE_ERR_PLAN);
+    }
+
+    #[test]
+    fn transform_inputs_are_counted_against_the_input_names() {
+        let schema = arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("x", arrow::datatypes::DataType::Int64, false)]);
+        let create = |options: &str, inputs: *const SluiceTransformInputs| {
+            let options = CString::new(options).unwrap();
+            let mut transform = std::ptr::null_mut();
+            let status = unsafe { sluice_transform_create(options.as_ptr(), inputs, &mut transform) };
+            unsafe { sluice_transform_free(transform) };
+            status
+        };
+        // NULL inputs: no schemas and no functions.
+        assert_eq!(create(r#"{"sql": "SELECT x FROM s", "inputs": ["s"]}"#, std::ptr::null()), SLUICE_ERR_INVALID_ARGUMENT);
+        assert!(last_error().contains("1 input names but 0 schemas"), "{}", last_error());
+        // One schema for two names: refused (the core takes and releases the schema all the same).
+        let mut one = FFI_ArrowSchema::try_from(&schema).unwrap();
+        let inputs = SluiceTransformInputs { schemas: &mut one, n_schemas: 1, functions: std::ptr::null() };
+        assert_eq!(create(r#"{"sql": "SELECT x FROM s", "inputs": ["s", "t"]}"#, &inputs), SLUICE_ERR_INVALID_ARGUMENT);
+        assert!(last_error().contains("2 input names but 1 schemas"), "{}", last_error());
+        let mut one = FFI_ArrowSchema::try_from(&schema).unwrap();
+        let inputs = SluiceTransformInputs { schemas: &mut one, n_schemas: 1, functions: std::ptr::null() };
+        assert_eq!(create(r#"{"sql": "SELECT x + 1 AS y FROM s", "inputs": ["s"]}"#, &inputs), SLUICE_OK);
     }
 }

@@ -641,16 +641,14 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceFunctio
 /// # Safety
 /// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
 /// `options_json` is a `byte[]` reference or null; `out` is a `long[]` of at least 1 element or
-/// null; the addresses (`input_schemas`, `functions`) meet the `# Safety` requirements of
-/// `sluice_transform_create`, as for a call over FFM.
+/// null; the addresses (`inputs`) meet the `# Safety` requirements of `sluice_transform_create`, as
+/// for a call over FFM.
 #[no_mangle]
 pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceTransformCreate(
     env: Env,
     _: jclass,
     options_json: jbyteArray,
-    input_schemas: jlong,
-    n_inputs: jlong,
-    functions: jlong,
+    inputs: jlong,
     out: jlongArray,
 ) -> jint {
     glue(|| {
@@ -663,9 +661,7 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceTransfo
         let status = unsafe {
             c::sluice_transform_create(
                 options_json.as_ptr(),
-                ptr(input_schemas),
-                n_inputs as usize,
-                ptr(functions),
+                ptr(inputs),
                 &mut out_transform,
             )
         };

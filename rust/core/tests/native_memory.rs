@@ -324,7 +324,8 @@ unsafe fn create_transform(sql: &str, input: &SchemaRef, side: Option<&std::path
     let options = CString::new(serde_json::json!({"sql": sql, "inputs": ["s"], "tables": tables}).to_string()).unwrap();
     let mut schema = FFI_ArrowSchema::try_from(input.as_ref()).unwrap();
     let mut transform = std::ptr::null_mut();
-    ok(sluice_transform_create(options.as_ptr(), &mut schema, 1, std::ptr::null(), &mut transform));
+    let inputs = SluiceTransformInputs { schemas: &mut schema, n_schemas: 1, functions: std::ptr::null() };
+    ok(sluice_transform_create(options.as_ptr(), &inputs, &mut transform));
     transform
 }
 

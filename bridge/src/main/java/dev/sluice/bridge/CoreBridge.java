@@ -242,13 +242,13 @@ public interface CoreBridge {
     void functionsFree(long functions);
 
     /**
-     * Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`;
-     * `input_schemas` points to `n_inputs` consecutive schemas (moved into the core); `functions`
-     * (NULL for none) adds plugin functions the SQL may call.
+     * Plans a SQL transform. `options_json` is `{"sql": "...", "inputs": ["name", ...]}`; `inputs`
+     * holds one schema per input name (moved into the core) and the plugin functions the SQL may
+     * call (NULL `inputs`: no inputs, no functions).
      * <p>
      * C function: {@code sluice_transform_create}.
      */
-    long transformCreate(String optionsJson, long inputSchemas, long nInputs, long functions);
+    long transformCreate(String optionsJson, long inputs);
 
     /**
      * Writes the schema of the transform's output batches to `out_schema`.

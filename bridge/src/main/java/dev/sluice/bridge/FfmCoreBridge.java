@@ -253,10 +253,10 @@ public final class FfmCoreBridge implements CoreBridge {
     }
 
     @Override
-    public long transformCreate(String optionsJson, long inputSchemas, long nInputs, long functions) {
+    public long transformCreate(String optionsJson, long inputs) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = SCRATCH.get();
-            check(sluice_transform_create.call(cString(arena, optionsJson), inputSchemas, nInputs, functions, out.address()));
+            check(sluice_transform_create.call(cString(arena, optionsJson), inputs, out.address()));
             return out.get(JAVA_LONG, 0);
         }
     }
@@ -864,9 +864,9 @@ public final class FfmCoreBridge implements CoreBridge {
         static final MethodHandle HANDLE =
                 downcall("sluice_transform_create", sluice_h.sluice_transform_create$descriptor());
 
-        static int call(long optionsJson, long inputSchemas, long nInputs, long functions, long outTransform) {
+        static int call(long optionsJson, long inputs, long outTransform) {
             try {
-                return (int) HANDLE.invokeExact(optionsJson, inputSchemas, nInputs, functions, outTransform);
+                return (int) HANDLE.invokeExact(optionsJson, inputs, outTransform);
             } catch (RuntimeException | Error ex) {
                 throw ex;
             } catch (Throwable ex$) {

@@ -54,7 +54,7 @@ public final class JniCoreBridge implements CoreBridge {
     private static native int sluiceDynamicTableForget(long table, byte[] keysJson);
     private static native int sluiceDynamicTableFree(long table);
     private static native int sluiceFunctionsFree(long functions);
-    private static native int sluiceTransformCreate(byte[] optionsJson, long inputSchemas, long nInputs, long functions, long[] out);
+    private static native int sluiceTransformCreate(byte[] optionsJson, long inputs, long[] out);
     private static native int sluiceTransformOutputSchema(long transform, long outSchema);
     private static native int sluiceTransformPush(long transform, long input, long array);
     private static native int sluiceTransformPushBatch(long transform, long input, long batch);
@@ -259,9 +259,9 @@ public final class JniCoreBridge implements CoreBridge {
     }
 
     @Override
-    public long transformCreate(String optionsJson, long inputSchemas, long nInputs, long functions) {
+    public long transformCreate(String optionsJson, long inputs) {
         long[] out = OUT.get();
-        check(sluiceTransformCreate(utf8(optionsJson), inputSchemas, nInputs, functions, out));
+        check(sluiceTransformCreate(utf8(optionsJson), inputs, out));
         return out[0];
     }
 

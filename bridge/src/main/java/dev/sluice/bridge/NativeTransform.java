@@ -19,6 +19,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class NativeTransform extends NativeHandle {
 
+    private static final long INPUTS_SIZE = dev.sluice.ffm.SluiceTransformInputs.sizeof();
+    private static final long INPUTS_SCHEMAS = dev.sluice.ffm.SluiceTransformInputs.schemas$offset();
+    private static final long INPUTS_N_SCHEMAS = dev.sluice.ffm.SluiceTransformInputs.n_schemas$offset();
+    private static final long INPUTS_FUNCTIONS = dev.sluice.ffm.SluiceTransformInputs.functions$offset();
+
     private final BufferAllocator allocator;
     private final Schema outputSchema;
     /** One C struct reused for every push of a Java batch: the core moves its content out. */
@@ -79,13 +84,14 @@ public final class NativeTransform extends NativeHandle {
         }
         String options = Json.object(fields);
         try (Arena arena = Arena.ofConfined()) {
-            var schemas = ArrowC.exportSchemas(arena, allocator, inputSchemas);
-            long handle = core().transformCreate(
-                            options,
-                            schemas.address(),
-                            inputSchemas.size(),
-                            functions == null ? 0 : functions.handle());
-            return new NativeTransform(handle, allocator);
+            MemorySegment inputs = arena.allocate(INPUTS_SIZE, 8); // struct SluiceTransformInputs
+            inputs.set(
+                    ValueLayout.JAVA_LONG,
+                    INPUTS_SCHEMAS,
+                    ArrowC.exportSchemas(arena, allocator, inputSchemas).address());
+            inputs.set(ValueLayout.JAVA_LONG, INPUTS_N_SCHEMAS, inputSchemas.size());
+            inputs.set(ValueLayout.JAVA_LONG, INPUTS_FUNCTIONS, functions == null ? 0 : functions.handle());
+            return new NativeTransform(core().transformCreate(options, inputs.address()), allocator);
         }
     }
 

@@ -106,11 +106,11 @@ public class sluice_h {
         return ARROW_FLAG_MAP_KEYS_SORTED;
     }
 
-    private static final int SLUICE_ABI_VERSION = 1;
+    private static final int SLUICE_ABI_VERSION = 2;
 
     /**
      * {@snippet lang=c :
-     * #define SLUICE_ABI_VERSION 1
+     * #define SLUICE_ABI_VERSION 2
      * }
      */
     public static int SLUICE_ABI_VERSION() {
@@ -1851,8 +1851,6 @@ public class sluice_h {
         sluice_h.C_INT,
         sluice_h.C_POINTER,
         sluice_h.C_POINTER,
-        sluice_h.C_LONG,
-        sluice_h.C_POINTER,
         sluice_h.C_POINTER
     );
 
@@ -1867,7 +1865,7 @@ public class sluice_h {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, const struct SluiceFunctions *functions, struct SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, const struct SluiceTransformInputs *inputs, struct SluiceTransform **out_transform)
      * }
      */
     public static FunctionDescriptor sluice_transform_create$descriptor() {
@@ -1877,7 +1875,7 @@ public class sluice_h {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, const struct SluiceFunctions *functions, struct SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, const struct SluiceTransformInputs *inputs, struct SluiceTransform **out_transform)
      * }
      */
     public static MethodHandle sluice_transform_create$handle() {
@@ -1887,7 +1885,7 @@ public class sluice_h {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, const struct SluiceFunctions *functions, struct SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, const struct SluiceTransformInputs *inputs, struct SluiceTransform **out_transform)
      * }
      */
     public static MemorySegment sluice_transform_create$address() {
@@ -1896,16 +1894,16 @@ public class sluice_h {
 
     /**
      * {@snippet lang=c :
-     * int32_t sluice_transform_create(const char *options_json, struct ArrowSchema *input_schemas, size_t n_inputs, const struct SluiceFunctions *functions, struct SluiceTransform **out_transform)
+     * int32_t sluice_transform_create(const char *options_json, const struct SluiceTransformInputs *inputs, struct SluiceTransform **out_transform)
      * }
      */
-    public static int sluice_transform_create(MemorySegment options_json, MemorySegment input_schemas, long n_inputs, MemorySegment functions, MemorySegment out_transform) {
+    public static int sluice_transform_create(MemorySegment options_json, MemorySegment inputs, MemorySegment out_transform) {
         var mh$ = sluice_transform_create.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("sluice_transform_create", options_json, input_schemas, n_inputs, functions, out_transform);
+                traceDowncall("sluice_transform_create", options_json, inputs, out_transform);
             }
-            return (int)mh$.invokeExact(options_json, input_schemas, n_inputs, functions, out_transform);
+            return (int)mh$.invokeExact(options_json, inputs, out_transform);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
