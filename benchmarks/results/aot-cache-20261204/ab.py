@@ -26,6 +26,9 @@ MODES = {
     "aot-scale1": ("on", "-XX:CompileThresholdScaling=1", []),  # the JIT's default thresholds
     "aot-jni": ("on", "", ["--bridge=jni"]),
     "aot-nowarm": ("on", "-Dsluice.ffm.warmUpRounds=0", []),  # without FfmCoreBridge.warmUp
+    # Sluice's own methods compiled at a fifth of the launcher's thresholds (the per-batch loop's
+    # methods otherwise run interpreted until ~1 000 batches when the cache lacks their profiles)
+    "aot-sluicejit": ("on", "-XX:CompileCommand=quiet -XX:CompileCommand=CompileThresholdScaling,dev.sluice.*::*,0.2", []),
     # JDK 25's experimental eager compilation of what the cache has training profiles for
     "aot-eager": ("on", "-XX:+UnlockExperimentalVMOptions -XX:+AOTCompileEagerly", []),
     # the same turned off, once the launcher turns it on when it maps a cache
