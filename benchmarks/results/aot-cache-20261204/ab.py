@@ -28,6 +28,9 @@ MODES = {
     "aot-nowarm": ("on", "-Dsluice.ffm.warmUpRounds=0", []),  # without FfmCoreBridge.warmUp
     # Sluice's own methods compiled at a fifth of the launcher's thresholds (the per-batch loop's
     # methods otherwise run interpreted until ~1 000 batches when the cache lacks their profiles)
+    # method handles never customized (the JDK spins a LambdaForm class per handle invoked 127
+    # times from code that does not see it as a constant)
+    "aot-nocustomize": ("on", "-Djava.lang.invoke.MethodHandle.CUSTOMIZE_THRESHOLD=-1", []),
     "aot-sluicejit": ("on", "-XX:CompileCommand=quiet -XX:CompileCommand=CompileThresholdScaling,dev.sluice.*::*,0.2", []),
     # JDK 25's experimental eager compilation of what the cache has training profiles for
     "aot-eager": ("on", "-XX:+UnlockExperimentalVMOptions -XX:+AOTCompileEagerly", []),
