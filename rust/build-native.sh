@@ -19,8 +19,7 @@ out_dir=${1:?usage: build-native.sh [--test-exports|--bench] OUTPUT_DIR}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 profile=${SLUICE_CARGO_PROFILE:-release}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/sluice/cargo-target}
-command -v cargo >/dev/null || { echo "build-native.sh: cargo not found on PATH; install Rust (rustup) first" >&2; exit 1; }
-cargo build --quiet --manifest-path "$here/Cargo.toml" -p "$package" --profile "$profile" --locked
+"$here/cargo-build.sh" "$profile" --quiet -p "$package"
 lib="$CARGO_TARGET_DIR/$profile/$built"
 [ -f "$lib" ] || { echo "build-native.sh: $lib was not built" >&2; exit 1; }
 mkdir -p "$out_dir"

@@ -47,7 +47,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 echo "build.sh: cargo build --release --locked -p sluice-plugin-examples" >&2
-(cd "$workspace" && cargo build --release --locked -p sluice-plugin-examples)
+"$workspace/cargo-build.sh" release -p sluice-plugin-examples
 target_dir=$(cd "$workspace" && cargo metadata --format-version 1 --no-deps --locked |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 [[ -n "$target_dir" ]] || die "cannot find Cargo's target directory"

@@ -8,7 +8,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/sluice/cargo-target}
-command -v cargo >/dev/null || { echo "run.sh: cargo not found on PATH" >&2; exit 1; }
-cargo build --quiet --release --locked --manifest-path "$root/rust/Cargo.toml" -p nexmark-alone
+"$root/rust/cargo-build.sh" release --quiet -p nexmark-alone
 [ "${1:-}" = "--build" ] && exit 0
 exec "$CARGO_TARGET_DIR/release/nexmark-alone" "$@"
