@@ -131,9 +131,9 @@ typedef struct SluiceGenerator SluiceGenerator;
 typedef struct SluiceTransform SluiceTransform;
 
 /*
- What `sluice_transform_create` plans a transform over. A struct, not three more arguments:
- the JVM links each new argument count of a downcall once, ~5 ms at a pipeline's start, and
- three arguments is a count every pipeline links anyway.
+ What `sluice_transform_create` plans a transform over. A struct rather than three arguments:
+ the JVM links each downcall shape (argument count) once, ~5 ms at a pipeline's start, and with
+ it the call has three arguments, a shape every pipeline links anyway.
  */
 typedef struct SluiceTransformInputs {
   /*

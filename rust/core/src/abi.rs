@@ -85,9 +85,9 @@ pub struct SluiceTransform {
     transform: SqlTransform,
 }
 
-/// What `sluice_transform_create` plans a transform over. A struct, not three more arguments:
-/// the JVM links each new argument count of a downcall once, ~5 ms at a pipeline's start, and
-/// three arguments is a count every pipeline links anyway.
+/// What `sluice_transform_create` plans a transform over. A struct rather than three arguments:
+/// the JVM links each downcall shape (argument count) once, ~5 ms at a pipeline's start, and with
+/// it the call has three arguments, a shape every pipeline links anyway.
 #[repr(C)]
 pub struct SluiceTransformInputs {
     /// `n_schemas` consecutive schemas, in the order of the options' `inputs`, moved into the
