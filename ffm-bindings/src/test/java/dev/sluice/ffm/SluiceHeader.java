@@ -63,7 +63,10 @@ record SluiceHeader(
     record Struct(String name, List<Field> fields, long byteSize) {}
 
     private static final Pattern DEFINE = Pattern.compile("#define\\s+(\\w+)(?:\\s+(\\S+))?\\s*");
-    private static final Pattern STRUCT = Pattern.compile("struct\\s+(\\w+)\\s*\\{([^{}]*)}\\s*;");
+    /** struct X { fields }; or, as cbindgen writes a repr(C) struct, typedef struct X { fields } X; */
+    private static final Pattern STRUCT =
+            Pattern.compile("(typedef\\s+)?struct\\s+(\\w+)\\s*\\{([^{}]*)}\\s*(\\w*)\\s*;");
+
     private static final Pattern OPAQUE = Pattern.compile("typedef\\s+struct\\s+(\\w+)\\s+(\\w+)");
     private static final Pattern FUNCTION = Pattern.compile("(.+?)\\b(\\w+)\\s*\\((.*)\\)");
     private static final Pattern FUNCTION_POINTER =
@@ -94,14 +97,19 @@ record SluiceHeader(
         Map<String, List<String>> rawStructs = new LinkedHashMap<>(); // name -> field declarations
         Matcher struct = STRUCT.matcher(code);
         while (struct.find()) {
+            String name = struct.group(2);
+            String alias = struct.group(4);
+            if (struct.group(1) != null ? !alias.equals(name) : !alias.isEmpty()) {
+                throw new IllegalArgumentException("unsupported declaration: struct " + name + " { ... } " + alias);
+            }
             List<String> fields = new ArrayList<>();
-            for (String field : struct.group(2).split(";")) {
+            for (String field : struct.group(3).split(";")) {
                 if (!field.isBlank()) {
                     fields.add(field.strip().replaceAll("\\s+", " "));
                 }
             }
-            if (rawStructs.put(struct.group(1), fields) != null) {
-                throw new IllegalArgumentException("struct " + struct.group(1) + " is declared twice");
+            if (rawStructs.put(name, fields) != null) {
+                throw new IllegalArgumentException("struct " + name + " is declared twice");
             }
         }
         String rest = STRUCT.matcher(code).replaceAll(" ");
