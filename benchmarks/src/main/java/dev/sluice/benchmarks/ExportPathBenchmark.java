@@ -1,6 +1,7 @@
 package dev.sluice.benchmarks;
 
 import dev.sluice.bridge.ArrowC;
+import dev.sluice.bridge.CSchemaLayout;
 import dev.sluice.bridge.CoreBridge;
 import dev.sluice.bridge.DirectExport;
 import dev.sluice.bridge.NativeBatch;
@@ -90,7 +91,7 @@ public class ExportPathBenchmark {
         }
         arena = Arena.ofConfined();
         arraySlot = arena.allocate(DirectExport.ARRAY_SIZE, 8);
-        schemaSlot = arena.allocate(DirectExport.SCHEMA_SIZE, 8);
+        schemaSlot = arena.allocate(CSchemaLayout.SIZE, 8);
         arrowJavaArray = ArrowArray.allocateNew(allocator);
         arrowJavaSchema = ArrowSchema.allocateNew(allocator);
     }

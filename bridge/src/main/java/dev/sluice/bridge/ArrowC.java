@@ -16,9 +16,6 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class ArrowC {
 
-    /** Size of {@code struct ArrowSchema} in the C Data Interface. */
-    public static final long SCHEMA_SIZE = 72;
-
     private static final BufferAllocator ROOT = new RootAllocator();
 
     private ArrowC() {}
@@ -33,13 +30,13 @@ public final class ArrowC {
      * core takes them. When one cannot be written, those written before it are released.
      */
     static MemorySegment exportSchemas(Arena arena, BufferAllocator allocator, List<Schema> schemas) {
-        MemorySegment structs = arena.allocate(SCHEMA_SIZE * Math.max(1, schemas.size()), 8);
+        MemorySegment structs = arena.allocate(CSchemaLayout.SIZE * Math.max(1, schemas.size()), 8);
         for (int i = 0; i < schemas.size(); i++) {
             try {
-                CSchemas.export(allocator, schemas.get(i), structs.asSlice(i * SCHEMA_SIZE, SCHEMA_SIZE));
+                CSchemas.export(allocator, schemas.get(i), structs.asSlice(i * CSchemaLayout.SIZE, CSchemaLayout.SIZE));
             } catch (RuntimeException | Error e) {
                 for (int j = 0; j < i; j++) {
-                    NativeCore.bridge().schemaRelease(structs.address() + j * SCHEMA_SIZE);
+                    NativeCore.bridge().schemaRelease(structs.address() + j * CSchemaLayout.SIZE);
                 }
                 throw e;
             }
@@ -55,7 +52,7 @@ public final class ArrowC {
     /** Reads a schema the core wrote with {@code writer} into a C struct ({@link CSchemas}). */
     public static Schema importSchema(BufferAllocator allocator, java.util.function.LongConsumer writer) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment struct = arena.allocate(SCHEMA_SIZE, 8);
+            MemorySegment struct = arena.allocate(CSchemaLayout.SIZE, 8);
             writer.accept(struct.address());
             return CSchemas.importAndRelease(allocator, struct);
         }

@@ -30,18 +30,6 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 final class CSchemas {
 
-    private static final long SIZE = dev.sluice.ffm.ArrowSchema.sizeof();
-    private static final long FORMAT = dev.sluice.ffm.ArrowSchema.format$offset();
-    private static final long NAME = dev.sluice.ffm.ArrowSchema.name$offset();
-    private static final long METADATA = dev.sluice.ffm.ArrowSchema.metadata$offset();
-    private static final long FLAGS = dev.sluice.ffm.ArrowSchema.flags$offset();
-    private static final long N_CHILDREN = dev.sluice.ffm.ArrowSchema.n_children$offset();
-    private static final long CHILDREN = dev.sluice.ffm.ArrowSchema.children$offset();
-    private static final long DICTIONARY = dev.sluice.ffm.ArrowSchema.dictionary$offset();
-    private static final long RELEASE = dev.sluice.ffm.ArrowSchema.release$offset();
-
-    /** {@code ARROW_FLAG_NULLABLE}. */
-    private static final long NULLABLE = 2;
     /** The metadata key that makes a field an extension type, which Arrow Java's importer resolves. */
     private static final String EXTENSION_NAME = "ARROW:extension:name";
 
@@ -59,8 +47,8 @@ final class CSchemas {
 
     /** Reads the schema the core wrote into the C struct at {@code struct} and releases the struct. */
     static Schema importAndRelease(BufferAllocator allocator, MemorySegment struct) {
-        MemorySegment top = struct.reinterpret(SIZE);
-        if (top.get(JAVA_LONG, RELEASE) == 0) {
+        MemorySegment top = struct.reinterpret(CSchemaLayout.SIZE);
+        if (top.get(JAVA_LONG, CSchemaLayout.RELEASE) == 0) {
             throw new IllegalArgumentException("the ArrowSchema was released before it was read");
         }
         Schema schema;
@@ -108,11 +96,12 @@ final class CSchemas {
 
     /** The schema of a struct of flat columns, or null for anything else (Arrow Java reads it). */
     private static Schema read(MemorySegment top) {
-        if (!"+s".equals(string(top.get(JAVA_LONG, FORMAT))) || top.get(JAVA_LONG, DICTIONARY) != 0) {
+        if (!"+s".equals(string(top.get(JAVA_LONG, CSchemaLayout.FORMAT)))
+                || top.get(JAVA_LONG, CSchemaLayout.DICTIONARY) != 0) {
             return null;
         }
-        long n = top.get(JAVA_LONG, N_CHILDREN);
-        long children = top.get(JAVA_LONG, CHILDREN);
+        long n = top.get(JAVA_LONG, CSchemaLayout.N_CHILDREN);
+        long children = top.get(JAVA_LONG, CSchemaLayout.CHILDREN);
         if (n < 0 || n > Integer.MAX_VALUE || (n > 0 && children == 0)) {
             throw new IllegalArgumentException("ArrowSchema with " + n + " children at " + children);
         }
@@ -120,27 +109,29 @@ final class CSchemas {
         List<Field> fields = new ArrayList<>((int) n);
         for (int i = 0; i < n; i++) {
             MemorySegment child =
-                    MemorySegment.ofAddress(pointers.getAtIndex(JAVA_LONG, i)).reinterpret(SIZE);
+                    MemorySegment.ofAddress(pointers.getAtIndex(JAVA_LONG, i)).reinterpret(CSchemaLayout.SIZE);
             Field field = readField(child);
             if (field == null) {
                 return null;
             }
             fields.add(field);
         }
-        return new Schema(fields, metadata(top.get(JAVA_LONG, METADATA)));
+        return new Schema(fields, metadata(top.get(JAVA_LONG, CSchemaLayout.METADATA)));
     }
 
     private static Field readField(MemorySegment child) {
-        long name = child.get(JAVA_LONG, NAME);
-        if (name == 0 || child.get(JAVA_LONG, N_CHILDREN) != 0 || child.get(JAVA_LONG, DICTIONARY) != 0) {
+        long name = child.get(JAVA_LONG, CSchemaLayout.NAME);
+        if (name == 0
+                || child.get(JAVA_LONG, CSchemaLayout.N_CHILDREN) != 0
+                || child.get(JAVA_LONG, CSchemaLayout.DICTIONARY) != 0) {
             return null;
         }
-        ArrowType type = CFormat.parse(string(child.get(JAVA_LONG, FORMAT)));
-        Map<String, String> metadata = metadata(child.get(JAVA_LONG, METADATA));
+        ArrowType type = CFormat.parse(string(child.get(JAVA_LONG, CSchemaLayout.FORMAT)));
+        Map<String, String> metadata = metadata(child.get(JAVA_LONG, CSchemaLayout.METADATA));
         if (type == null || (metadata != null && metadata.containsKey(EXTENSION_NAME))) {
             return null;
         }
-        boolean nullable = (child.get(JAVA_LONG, FLAGS) & NULLABLE) != 0;
+        boolean nullable = (child.get(JAVA_LONG, CSchemaLayout.FLAGS) & CSchemaLayout.FLAG_NULLABLE) != 0;
         return new Field(string(name), new FieldType(nullable, type, null, metadata), new ArrayList<>());
     }
 

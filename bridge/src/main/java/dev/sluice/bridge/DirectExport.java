@@ -47,10 +47,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class DirectExport {
 
-    /** Sizes of {@code struct ArrowArray} and {@code struct ArrowSchema} (80 and 72 bytes). */
+    /** Size of {@code struct ArrowArray} (80 bytes; the schema's is {@link CSchemaLayout#SIZE}). */
     public static final long ARRAY_SIZE = dev.sluice.ffm.ArrowArray.sizeof();
-
-    public static final long SCHEMA_SIZE = dev.sluice.ffm.ArrowSchema.sizeof();
 
     private static final long A_LENGTH = dev.sluice.ffm.ArrowArray.length$offset();
     private static final long A_NULL_COUNT = dev.sluice.ffm.ArrowArray.null_count$offset();
@@ -62,19 +60,6 @@ public final class DirectExport {
     private static final long A_DICTIONARY = dev.sluice.ffm.ArrowArray.dictionary$offset();
     private static final long A_RELEASE = dev.sluice.ffm.ArrowArray.release$offset();
     private static final long A_PRIVATE = dev.sluice.ffm.ArrowArray.private_data$offset();
-
-    private static final long S_FORMAT = dev.sluice.ffm.ArrowSchema.format$offset();
-    private static final long S_NAME = dev.sluice.ffm.ArrowSchema.name$offset();
-    private static final long S_METADATA = dev.sluice.ffm.ArrowSchema.metadata$offset();
-    private static final long S_FLAGS = dev.sluice.ffm.ArrowSchema.flags$offset();
-    private static final long S_N_CHILDREN = dev.sluice.ffm.ArrowSchema.n_children$offset();
-    private static final long S_CHILDREN = dev.sluice.ffm.ArrowSchema.children$offset();
-    private static final long S_DICTIONARY = dev.sluice.ffm.ArrowSchema.dictionary$offset();
-    private static final long S_RELEASE = dev.sluice.ffm.ArrowSchema.release$offset();
-    private static final long S_PRIVATE = dev.sluice.ffm.ArrowSchema.private_data$offset();
-
-    /** {@code ARROW_FLAG_NULLABLE} of the C Data Interface. */
-    private static final long FLAG_NULLABLE = 2;
 
     /** Column layouts: validity + values; validity + 32-bit offsets + bytes; the same with 64-bit offsets. */
     private static final byte FIXED = 0, VARIABLE = 1, LARGE_VARIABLE = 2;
@@ -118,7 +103,7 @@ public final class DirectExport {
         writeArray(plan, root, array.reinterpret(ARRAY_SIZE));
         if (!schema.equals(MemorySegment.NULL)) {
             try {
-                writeSchema(plan, schema.reinterpret(SCHEMA_SIZE));
+                writeSchema(plan, schema.reinterpret(CSchemaLayout.SIZE));
             } catch (RuntimeException | Error e) {
                 releaseIfSet(array);
                 throw e;
@@ -183,7 +168,7 @@ public final class DirectExport {
         boolean nested = scratch.busy;
         Arena arena = nested ? Arena.ofConfined() : null;
         MemorySegment array = nested ? arena.allocate(ARRAY_SIZE, 8) : scratch.array;
-        MemorySegment schema = nested ? arena.allocate(SCHEMA_SIZE, 8) : scratch.schema;
+        MemorySegment schema = nested ? arena.allocate(CSchemaLayout.SIZE, 8) : scratch.schema;
         scratch.busy = true;
         try {
             try {
@@ -212,8 +197,8 @@ public final class DirectExport {
 
     /** Calls the {@code release} of the C ArrowSchema at {@code schema} unless it is NULL (released or moved). */
     public static void releaseSchemaIfSet(MemorySegment schema) {
-        MemorySegment struct = schema.reinterpret(SCHEMA_SIZE);
-        long release = struct.get(JAVA_LONG, S_RELEASE);
+        MemorySegment struct = schema.reinterpret(CSchemaLayout.SIZE);
+        long release = struct.get(JAVA_LONG, CSchemaLayout.RELEASE);
         if (release != 0) {
             dev.sluice.ffm.ArrowSchema.release.invoke(MemorySegment.ofAddress(release), struct);
         }
@@ -357,7 +342,7 @@ public final class DirectExport {
 
     private static void writeSchema(Plan plan, MemorySegment top) {
         int n = plan.columns.length;
-        long pointersAt = n * SCHEMA_SIZE;
+        long pointersAt = n * CSchemaLayout.SIZE;
         long stringsAt = pointersAt + 8L * n;
         Owner owner = REGISTRY.acquire();
         try {
@@ -366,7 +351,7 @@ public final class DirectExport {
             long strings = base + stringsAt;
             MemorySegment.copy(plan.strings, 0, block, JAVA_BYTE, stringsAt, plan.strings.length);
             for (int i = 0; i < n; i++) {
-                long child = i * SCHEMA_SIZE;
+                long child = i * CSchemaLayout.SIZE;
                 block.set(JAVA_LONG, pointersAt + 8L * i, base + child);
                 writeSchemaStruct(block, child, plan, i + 1, strings, 0, 0, 0);
             }
@@ -388,15 +373,15 @@ public final class DirectExport {
             long children,
             long privateData) {
         int metadata = plan.metadataAt[entry];
-        s.set(JAVA_LONG, at + S_FORMAT, strings + plan.formatAt[entry]);
-        s.set(JAVA_LONG, at + S_NAME, strings + plan.nameAt[entry]);
-        s.set(JAVA_LONG, at + S_METADATA, metadata < 0 ? 0 : strings + metadata);
-        s.set(JAVA_LONG, at + S_FLAGS, plan.flags[entry]);
-        s.set(JAVA_LONG, at + S_N_CHILDREN, nChildren);
-        s.set(JAVA_LONG, at + S_CHILDREN, children);
-        s.set(JAVA_LONG, at + S_DICTIONARY, 0);
-        s.set(JAVA_LONG, at + S_RELEASE, SCHEMA_RELEASE.address());
-        s.set(JAVA_LONG, at + S_PRIVATE, privateData);
+        s.set(JAVA_LONG, at + CSchemaLayout.FORMAT, strings + plan.formatAt[entry]);
+        s.set(JAVA_LONG, at + CSchemaLayout.NAME, strings + plan.nameAt[entry]);
+        s.set(JAVA_LONG, at + CSchemaLayout.METADATA, metadata < 0 ? 0 : strings + metadata);
+        s.set(JAVA_LONG, at + CSchemaLayout.FLAGS, plan.flags[entry]);
+        s.set(JAVA_LONG, at + CSchemaLayout.N_CHILDREN, nChildren);
+        s.set(JAVA_LONG, at + CSchemaLayout.CHILDREN, children);
+        s.set(JAVA_LONG, at + CSchemaLayout.DICTIONARY, 0);
+        s.set(JAVA_LONG, at + CSchemaLayout.RELEASE, SCHEMA_RELEASE.address());
+        s.set(JAVA_LONG, at + CSchemaLayout.PRIVATE_DATA, privateData);
     }
 
     // The release callbacks (FFM upcalls): an exception must not escape into native code.
@@ -416,12 +401,12 @@ public final class DirectExport {
 
     private static void onSchemaRelease(MemorySegment address) {
         try {
-            MemorySegment struct = address.reinterpret(SCHEMA_SIZE);
-            long token = struct.get(JAVA_LONG, S_PRIVATE);
+            MemorySegment struct = address.reinterpret(CSchemaLayout.SIZE);
+            long token = struct.get(JAVA_LONG, CSchemaLayout.PRIVATE_DATA);
             if (token != 0) {
                 REGISTRY.release(token);
             }
-            struct.set(JAVA_LONG, S_RELEASE, 0);
+            struct.set(JAVA_LONG, CSchemaLayout.RELEASE, 0);
         } catch (Throwable t) {
             reportReleaseFailure(t);
         }
@@ -521,7 +506,7 @@ public final class DirectExport {
             formatAt[i + 1] = cString(strings, format);
             nameAt[i + 1] = cString(strings, field.getName());
             metadataAt[i + 1] = metadata(strings, field.getMetadata());
-            flags[i + 1] = field.isNullable() ? FLAG_NULLABLE : 0;
+            flags[i + 1] = field.isNullable() ? CSchemaLayout.FLAG_NULLABLE : 0;
         }
         return new Plan(schema, columns, buffers, strings.toByteArray(), formatAt, nameAt, metadataAt, flags);
     }
@@ -564,9 +549,9 @@ public final class DirectExport {
         boolean busy;
 
         Scratch() {
-            MemorySegment both = Arena.ofAuto().allocate(ARRAY_SIZE + SCHEMA_SIZE, 8);
+            MemorySegment both = Arena.ofAuto().allocate(ARRAY_SIZE + CSchemaLayout.SIZE, 8);
             array = both.asSlice(0, ARRAY_SIZE);
-            schema = both.asSlice(ARRAY_SIZE, SCHEMA_SIZE);
+            schema = both.asSlice(ARRAY_SIZE, CSchemaLayout.SIZE);
         }
     }
 

@@ -352,7 +352,7 @@ class DirectExportTest {
         try (Arena arena = Arena.ofConfined();
                 VectorSchemaRoot input = filled(new Schema(supportedFields(true)), 10)) {
             MemorySegment array = arena.allocate(DirectExport.ARRAY_SIZE, 8);
-            MemorySegment schema = arena.allocate(DirectExport.SCHEMA_SIZE, 8);
+            MemorySegment schema = arena.allocate(CSchemaLayout.SIZE, 8);
             MemorySegment copy = arena.allocate(DirectExport.ARRAY_SIZE, 8);
             DirectExport.export(allocator, input, array, schema);
             assertEquals(exportsBefore + 2, DirectExport.liveExports(), "one export for the array, one for the schema");
