@@ -3,6 +3,7 @@
 //! Malformed records do not fail the batch: they come back in an error batch
 //! (index, record, error) for the caller's dead-letter policy, and the rest decode normally.
 
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use arrow::array::{ArrayRef, BinaryBuilder, Int64Builder, RecordBatch, StringBuilder};
@@ -352,8 +353,9 @@ impl FormatDecoder {
                 if let Some(guard) = guard {
                     guard.check(record).map_err(CoreError::data)?;
                 }
+                let record = surrogate_pairs_as_utf8(record);
                 let before = d.len();
-                if d.decode(record)? != record.len() {
+                if d.decode(&record)? != record.len() {
                     return Err(CoreError::data("JSON record was not fully consumed"));
                 }
                 if d.has_partial_record() {
@@ -392,6 +394,48 @@ impl FormatDecoder {
         };
         batch.ok_or_else(|| CoreError::data("no record decoded"))
     }
+}
+
+/// `record` with each escaped UTF-16 surrogate pair (`\uD840\uDC00`) written as the UTF-8 of
+/// its character, which a JSON string may hold as is. arrow-json (59.3; 60.2 too) joins the two
+/// halves with `|` where it must add, so every pair whose high half is D840 or above — U+20000
+/// up: the CJK extensions, supplementary private use — silently decodes to the character
+/// 0x10000 below it. Anything that is not a well-formed pair stays for arrow-json to refuse.
+fn surrogate_pairs_as_utf8(record: &[u8]) -> Cow<'_, [u8]> {
+    let mut rewritten: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(found) = record.get(at..).and_then(|rest| rest.iter().position(|&b| b == b'\\')) {
+        let escape = at + found;
+        // Two-byte escapes are stepped over whole, so the second backslash of `\\` starts none.
+        at = escape + 2;
+        let Some(c) = escaped_surrogate_pair(&record[escape..]) else { continue };
+        let out = rewritten.get_or_insert_with(|| Vec::with_capacity(record.len()));
+        out.extend_from_slice(&record[copied..escape]);
+        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+        at = escape + 12;
+        copied = at;
+    }
+    match rewritten {
+        None => Cow::Borrowed(record),
+        Some(mut out) => {
+            out.extend_from_slice(&record[copied..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// The character of `\uHHHH\uLLLL` at the start of `text`, if that is a high and a low surrogate.
+fn escaped_surrogate_pair(text: &[u8]) -> Option<char> {
+    let hex4 = |digits: &[u8]| -> Option<u32> { digits.iter().try_fold(0, |value, &b| Some(value * 16 + (b as char).to_digit(16)?)) };
+    if text.get(..2)? != b"\\u" || text.get(6..8)? != b"\\u" {
+        return None;
+    }
+    let (high, low) = (hex4(&text[2..6])?, hex4(text.get(8..12)?)?);
+    if !(0xD800..=0xDBFF).contains(&high) || !(0xDC00..=0xDFFF).contains(&low) {
+        return None;
+    }
+    char::from_u32(0x1_0000 + ((high - 0xD800) << 10) + (low - 0xDC00))
 }
 
 /// Fails a CSV record that holds a line break outside quotes (two rows glued together) or ends
@@ -700,6 +744,61 @@ mod tests {
         assert_eq!(index.values().to_vec(), vec![1, 3, 4]);
         let messages = errors.column(2).as_any().downcast_ref::<StringArray>().unwrap();
         assert!(!messages.value(0).is_empty());
+    }
+
+    #[test]
+    fn escaped_surrogate_pairs_decode_to_their_characters_on_every_path() {
+        // U+20000 and up were 0x10000 too low through arrow-json (found by json_fuzz).
+        let record: &[u8] = br#"{"id":1,"name":"\ud840\udc00 \uD878\uDD9A \udbff\udfff \ud83d\ude00 \\ud840\\udc00 \\\ud840\udc01"}"#;
+        let expected = "\u{20000} \u{2E19A} \u{10FFFF} \u{1F600} \\ud840\\udc00 \\\u{20001}";
+        // The flat fast path, arrow-json alone, and a schema the fast path does not take.
+        let flat = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(schema())).unwrap();
+        let with_decimal = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+            Field::new("amount", DataType::Decimal128(10, 2), true),
+        ]));
+        let general = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(with_decimal)).unwrap();
+        assert!(flat.has_fast_path() && !general.has_fast_path());
+        for decoder in [flat.clone(), flat.arrow_only(), general] {
+            let decoded = decoder.decode(&[record]).unwrap();
+            assert!(decoded.errors.is_none());
+            assert_eq!(decoded.batch.column(1).as_any().downcast_ref::<StringArray>().unwrap().value(0), expected);
+        }
+    }
+
+    #[test]
+    fn json_records_cut_short_after_a_backslash_are_dead_letters() {
+        // Reading past the end panicked in the value guard's skip of an unknown field (found by json_fuzz).
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(schema())).unwrap();
+        let cut: &[&[u8]] = &[br#"{"id":2,"name":"a\"#, br#"{"id":2,"x":"a\"#, br#"{"id":2,"x":{"y":"a\"#, br#"{"id":2,"x":["\"#, br#"{"id":2,"\"#];
+        for record in cut {
+            for decoder in [decoder.clone(), decoder.arrow_only()] {
+                let decoded = decoder.decode(&[br#"{"id":1}"#, record, br#"{"id":3}"#]).unwrap();
+                assert_eq!(decoded.batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec(), vec![1, 3]);
+                let errors = decoded.errors.expect("the cut record is a dead letter");
+                assert_eq!(errors.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec(), vec![1]);
+            }
+        }
+    }
+
+    #[test]
+    fn only_well_formed_surrogate_pairs_are_rewritten() {
+        let unchanged: &[&[u8]] = &[
+            br#"{"s":"plain"}"#,
+            br#"{"s":"\ud800"}"#,
+            br#"{"s":"\udc00\ud800"}"#,
+            br#"{"s":"\ud800\u0041"}"#,
+            br#"{"s":"\ud800\ud800"}"#,
+            br#"{"s":"\\ud800\\udc00"}"#,
+            br#"{"s":"\ud80g\udc00"}"#,
+            br#"{"s":"\ud800\udc0"#,
+            br#"\"#,
+        ];
+        for record in unchanged {
+            assert!(matches!(surrogate_pairs_as_utf8(record), Cow::Borrowed(_)), "{}", String::from_utf8_lossy(record));
+        }
+        assert_eq!(&*surrogate_pairs_as_utf8(br#"a\ud800\ud840\udc00b\ud83d\ude00"#), "a\\ud800\u{20000}b\u{1F600}".as_bytes());
     }
 
     #[test]

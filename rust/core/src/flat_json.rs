@@ -424,7 +424,8 @@ fn find_string_end(bytes: &[u8], from: usize) -> Option<(usize, bool)> {
         seen |= eight;
         at += 8;
     }
-    let end = at + bytes[at..].iter().position(|&b| b == b'"' || b == b'\\')?;
+    // `from` may be past the end (a record that ends in a backslash): no string end there.
+    let end = at + bytes.get(at..)?.iter().position(|&b| b == b'"' || b == b'\\')?;
     let non_ascii = seen & HIGHS != 0 || !bytes[at..end].is_ascii();
     Some((end, non_ascii))
 }

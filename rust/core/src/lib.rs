@@ -23,6 +23,8 @@ pub mod functions;
 #[rustfmt::skip]
 pub mod jni_bridge;
 mod jni_glue;
+#[cfg(test)]
+mod json_fuzz;
 pub mod nexmark;
 pub mod plugin_udf;
 pub mod side_tables;

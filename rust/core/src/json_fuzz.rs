@@ -1,0 +1,408 @@
+//! Differential tests of the JSON decoding paths over random records. `RecordDecoder` with the
+//! flat fast path and without it (arrow-json and the value guard) must give the same rows, the
+//! same malformed-record errors and the same good positions for every batch; and wherever
+//! serde_json reads a record the fast path decoded, its strings and integers must be the row's.
+//!
+//! Records are built from the pieces the fast path handles specially: field order, whitespace,
+//! escaped names, unknown and repeated fields, integers at their type's bounds and past them,
+//! floats of every shape, strings with escapes, surrogates, raw multi-byte and control
+//! characters, naive timestamps valid and not, nulls where the schema allows them and where it
+//! does not, and truncated records. Half the batches are clean (every record one the fast path
+//! takes), so it is exercised whatever the other half does.
+//!
+//! `SLUICE_FUZZ_BATCHES` (default 3000 per schema) and `SLUICE_FUZZ_SEED` run it longer or
+//! elsewhere: `SLUICE_FUZZ_BATCHES=300000 cargo test --release -p sluice-core json_fuzz`.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef, TimeUnit};
+
+use crate::decode::{DecoderOptions, Format, RecordDecoder};
+
+/// xorshift64*: small, seedable, and the same on every machine.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn percent(&mut self, p: u64) -> bool {
+        self.next() % 100 < p
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+
+    fn digits(&mut self, count: usize) -> String {
+        (0..count).map(|i| char::from(b'0' + if i == 0 { 1 + self.below(9) as u8 } else { self.below(10) as u8 })).collect()
+    }
+}
+
+/// Where a record may deviate from what the fast path takes (`clean` records never do).
+struct Records {
+    rng: Rng,
+    clean: bool,
+}
+
+impl Records {
+    fn whitespace(&mut self) -> &'static str {
+        if self.rng.percent(75) {
+            ""
+        } else {
+            self.rng.pick(&[" ", "\t", "\n", "\r", "  ", " \n"])
+        }
+    }
+
+    fn name(&mut self, name: &str) -> String {
+        if !self.rng.percent(5) {
+            return format!("\"{name}\"");
+        }
+        // The same name with one character written as a \u escape.
+        let at = self.rng.below(name.len());
+        let (head, tail) = name.split_at(at);
+        let mut chars = tail.chars();
+        let c = chars.next().expect("a character at a char boundary");
+        format!("\"{head}\\u{:04x}{}\"", c as u32, chars.as_str())
+    }
+
+    fn record(&mut self, schema: &Schema) -> Vec<u8> {
+        let mut members: Vec<(String, String)> = Vec::new();
+        for field in schema.fields() {
+            if !self.rng.percent(85) && (field.is_nullable() || !self.clean) {
+                continue;
+            }
+            let value = if self.rng.percent(8) && (field.is_nullable() || !self.clean) { "null".to_string() } else { self.value(field.data_type()) };
+            members.push((self.name(field.name()), value));
+        }
+        if self.rng.percent(15) {
+            let name = self.rng.pick(&["\"x\"", "\"extra_field\"", "\"\"", "\"I64\"", "\"s \""]).to_string();
+            let value = self.unknown_value(3);
+            members.push((name, value));
+        }
+        if !self.clean && self.rng.percent(3) && !members.is_empty() {
+            let repeated = members[self.rng.below(members.len())].clone();
+            members.push(repeated);
+        }
+        if self.rng.percent(30) {
+            for i in (1..members.len()).rev() {
+                members.swap(i, self.rng.below(i + 1));
+            }
+        }
+        let mut text = String::new();
+        text.push_str(self.whitespace());
+        text.push('{');
+        for (i, (name, value)) in members.iter().enumerate() {
+            if i > 0 {
+                text.push_str(self.whitespace());
+                text.push(',');
+            }
+            text.push_str(self.whitespace());
+            text.push_str(name);
+            text.push_str(self.whitespace());
+            text.push(':');
+            text.push_str(self.whitespace());
+            text.push_str(value);
+        }
+        text.push_str(self.whitespace());
+        text.push('}');
+        text.push_str(self.whitespace());
+        let mut bytes = text.into_bytes();
+        if !self.clean && self.rng.percent(2) {
+            bytes.truncate(self.rng.below(bytes.len()));
+        }
+        bytes
+    }
+
+    fn value(&mut self, data_type: &DataType) -> String {
+        match data_type {
+            DataType::Int8 => self.integer(i8::MIN.into(), i8::MAX.into()),
+            DataType::Int16 => self.integer(i16::MIN.into(), i16::MAX.into()),
+            DataType::Int32 => self.integer(i32::MIN.into(), i32::MAX.into()),
+            DataType::Int64 => self.integer(i64::MIN.into(), i64::MAX.into()),
+            DataType::UInt8 => self.integer(0, u8::MAX.into()),
+            DataType::UInt16 => self.integer(0, u16::MAX.into()),
+            DataType::UInt32 => self.integer(0, u32::MAX.into()),
+            DataType::UInt64 => self.integer(0, u64::MAX.into()),
+            DataType::Float32 | DataType::Float64 => self.float(),
+            DataType::Boolean => {
+                if self.clean || self.rng.percent(90) {
+                    self.rng.pick(&["true", "false"]).to_string()
+                } else {
+                    self.rng.pick(&["\"true\"", "1", "True", "tru"]).to_string()
+                }
+            }
+            DataType::Utf8 | DataType::LargeUtf8 => {
+                if !self.clean && self.rng.percent(2) {
+                    self.rng.pick(&["1", "true", "[\"a\"]", "{\"a\":1}"]).to_string()
+                } else {
+                    self.string()
+                }
+            }
+            DataType::Timestamp(_, None) => self.timestamp(),
+            other => unreachable!("no generator for {other}"),
+        }
+    }
+
+    /// An integer literal, mostly in `min..=max`; outside it, and in forms JSON or the exact
+    /// path refuses, unless clean.
+    fn integer(&mut self, min: i128, max: i128) -> String {
+        let in_range = |v: i128| (min..=max).contains(&v);
+        if !self.clean && self.rng.percent(10) {
+            return self.rng.pick(&["-0", "01", "1.0", "1e2", "\"12\"", "+1", "-", "1-2", "0.5", "-1"]).to_string();
+        }
+        let candidate = match self.rng.below(4) {
+            0 => self.rng.pick(&[min, max, min + 1, max - 1, 0, 1]),
+            1 if !self.clean => self.rng.pick(&[min - 1, max + 1, max * 10, min * 10 - 1]),
+            _ => {
+                let digits = 1 + self.rng.below(20);
+                let text = self.rng.digits(digits);
+                let value = text.parse::<i128>().expect("digits");
+                if min < 0 && self.rng.percent(40) {
+                    -value
+                } else {
+                    value
+                }
+            }
+        };
+        if self.clean && !in_range(candidate) {
+            return "0".to_string();
+        }
+        candidate.to_string()
+    }
+
+    fn float(&mut self) -> String {
+        if !self.clean && self.rng.percent(5) {
+            return self.rng.pick(&["NaN", "Infinity", "1e400", "-1e99999", ".5", "1.", "1e", "1.e5", "--1", "\"1.5\""]).to_string();
+        }
+        let mut text = String::new();
+        if self.rng.percent(30) {
+            text.push('-');
+        }
+        if self.rng.percent(20) {
+            text.push('0');
+        } else {
+            // Clean floats stay finite as Float32 (below 1e25 before a one-digit exponent).
+            let digits = 1 + self.rng.below(if self.clean { 15 } else { 22 });
+            text.push_str(&self.rng.digits(digits));
+        }
+        if self.rng.percent(60) {
+            text.push('.');
+            let digits = 1 + self.rng.below(20);
+            text.extend((0..digits).map(|_| char::from(b'0' + self.rng.below(10) as u8)));
+        }
+        if self.rng.percent(30) {
+            text.push(self.rng.pick(&['e', 'E']));
+            if self.rng.percent(50) {
+                text.push(self.rng.pick(&['+', '-']));
+            }
+            let digits = if self.clean { 1 } else { 1 + self.rng.below(4) };
+            text.extend((0..digits).map(|_| char::from(b'0' + self.rng.below(10) as u8)));
+        }
+        text
+    }
+
+    fn string(&mut self) -> String {
+        let mut text = String::from("\"");
+        for _ in 0..self.rng.below(40) {
+            let roll = self.rng.below(1000);
+            match roll {
+                0..=499 => text.push(char::from(b'a' + self.rng.below(26) as u8)),
+                500..=599 => text.push_str(self.rng.pick(&["\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t"])),
+                600..=679 => {
+                    let c = loop {
+                        let code = self.rng.below(0x1_0000) as u32;
+                        if let Some(c) = char::from_u32(code) {
+                            break c;
+                        }
+                    };
+                    text.push_str(&format!("\\u{:04X}", c as u32));
+                }
+                680..=709 => {
+                    let c = char::from_u32(0x1_0000 + self.rng.below(0x10_0000) as u32).expect("a supplementary character");
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        text.push_str(&format!("\\u{:04x}", unit));
+                    }
+                }
+                710..=879 => text.push(self.rng.pick(&['é', '中', '😀', 'ß', '\u{7f}', '\u{80}', '\u{10ffff}', ' ', '/'])),
+                880..=899 => text.push(char::from(self.rng.below(0x20) as u8)),
+                900..=994 => text.push(char::from(b'0' + self.rng.below(10) as u8)),
+                _ if self.clean => text.push('z'),
+                _ => text.push_str(self.rng.pick(&["\\ud800", "\\udc00", "\\x", "\\u12"])),
+            }
+        }
+        text.push('"');
+        text
+    }
+
+    fn timestamp(&mut self) -> String {
+        if self.rng.percent(10) {
+            return self.integer(i64::MIN.into(), i64::MAX.into());
+        }
+        // Clean years fit nanoseconds in an i64 (1677-09-21 to 2262-04-11).
+        let (year, month, day) = if self.clean {
+            (1700 + self.rng.below(500), 1 + self.rng.below(12), 1 + self.rng.below(28))
+        } else if self.rng.percent(80) {
+            (1600 + self.rng.below(800), 1 + self.rng.below(12), 1 + self.rng.below(28))
+        } else {
+            (self.rng.below(10_000), self.rng.below(14), self.rng.below(33))
+        };
+        let mut text = format!("\"{year:04}-{month:02}-{day:02}");
+        if self.rng.percent(80) {
+            text.push(self.rng.pick(&['T', ' ', 't']));
+            let limits = if self.clean || self.rng.percent(80) { (24, 60, 60) } else { (26, 62, 62) };
+            text.push_str(&format!("{:02}:{:02}:{:02}", self.rng.below(limits.0), self.rng.below(limits.1), self.rng.below(limits.2)));
+            if self.rng.percent(60) {
+                let digits = if self.clean { 1 + self.rng.below(9) } else { 1 + self.rng.below(10) };
+                text.push('.');
+                text.extend((0..digits).map(|_| char::from(b'0' + self.rng.below(10) as u8)));
+            }
+            if self.rng.percent(20) {
+                text.push(self.rng.pick(&['Z', 'z']));
+            } else if !self.clean && self.rng.percent(5) {
+                text.push_str("+01:00");
+            }
+        }
+        text.push('"');
+        text
+    }
+
+    /// Any JSON value, nested up to `depth`, for fields the schema does not have.
+    fn unknown_value(&mut self, depth: u32) -> String {
+        match self.rng.below(if depth == 0 { 4 } else { 6 }) {
+            0 => self.string(),
+            1 => self.float(),
+            2 => self.rng.pick(&["true", "false", "null"]).to_string(),
+            3 => self.integer(i64::MIN.into(), i64::MAX.into()),
+            4 => format!("[{}]", (0..self.rng.below(3)).map(|_| self.unknown_value(depth - 1)).collect::<Vec<_>>().join(",")),
+            _ => {
+                format!("{{{}}}", (0..self.rng.below(3)).map(|i| format!("\"k{i}\":{}", self.unknown_value(depth - 1))).collect::<Vec<_>>().join(","))
+            }
+        }
+    }
+}
+
+/// One nullable column of every type the fast path decodes, or the same with every third
+/// column not nullable.
+fn schema(every_third_required: bool) -> SchemaRef {
+    let types = [
+        ("i8", DataType::Int8),
+        ("i16", DataType::Int16),
+        ("i32", DataType::Int32),
+        ("i64", DataType::Int64),
+        ("u8", DataType::UInt8),
+        ("u16", DataType::UInt16),
+        ("u32", DataType::UInt32),
+        ("u64", DataType::UInt64),
+        ("f32", DataType::Float32),
+        ("f64", DataType::Float64),
+        ("flag", DataType::Boolean),
+        ("text", DataType::Utf8),
+        ("long_text", DataType::LargeUtf8),
+        ("ts_s", DataType::Timestamp(TimeUnit::Second, None)),
+        ("ts_ms", DataType::Timestamp(TimeUnit::Millisecond, None)),
+        ("ts_us", DataType::Timestamp(TimeUnit::Microsecond, None)),
+        ("ts_ns", DataType::Timestamp(TimeUnit::Nanosecond, None)),
+    ];
+    let fields: Vec<Field> =
+        types.into_iter().enumerate().map(|(i, (name, data_type))| Field::new(name, data_type, !(every_third_required && i % 3 == 0))).collect();
+    Arc::new(Schema::new(fields))
+}
+
+fn lossy(records: &[Vec<u8>]) -> Vec<String> {
+    records.iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect()
+}
+
+/// Where serde_json reads a record as an object, its string and Int64 members are the row's
+/// values (an independent reading of escapes, surrogates and integer text).
+fn assert_serde_agrees(batch: &RecordBatch, row: usize, record: &[u8]) {
+    let Ok(serde_json::Value::Object(members)) = serde_json::from_slice::<serde_json::Value>(record) else { return };
+    let text = batch.column_by_name("text").expect("text column").as_string::<i32>();
+    let long_text = batch.column_by_name("long_text").expect("long_text column").as_string::<i64>();
+    let i64s = batch.column_by_name("i64").expect("i64 column").as_primitive::<Int64Type>();
+    let at = |array: &dyn Array| (!array.is_null(row)).then_some(row);
+    let text_at = at(text).map(|r| text.value(r));
+    let long_text_at = at(long_text).map(|r| long_text.value(r));
+    let i64_at = at(i64s).map(|r| i64s.value(r));
+    assert_eq!(members.get("text").and_then(|v| v.as_str()), text_at, "text of {:?}", String::from_utf8_lossy(record));
+    assert_eq!(members.get("long_text").and_then(|v| v.as_str()), long_text_at, "long_text of {:?}", String::from_utf8_lossy(record));
+    assert_eq!(members.get("i64").and_then(|v| v.as_i64()), i64_at, "i64 of {:?}", String::from_utf8_lossy(record));
+}
+
+/// The first column and row where two batches of one schema differ, with its record.
+fn first_difference(fast: &RecordBatch, arrow: &RecordBatch, records: &[Vec<u8>]) -> String {
+    if fast.num_rows() != arrow.num_rows() {
+        return format!("{} rows against arrow-json's {} for {:?}", fast.num_rows(), arrow.num_rows(), lossy(records));
+    }
+    for (c, field) in fast.schema().fields().iter().enumerate() {
+        for row in 0..fast.num_rows() {
+            let (a, b) = (fast.column(c).slice(row, 1), arrow.column(c).slice(row, 1));
+            if a.as_ref() != b.as_ref() {
+                let record = records.get(row).map(|r| String::from_utf8_lossy(r).into_owned());
+                return format!("column {} row {row}: fast path {a:?}, arrow-json {b:?}; record {record:?}", field.name());
+            }
+        }
+    }
+    format!("batches differ outside their values: {fast:?} against {arrow:?}")
+}
+
+#[test]
+fn the_fast_path_decodes_random_records_as_arrow_json_does() {
+    let batches: usize = std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
+    let seed: u64 = std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5);
+    for every_third_required in [false, true] {
+        let schema = schema(every_third_required);
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(schema.clone())).unwrap();
+        assert!(decoder.has_fast_path());
+        let reference = decoder.arrow_only();
+        let flat = crate::flat_json::FlatJsonDecoder::try_new(schema.clone()).expect("a flat schema");
+        let mut records = Records { rng: Rng(seed ^ u64::from(every_third_required)), clean: false };
+        let (mut clean_batches, mut fast_clean_batches, mut checked_rows) = (0, 0, 0);
+        for _ in 0..batches {
+            records.clean = records.rng.percent(50);
+            let count = 1 + records.rng.below(12);
+            let batch: Vec<Vec<u8>> = (0..count).map(|_| records.record(&schema)).collect();
+            let slices: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
+            let took_fast_path = flat.decode(&slices).is_some();
+            if records.clean {
+                clean_batches += 1;
+                fast_clean_batches += usize::from(took_fast_path);
+            }
+            let (fast, arrow) = (decoder.decode(&slices), reference.decode(&slices));
+            let (fast, arrow) = match (fast, arrow) {
+                (Ok(fast), Ok(arrow)) => (fast, arrow),
+                (Err(fast), Err(arrow)) => {
+                    assert_eq!(fast.to_string(), arrow.to_string(), "{:?}", lossy(&batch));
+                    continue;
+                }
+                (fast, arrow) => {
+                    panic!("fast path {:?} against arrow-json {:?} for {:?}", fast.map(|d| d.batch), arrow.map(|d| d.batch), lossy(&batch))
+                }
+            };
+            if fast.batch != arrow.batch {
+                panic!("{}", first_difference(&fast.batch, &arrow.batch, &batch));
+            }
+            assert_eq!(fast.errors, arrow.errors, "errors of {:?}", lossy(&batch));
+            assert_eq!(fast.good, arrow.good, "good rows of {:?}", lossy(&batch));
+            if took_fast_path {
+                for (row, record) in batch.iter().enumerate() {
+                    assert_serde_agrees(&fast.batch, row, record);
+                    checked_rows += 1;
+                }
+            }
+        }
+        // The clean half must reach the fast path, or the comparison above proves little.
+        assert!(fast_clean_batches * 10 >= clean_batches * 9, "{fast_clean_batches} of {clean_batches} clean batches took the fast path");
+        assert!(checked_rows > 0);
+    }
+}
