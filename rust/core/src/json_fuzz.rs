@@ -1,7 +1,9 @@
-//! Differential tests of the JSON decoding paths over random records. `RecordDecoder` with the
-//! flat fast path and without it (arrow-json and the value guard) must give the same rows, the
-//! same malformed-record errors and the same good positions for every batch; and wherever
-//! serde_json reads a record the fast path decoded, its strings and integers must be the row's.
+//! Differential tests of the JSON codecs over random input. `RecordDecoder` with the flat fast
+//! path and without it (arrow-json and the value guard) must give the same rows, the same
+//! malformed-record errors and the same good positions for every batch of random records; and
+//! wherever serde_json reads a record the fast path decoded, its strings and integers must be
+//! the row's. Random batches encoded as the Kafka sink encodes them must be arrow-json's text
+//! byte for byte and decode, on either path, to the batch they came from.
 //!
 //! Records are built from the pieces the fast path handles specially: field order, whitespace,
 //! escaped names, unknown and repeated fields, integers at their type's bounds and past them,
@@ -342,14 +344,14 @@ fn assert_serde_agrees(batch: &RecordBatch, row: usize, record: &[u8]) {
 /// The first column and row where two batches of one schema differ, with its record.
 fn first_difference(fast: &RecordBatch, arrow: &RecordBatch, records: &[Vec<u8>]) -> String {
     if fast.num_rows() != arrow.num_rows() {
-        return format!("{} rows against arrow-json's {} for {:?}", fast.num_rows(), arrow.num_rows(), lossy(records));
+        return format!("{} rows against {} for {:?}", fast.num_rows(), arrow.num_rows(), lossy(records));
     }
     for (c, field) in fast.schema().fields().iter().enumerate() {
         for row in 0..fast.num_rows() {
             let (a, b) = (fast.column(c).slice(row, 1), arrow.column(c).slice(row, 1));
             if a.as_ref() != b.as_ref() {
                 let record = records.get(row).map(|r| String::from_utf8_lossy(r).into_owned());
-                return format!("column {} row {row}: fast path {a:?}, arrow-json {b:?}; record {record:?}", field.name());
+                return format!("column {} row {row}: {a:?} against {b:?}; record {record:?}", field.name());
             }
         }
     }
@@ -404,5 +406,105 @@ fn the_fast_path_decodes_random_records_as_arrow_json_does() {
         // The clean half must reach the fast path, or the comparison above proves little.
         assert!(fast_clean_batches * 10 >= clean_batches * 9, "{fast_clean_batches} of {clean_batches} clean batches took the fast path");
         assert!(checked_rows > 0);
+    }
+}
+
+/// A batch of `rows` random values of `schema`'s types (every column nullable), each value one
+/// JSON can carry back exactly: finite floats, timestamps of the years 0001–9999, any string.
+fn random_batch(rng: &mut Rng, schema: &SchemaRef, rows: usize) -> RecordBatch {
+    use arrow::array::{
+        ArrayRef, BooleanArray, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, LargeStringArray, StringArray,
+        TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray, TimestampSecondArray, UInt16Array, UInt32Array, UInt64Array,
+        UInt8Array,
+    };
+    let mut value = |rng: &mut Rng| rng.next();
+    let columns: Vec<ArrayRef> = schema
+        .fields()
+        .iter()
+        .map(|field| {
+            let present: Vec<bool> = (0..rows).map(|_| !rng.percent(10)).collect();
+            let mut values = |make: &mut dyn FnMut(&mut Rng) -> u64| present.iter().map(|&p| p.then(|| make(rng))).collect::<Vec<_>>();
+            let bits = values(&mut value);
+            // Seconds from 0001-01-01 to 9999-12-31, then the unit's fraction.
+            let instant = |bits: u64, per_second: i64| {
+                let seconds = (bits % 315_537_897_600) as i64 - 62_135_596_800;
+                seconds.saturating_mul(per_second) + ((bits >> 40) as i64 % per_second)
+            };
+            let array: ArrayRef = match field.data_type() {
+                DataType::Int8 => Arc::new(Int8Array::from_iter(bits.iter().map(|b| b.map(|b| b as i8)))),
+                DataType::Int16 => Arc::new(Int16Array::from_iter(bits.iter().map(|b| b.map(|b| b as i16)))),
+                DataType::Int32 => Arc::new(Int32Array::from_iter(bits.iter().map(|b| b.map(|b| b as i32)))),
+                DataType::Int64 => Arc::new(Int64Array::from_iter(bits.iter().map(|b| b.map(|b| b as i64)))),
+                DataType::UInt8 => Arc::new(UInt8Array::from_iter(bits.iter().map(|b| b.map(|b| b as u8)))),
+                DataType::UInt16 => Arc::new(UInt16Array::from_iter(bits.iter().map(|b| b.map(|b| b as u16)))),
+                DataType::UInt32 => Arc::new(UInt32Array::from_iter(bits.iter().map(|b| b.map(|b| b as u32)))),
+                DataType::UInt64 => Arc::new(UInt64Array::from_iter(bits.iter().copied())),
+                DataType::Float32 => {
+                    Arc::new(Float32Array::from_iter(bits.iter().map(|b| b.map(|b| f32::from_bits(b as u32)).filter(|f| f.is_finite()))))
+                }
+                DataType::Float64 => Arc::new(Float64Array::from_iter(bits.iter().map(|b| b.map(f64::from_bits).filter(|f| f.is_finite())))),
+                DataType::Boolean => Arc::new(BooleanArray::from_iter(bits.iter().map(|b| b.map(|b| b & 1 == 1)))),
+                DataType::Utf8 => Arc::new(StringArray::from_iter(bits.iter().map(|b| b.map(random_text)))),
+                DataType::LargeUtf8 => Arc::new(LargeStringArray::from_iter(bits.iter().map(|b| b.map(random_text)))),
+                DataType::Timestamp(TimeUnit::Second, None) => {
+                    Arc::new(TimestampSecondArray::from_iter(bits.iter().map(|b| b.map(|b| instant(b, 1)))))
+                }
+                DataType::Timestamp(TimeUnit::Millisecond, None) => {
+                    Arc::new(TimestampMillisecondArray::from_iter(bits.iter().map(|b| b.map(|b| instant(b, 1_000)))))
+                }
+                DataType::Timestamp(TimeUnit::Microsecond, None) => {
+                    Arc::new(TimestampMicrosecondArray::from_iter(bits.iter().map(|b| b.map(|b| instant(b, 1_000_000)))))
+                }
+                // Nanoseconds since the epoch fit an i64 only from 1677 to 2262.
+                DataType::Timestamp(TimeUnit::Nanosecond, None) => {
+                    Arc::new(TimestampNanosecondArray::from_iter(bits.iter().map(|b| b.map(|b| (b >> 1) as i64 - (1 << 62)))))
+                }
+                other => unreachable!("no generator for {other}"),
+            };
+            array
+        })
+        .collect();
+    RecordBatch::try_new(schema.clone(), columns).expect("columns of the schema's types")
+}
+
+/// Text of up to 24 characters of every kind JSON escapes or carries raw, from `bits`.
+fn random_text(bits: u64) -> String {
+    let mut rng = Rng(bits | 1);
+    (0..rng.below(24))
+        .map(|_| match rng.below(10) {
+            0..=3 => char::from(b' ' + rng.below(95) as u8),
+            4 => char::from(rng.below(0x20) as u8),
+            5 => rng.pick(&['"', '\\', '/', '\u{7f}', '\u{2028}']),
+            6 => char::from_u32(0x80 + rng.below(0xD800 - 0x80) as u32).expect("below the surrogates"),
+            7 => char::from_u32(0xE000 + rng.below(0x2000) as u32).expect("above the surrogates"),
+            _ => char::from_u32(0x1_0000 + rng.below(0x10_0000) as u32).expect("a supplementary character"),
+        })
+        .collect()
+}
+
+#[test]
+fn random_batches_come_back_from_their_json_records_unchanged() {
+    use crate::encode::{encode, encode_records, EncodeFormat, EncodeOptions};
+    let batches: usize = std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000) / 10;
+    let seed: u64 = std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5);
+    let schema = schema(false);
+    let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(schema.clone())).unwrap();
+    let mut rng = Rng(seed);
+    for _ in 0..batches {
+        let rows = 1 + rng.below(64);
+        let batch = random_batch(&mut rng, &schema, rows);
+        let options = EncodeOptions { format: EncodeFormat::Json, record_offsets: true, ..EncodeOptions::default() };
+        let encoded = encode_records(&batch, &options).unwrap();
+        // Byte for byte what arrow-json's writer gives.
+        assert_eq!(encoded.bytes, encode(&batch, &EncodeOptions::default()).unwrap());
+        let records = crate::decode::split_records(&encoded.bytes, &encoded.offsets).unwrap();
+        for decoder in [decoder.clone(), decoder.arrow_only()] {
+            let decoded = decoder.decode(&records).unwrap();
+            assert!(decoded.errors.is_none(), "{:?}", decoded.errors);
+            if decoded.batch != batch {
+                let texts: Vec<Vec<u8>> = records.iter().map(|r| r.to_vec()).collect();
+                panic!("{}", first_difference(&decoded.batch, &batch, &texts));
+            }
+        }
     }
 }
