@@ -508,3 +508,68 @@ fn random_batches_come_back_from_their_json_records_unchanged() {
         }
     }
 }
+
+/// Columns only arrow-json decodes (the flat fast path takes none of them), with random values:
+/// decimals at and below their precision, dates and zoned timestamps of the years 0001–9999,
+/// single floats, lists and structs.
+fn random_general_batch(rng: &mut Rng, rows: usize) -> RecordBatch {
+    use arrow::array::{
+        ArrayRef, Date32Array, Decimal128Array, Float32Array, Int64Array, ListArray, StringArray, StructArray, TimestampMillisecondArray,
+    };
+    use arrow::datatypes::Int64Type as Int64;
+    let present = |rng: &mut Rng| !rng.percent(10);
+    let decimal = |rng: &mut Rng, precision: u32| {
+        let digits = 1 + rng.below(precision as usize);
+        let magnitude = rng.digits(digits).parse::<i128>().expect("digits");
+        if rng.percent(40) {
+            -magnitude
+        } else {
+            magnitude
+        }
+    };
+    let d18 = Decimal128Array::from_iter((0..rows).map(|_| present(rng).then(|| decimal(rng, 18)))).with_precision_and_scale(18, 4).unwrap();
+    let d38 = Decimal128Array::from_iter((0..rows).map(|_| present(rng).then(|| decimal(rng, 38)))).with_precision_and_scale(38, 10).unwrap();
+    let days = Date32Array::from_iter((0..rows).map(|_| present(rng).then(|| rng.below(3_652_059) as i32 - 719_162)));
+    let zoned =
+        TimestampMillisecondArray::from_iter((0..rows).map(|_| present(rng).then(|| (rng.next() % 315_537_897_600_000) as i64 - 62_135_596_800_000)))
+            .with_timezone("+00:00");
+    let single = Float32Array::from_iter((0..rows).map(|_| present(rng).then(|| f32::from_bits(rng.next() as u32)).filter(|f| f.is_finite())));
+    let lists = ListArray::from_iter_primitive::<Int64, _, _>(
+        (0..rows).map(|_| present(rng).then(|| (0..rng.below(4)).map(|_| present(rng).then(|| rng.next() as i64)).collect::<Vec<_>>())),
+    );
+    let struct_fields = vec![Arc::new(Field::new("a", DataType::Int64, true)), Arc::new(Field::new("b", DataType::Utf8, true))];
+    let a = Int64Array::from_iter((0..rows).map(|_| present(rng).then(|| rng.next() as i64)));
+    let b = StringArray::from_iter((0..rows).map(|_| present(rng).then(|| random_text(rng.next()))));
+    let structs = StructArray::new(struct_fields.clone().into(), vec![Arc::new(a) as ArrayRef, Arc::new(b)], None);
+    let columns: Vec<ArrayRef> =
+        vec![Arc::new(d18), Arc::new(d38), Arc::new(days), Arc::new(zoned), Arc::new(single), Arc::new(lists), Arc::new(structs)];
+    let fields: Vec<Field> = ["d18", "d38", "day", "zoned", "single", "list", "nested"]
+        .iter()
+        .zip(&columns)
+        .map(|(name, c)| Field::new(*name, c.data_type().clone(), true))
+        .collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).expect("columns of the schema's types")
+}
+
+#[test]
+fn random_batches_of_types_only_arrow_json_decodes_come_back_unchanged() {
+    use crate::encode::{encode_records, EncodeFormat, EncodeOptions};
+    let batches: usize = std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000) / 10;
+    let seed: u64 = std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5);
+    let mut rng = Rng(seed);
+    for _ in 0..batches {
+        let rows = 1 + rng.below(32);
+        let batch = random_general_batch(&mut rng, rows);
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(batch.schema())).unwrap();
+        assert!(!decoder.has_fast_path());
+        let options = EncodeOptions { format: EncodeFormat::Json, record_offsets: true, ..EncodeOptions::default() };
+        let encoded = encode_records(&batch, &options).unwrap();
+        let records = crate::decode::split_records(&encoded.bytes, &encoded.offsets).unwrap();
+        let decoded = decoder.decode(&records).unwrap();
+        let texts: Vec<Vec<u8>> = records.iter().map(|r| r.to_vec()).collect();
+        assert!(decoded.errors.is_none(), "{:?} for {:?}", decoded.errors, lossy(&texts));
+        if decoded.batch != batch {
+            panic!("{}", first_difference(&decoded.batch, &batch, &texts));
+        }
+    }
+}
