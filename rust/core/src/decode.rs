@@ -748,7 +748,7 @@ mod tests {
 
     #[test]
     fn escaped_surrogate_pairs_decode_to_their_characters_on_every_path() {
-        // U+20000 and up were 0x10000 too low through arrow-json (found by json_fuzz).
+        // U+20000 and up were 0x10000 too low through arrow-json (found by codec_fuzz).
         let record: &[u8] = br#"{"id":1,"name":"\ud840\udc00 \uD878\uDD9A \udbff\udfff \ud83d\ude00 \\ud840\\udc00 \\\ud840\udc01"}"#;
         let expected = "\u{20000} \u{2E19A} \u{10FFFF} \u{1F600} \\ud840\\udc00 \\\u{20001}";
         // The flat fast path, arrow-json alone, and a schema the fast path does not take.
@@ -769,7 +769,7 @@ mod tests {
 
     #[test]
     fn json_records_cut_short_after_a_backslash_are_dead_letters() {
-        // Reading past the end panicked in the value guard's skip of an unknown field (found by json_fuzz).
+        // Reading past the end panicked in the value guard's skip of an unknown field (found by codec_fuzz).
         let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(schema())).unwrap();
         let cut: &[&[u8]] = &[br#"{"id":2,"name":"a\"#, br#"{"id":2,"x":"a\"#, br#"{"id":2,"x":{"y":"a\"#, br#"{"id":2,"x":["\"#, br#"{"id":2,"\"#];
         for record in cut {

@@ -12,6 +12,8 @@ pub mod abi;
 pub mod alloc_stats;
 pub mod avro;
 pub mod cdata;
+#[cfg(test)]
+mod codec_fuzz;
 pub mod decode;
 pub mod dynamic_tables;
 pub mod encode;
@@ -23,8 +25,6 @@ pub mod functions;
 #[rustfmt::skip]
 pub mod jni_bridge;
 mod jni_glue;
-#[cfg(test)]
-mod json_fuzz;
 pub mod nexmark;
 pub mod plugin_udf;
 pub mod side_tables;

@@ -3,7 +3,8 @@
 //! malformed-record errors and the same good positions for every batch of random records; and
 //! wherever serde_json reads a record the fast path decoded, its strings and integers must be
 //! the row's. Random batches encoded as the Kafka sink encodes them must be arrow-json's text
-//! byte for byte and decode, on either path, to the batch they came from.
+//! byte for byte and decode, on either path, to the batch they came from; so must batches of
+//! the types only arrow-json reads, and batches written and read as CSV (empty strings aside).
 //!
 //! Records are built from the pieces the fast path handles specially: field order, whitespace,
 //! escaped names, unknown and repeated fields, integers at their type's bounds and past them,
@@ -13,7 +14,7 @@
 //! takes), so it is exercised whatever the other half does.
 //!
 //! `SLUICE_FUZZ_BATCHES` (default 3000 per schema) and `SLUICE_FUZZ_SEED` run it longer or
-//! elsewhere: `SLUICE_FUZZ_BATCHES=300000 cargo test --release -p sluice-core json_fuzz`.
+//! elsewhere: `SLUICE_FUZZ_BATCHES=300000 cargo test --release -p sluice-core codec_fuzz`.
 
 use std::sync::Arc;
 
@@ -572,4 +573,49 @@ fn random_batches_of_types_only_arrow_json_decodes_come_back_unchanged() {
             panic!("{}", first_difference(&decoded.batch, &batch, &texts));
         }
     }
+}
+
+#[test]
+fn random_batches_come_back_from_their_csv_records_unchanged() {
+    use crate::encode::{encode_records, EncodeFormat, EncodeOptions};
+    let batches: usize = std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000) / 10;
+    let seed: u64 = std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5);
+    // arrow-csv reads no LargeUtf8.
+    let all = schema(false);
+    let schema = Arc::new(all.project(&(0..all.fields().len()).filter(|&i| all.field(i).name() != "long_text").collect::<Vec<_>>()).unwrap());
+    let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(schema.clone())).unwrap();
+    let mut rng = Rng(seed);
+    for _ in 0..batches {
+        let rows = 1 + rng.below(64);
+        let batch = random_batch(&mut rng, &schema, rows);
+        let options = EncodeOptions { format: EncodeFormat::Csv, record_offsets: true, ..EncodeOptions::default() };
+        let encoded = encode_records(&batch, &options).unwrap();
+        let records = crate::decode::split_records(&encoded.bytes, &encoded.offsets).unwrap();
+        let texts: Vec<Vec<u8>> = records.iter().map(|r| r.to_vec()).collect();
+        let decoded = decoder.decode(&records).unwrap();
+        if let Some(errors) = decoded.errors {
+            let at = errors.column(0).as_primitive::<Int64Type>().value(0) as usize;
+            panic!("record {:?}: {}", lossy(&texts[at..=at]), errors.column(2).as_string::<i32>().value(0));
+        }
+        // CSV has no null marker: an empty field is null, so an empty string comes back null.
+        let expected = empty_strings_as_nulls(&batch);
+        if decoded.batch != expected {
+            panic!("{}", first_difference(&decoded.batch, &expected, &texts));
+        }
+    }
+}
+
+/// `batch` with each empty string of its Utf8 columns made null.
+fn empty_strings_as_nulls(batch: &RecordBatch) -> RecordBatch {
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|column| match column.data_type() {
+            DataType::Utf8 => {
+                Arc::new(column.as_string::<i32>().iter().map(|v| v.filter(|v| !v.is_empty())).collect::<arrow::array::StringArray>()) as _
+            }
+            _ => column.clone(),
+        })
+        .collect();
+    RecordBatch::try_new(batch.schema(), columns).expect("the same schema")
 }
