@@ -513,7 +513,7 @@ fn random_batches_come_back_from_their_json_records_unchanged() {
 
 /// Columns only arrow-json decodes (the flat fast path takes none of them), with random values:
 /// decimals at and below their precision, dates and zoned timestamps of the years 0001–9999,
-/// single floats, lists and structs.
+/// single floats, lists, structs and binary (hex in JSON).
 fn random_general_batch(rng: &mut Rng, rows: usize) -> RecordBatch {
     use arrow::array::{
         ArrayRef, Date32Array, Decimal128Array, Float32Array, Int64Array, ListArray, StringArray, StructArray, TimestampMillisecondArray,
@@ -543,9 +543,10 @@ fn random_general_batch(rng: &mut Rng, rows: usize) -> RecordBatch {
     let a = Int64Array::from_iter((0..rows).map(|_| present(rng).then(|| rng.next() as i64)));
     let b = StringArray::from_iter((0..rows).map(|_| present(rng).then(|| random_text(rng.next()))));
     let structs = StructArray::new(struct_fields.clone().into(), vec![Arc::new(a) as ArrayRef, Arc::new(b)], None);
+    let binary = arrow::array::BinaryArray::from_iter((0..rows).map(|_| present(rng).then(|| rng.next().to_le_bytes()[..rng.below(8)].to_vec())));
     let columns: Vec<ArrayRef> =
-        vec![Arc::new(d18), Arc::new(d38), Arc::new(days), Arc::new(zoned), Arc::new(single), Arc::new(lists), Arc::new(structs)];
-    let fields: Vec<Field> = ["d18", "d38", "day", "zoned", "single", "list", "nested"]
+        vec![Arc::new(d18), Arc::new(d38), Arc::new(days), Arc::new(zoned), Arc::new(single), Arc::new(lists), Arc::new(structs), Arc::new(binary)];
+    let fields: Vec<Field> = ["d18", "d38", "day", "zoned", "single", "list", "nested", "bin"]
         .iter()
         .zip(&columns)
         .map(|(name, c)| Field::new(*name, c.data_type().clone(), true))
