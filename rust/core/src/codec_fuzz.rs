@@ -24,6 +24,16 @@ use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef, TimeUnit};
 
 use crate::decode::{DecoderOptions, Format, RecordDecoder};
 
+/// Random batches per test: `SLUICE_FUZZ_BATCHES`, 3000 by default.
+fn fuzz_batches() -> usize {
+    std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000)
+}
+
+/// The random generator's seed: `SLUICE_FUZZ_SEED`, a fixed one by default.
+fn fuzz_seed() -> u64 {
+    std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5)
+}
+
 /// xorshift64*: small, seedable, and the same on every machine.
 struct Rng(u64);
 
@@ -362,8 +372,7 @@ fn first_difference(fast: &RecordBatch, arrow: &RecordBatch, records: &[Vec<u8>]
 
 #[test]
 fn the_fast_path_decodes_random_records_as_arrow_json_does() {
-    let batches: usize = std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
-    let seed: u64 = std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5);
+    let (batches, seed) = (fuzz_batches(), fuzz_seed());
     for every_third_required in [false, true] {
         let schema = schema(every_third_required);
         let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(schema.clone())).unwrap();
@@ -487,8 +496,8 @@ fn random_text(bits: u64) -> String {
 #[test]
 fn random_batches_come_back_from_their_json_records_unchanged() {
     use crate::encode::{encode, encode_records, EncodeFormat, EncodeOptions};
-    let batches: usize = std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000) / 10;
-    let seed: u64 = std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5);
+    // Each of these batches is encoded and decoded: a tenth as many.
+    let (batches, seed) = (fuzz_batches() / 10, fuzz_seed());
     let schema = schema(false);
     let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(schema.clone())).unwrap();
     let mut rng = Rng(seed);
@@ -557,8 +566,8 @@ fn random_general_batch(rng: &mut Rng, rows: usize) -> RecordBatch {
 #[test]
 fn random_batches_of_types_only_arrow_json_decodes_come_back_unchanged() {
     use crate::encode::{encode_records, EncodeFormat, EncodeOptions};
-    let batches: usize = std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000) / 10;
-    let seed: u64 = std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5);
+    // Each of these batches is encoded and decoded: a tenth as many.
+    let (batches, seed) = (fuzz_batches() / 10, fuzz_seed());
     let mut rng = Rng(seed);
     for _ in 0..batches {
         let rows = 1 + rng.below(32);
@@ -580,8 +589,8 @@ fn random_batches_of_types_only_arrow_json_decodes_come_back_unchanged() {
 #[test]
 fn random_batches_come_back_from_their_csv_records_unchanged() {
     use crate::encode::{encode_records, EncodeFormat, EncodeOptions};
-    let batches: usize = std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000) / 10;
-    let seed: u64 = std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5);
+    // Each of these batches is encoded and decoded: a tenth as many.
+    let (batches, seed) = (fuzz_batches() / 10, fuzz_seed());
     // arrow-csv reads no LargeUtf8.
     let all = schema(false);
     let schema = Arc::new(all.project(&(0..all.fields().len()).filter(|&i| all.field(i).name() != "long_text").collect::<Vec<_>>()).unwrap());
@@ -625,8 +634,8 @@ fn empty_strings_as_nulls(batch: &RecordBatch) -> RecordBatch {
 #[test]
 fn random_batches_come_back_from_their_avro_records_unchanged() {
     use crate::avro::{encode, AvroFraming, AvroReader};
-    let batches: usize = std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000) / 10;
-    let seed: u64 = std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5);
+    // Each of these batches is encoded and decoded: a tenth as many.
+    let (batches, seed) = (fuzz_batches() / 10, fuzz_seed());
     // Avro has no unsigned 64-bit type: arrow-avro refuses UInt64 values past i64::MAX (with an error).
     let all = schema(false);
     let schema = Arc::new(all.project(&(0..all.fields().len()).filter(|&i| all.field(i).name() != "u64").collect::<Vec<_>>()).unwrap());
