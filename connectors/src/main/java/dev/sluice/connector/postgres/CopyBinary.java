@@ -1,9 +1,6 @@
 package dev.sluice.connector.postgres;
 
 import java.nio.charset.StandardCharsets;
-import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
 import java.util.HexFormat;
 import org.apache.arrow.vector.BaseIntVector;
 import org.apache.arrow.vector.BitVector;
@@ -115,8 +112,7 @@ final class CopyBinary {
             case TIMESTAMP, TIMESTAMPTZ -> {
                 TimeStampVector v = (TimeStampVector) vector;
                 TimeUnit unit = ((ArrowType.Timestamp) v.getField().getType()).getUnit();
-                yield (row, out) ->
-                        out.putInt64(Math.subtractExact(CopyEncoder.micros(v.get(row), unit), EPOCH_MICROS));
+                yield (row, out) -> out.putInt64(Math.subtractExact(PgTypes.micros(v.get(row), unit), EPOCH_MICROS));
             }
         };
     }
@@ -132,16 +128,8 @@ final class CopyBinary {
             case BOOL -> data[at] != 0 ? "t" : "f";
             case TEXT -> new String(data, at, length, StandardCharsets.UTF_8);
             case BYTEA -> "\\x" + HexFormat.of().formatHex(data, at, at + length);
-            case DATE ->
-                LocalDate.ofEpochDay((long) int32(data, at) + EPOCH_DAYS).toString();
-            case TIMESTAMP, TIMESTAMPTZ -> {
-                long micros = int64(data, at) + EPOCH_MICROS;
-                LocalDateTime time = LocalDateTime.ofEpochSecond(
-                        Math.floorDiv(micros, 1_000_000L),
-                        (int) Math.floorMod(micros, 1_000_000L) * 1_000,
-                        ZoneOffset.UTC);
-                yield form == Form.TIMESTAMPTZ ? time + "+00" : time.toString();
-            }
+            case DATE -> PgTypes.date((long) int32(data, at) + EPOCH_DAYS);
+            case TIMESTAMP, TIMESTAMPTZ -> PgTypes.timestamp(int64(data, at) + EPOCH_MICROS, form == Form.TIMESTAMPTZ);
         };
     }
 

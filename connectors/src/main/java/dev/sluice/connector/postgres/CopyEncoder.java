@@ -1,7 +1,6 @@
 package dev.sluice.connector.postgres;
 
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
+import java.time.DateTimeException;
 import java.util.List;
 import java.util.function.IntFunction;
 import org.apache.arrow.vector.BaseIntVector;
@@ -16,6 +15,7 @@ import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
 
 /**
  * Writes rows of Arrow vectors into {@link CopyRows}, in COPY's binary format when every column
@@ -30,6 +30,26 @@ final class CopyEncoder {
     /** Writes one non-null value of a bound vector. */
     interface ValueWriter {
         void write(int row, CopyRows out);
+    }
+
+    /**
+     * A value no PostgreSQL column of its type can take, found while encoding (a timestamp or
+     * interval past 64 bits of microseconds, a time of day past midnight): the row is refused like
+     * one the table refuses, never written as another value.
+     */
+    static final class UnwritableValue extends IllegalArgumentException {
+        final String column;
+        final String reason;
+
+        UnwritableValue(Field field, RuntimeException cause) {
+            this(field.getName(), "out of range for " + PgTypes.pgType(field) + " (" + cause.getMessage() + ")", cause);
+        }
+
+        private UnwritableValue(String column, String reason, RuntimeException cause) {
+            super("column " + column + ": " + reason, cause);
+            this.column = column;
+            this.reason = reason;
+        }
     }
 
     private final int[] inputIndex;
@@ -87,12 +107,16 @@ final class CopyEncoder {
         return false;
     }
 
-    /** Appends {@code row}: one line, or one tuple. */
+    /**
+     * Appends {@code row}: one line, or one tuple. Throws {@link UnwritableValue} with nothing of
+     * the row appended when one of its values cannot be written.
+     */
     void append(int row, byte op, long position, CopyRows out) {
         if (forms != null) {
             appendBinary(row, op, position, out);
             return;
         }
+        int rowStart = out.mark();
         long keyHash = 0x9E3779B97F4A7C15L;
         for (int c = 0; c < vectors.length; c++) {
             if (c > 0) {
@@ -103,7 +127,7 @@ final class CopyEncoder {
                 out.put((byte) '\\');
                 out.put((byte) 'N');
             } else {
-                writers[c].write(row, out);
+                write(c, row, out, rowStart);
             }
             if (isKey[c]) {
                 keyHash = hash(keyHash, out.bytes(), start, out.mark());
@@ -114,6 +138,7 @@ final class CopyEncoder {
     }
 
     private void appendBinary(int row, byte op, long position, CopyRows out) {
+        int rowStart = out.mark();
         long keyHash = 0x9E3779B97F4A7C15L;
         out.putInt16(vectors.length);
         for (int c = 0; c < vectors.length; c++) {
@@ -122,7 +147,7 @@ final class CopyEncoder {
                 out.putInt32(-1);
             } else {
                 out.putInt32(0); // the length, set once the value is written
-                writers[c].write(row, out);
+                write(c, row, out, rowStart);
                 out.setInt32(start, out.mark() - start - 4);
             }
             if (isKey[c]) {
@@ -130,6 +155,15 @@ final class CopyEncoder {
             }
         }
         out.endRow(op, position, keyHash);
+    }
+
+    private void write(int column, int row, CopyRows out, int rowStart) {
+        try {
+            writers[column].write(row, out);
+        } catch (ArithmeticException | DateTimeException e) {
+            out.resetTo(rowStart);
+            throw new UnwritableValue(vectors[column].getField(), e);
+        }
     }
 
     /** The values of a row this encoder wrote, as text (null for SQL NULL), for messages. */
@@ -151,11 +185,18 @@ final class CopyEncoder {
         return values;
     }
 
-    /** Row {@code row}'s values as text, null for SQL NULL (for messages about a row never written). */
+    /**
+     * Row {@code row}'s values as text, null for SQL NULL (for messages about a row never written);
+     * a value with no text form ({@link UnwritableValue}) as Arrow Java shows it.
+     */
     String[] values(int row) {
         String[] values = new String[vectors.length];
         for (int c = 0; c < vectors.length; c++) {
-            values[c] = PgTypes.text(vectors[c]).apply(row);
+            try {
+                values[c] = PgTypes.text(vectors[c]).apply(row);
+            } catch (ArithmeticException | DateTimeException e) {
+                values[c] = String.valueOf(vectors[c].getObject(row));
+            }
         }
         return values;
     }
@@ -192,7 +233,7 @@ final class CopyEncoder {
                 (row, out) -> {
                     long day = v.get(row);
                     if (!putDate(day, out)) {
-                        out.putEscaped(PgTypes.text(v).apply(row));
+                        out.putAscii(PgTypes.date(day));
                     }
                 };
             case TimeStampVector v -> timestamp(v);
@@ -239,41 +280,37 @@ final class CopyEncoder {
     }
 
     /**
-     * A timestamp as {@link LocalDateTime#toString} writes it (what {@link PgTypes#text} gives):
+     * A timestamp as {@link PgTypes#timestamp} writes it (what {@link PgTypes#text} gives):
      * seconds only when not zero, fractions in groups of three digits; {@code +00} for a column
-     * with a zone (the values are UTC).
+     * with a zone (the values are UTC). Years outside 1–9999 are left to {@link PgTypes#timestamp}.
      */
     private static ValueWriter timestamp(TimeStampVector v) {
         ArrowType.Timestamp type = (ArrowType.Timestamp) v.getField().getType();
         boolean zoned = type.getTimezone() != null;
         TimeUnit unit = type.getUnit();
         return (row, out) -> {
-            long micros = micros(v.get(row), unit);
+            long micros = PgTypes.micros(v.get(row), unit);
             long day = Math.floorDiv(micros, 86_400_000_000L);
             long ofDay = Math.floorMod(micros, 86_400_000_000L);
             if (!putDate(day, out)) {
-                LocalDateTime at = LocalDateTime.ofEpochSecond(
-                        Math.floorDiv(micros, 1_000_000L),
-                        (int) Math.floorMod(micros, 1_000_000L) * 1_000,
-                        ZoneOffset.UTC);
-                out.putAscii(at.toString());
-            } else {
-                long seconds = ofDay / 1_000_000L;
-                long fraction = ofDay % 1_000_000L;
-                out.put((byte) 'T');
-                out.putDigits(seconds / 3600, 2);
+                out.putAscii(PgTypes.timestamp(micros, zoned));
+                return;
+            }
+            long seconds = ofDay / 1_000_000L;
+            long fraction = ofDay % 1_000_000L;
+            out.put((byte) 'T');
+            out.putDigits(seconds / 3600, 2);
+            out.put((byte) ':');
+            out.putDigits(seconds / 60 % 60, 2);
+            if (seconds % 60 != 0 || fraction != 0) {
                 out.put((byte) ':');
-                out.putDigits(seconds / 60 % 60, 2);
-                if (seconds % 60 != 0 || fraction != 0) {
-                    out.put((byte) ':');
-                    out.putDigits(seconds % 60, 2);
-                    if (fraction != 0) {
-                        out.put((byte) '.');
-                        if (fraction % 1000 == 0) {
-                            out.putDigits(fraction / 1000, 3);
-                        } else {
-                            out.putDigits(fraction, 6);
-                        }
+                out.putDigits(seconds % 60, 2);
+                if (fraction != 0) {
+                    out.put((byte) '.');
+                    if (fraction % 1000 == 0) {
+                        out.putDigits(fraction / 1000, 3);
+                    } else {
+                        out.putDigits(fraction, 6);
                     }
                 }
             }
@@ -283,20 +320,10 @@ final class CopyEncoder {
         };
     }
 
-    /** A timestamp of {@code unit} as microseconds since 1970-01-01 UTC (PostgreSQL keeps microseconds). */
-    static long micros(long value, TimeUnit unit) {
-        return switch (unit) {
-            case SECOND -> Math.multiplyExact(value, 1_000_000L);
-            case MILLISECOND -> Math.multiplyExact(value, 1_000L);
-            case MICROSECOND -> value;
-            case NANOSECOND -> Math.floorDiv(value, 1_000L);
-        };
-    }
-
     /**
-     * The date {@code day} days after 1970-01-01 as {@code yyyy-MM-dd}, for years 0 to 9999; false
-     * (nothing written) outside them. Civil-from-days after Howard Hinnant's public-domain
-     * algorithm.
+     * The date {@code day} days after 1970-01-01 as {@code yyyy-MM-dd}, for years 1 to 9999; false
+     * (nothing written) outside them, which {@link PgTypes#date} writes. Civil-from-days after
+     * Howard Hinnant's public-domain algorithm.
      */
     private static boolean putDate(long day, CopyRows out) {
         long z = day + 719_468;
@@ -308,7 +335,7 @@ final class CopyEncoder {
         long dayOfMonth = dayOfYear - (153 * mp + 2) / 5 + 1;
         long month = mp < 10 ? mp + 3 : mp - 9;
         long year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
-        if (year < 0 || year > 9999) {
+        if (year < 1 || year > 9999) {
             return false;
         }
         out.putDigits(year, 4);

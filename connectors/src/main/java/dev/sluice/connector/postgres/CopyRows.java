@@ -98,6 +98,11 @@ final class CopyRows {
         return size;
     }
 
+    /** Drops what was written since {@code mark}: a row the encoder could not finish. */
+    void resetTo(int mark) {
+        size = mark;
+    }
+
     void put(byte b) {
         if (size == data.length) {
             data = Arrays.copyOf(data, data.length * 2);

@@ -126,17 +126,17 @@ final class PgTypes {
             case Float4Vector v -> row -> Float.toString(v.get(row));
             case Float8Vector v -> row -> Double.toString(v.get(row));
             case BitVector v -> row -> v.get(row) != 0 ? "t" : "f";
-            case DateDayVector v -> row -> LocalDate.ofEpochDay(v.get(row)).toString();
-            case DateMilliVector v ->
-                row -> LocalDate.ofEpochDay(Math.floorDiv(v.get(row), 86_400_000L))
-                        .toString();
+            case DateDayVector v -> row -> date(v.get(row));
+            case DateMilliVector v -> row -> date(Math.floorDiv(v.get(row), 86_400_000L));
             case TimeStampVector v -> timestamp(v);
             case TimeSecVector v -> row -> LocalTime.ofSecondOfDay(v.get(row)).toString();
             case TimeMilliVector v ->
                 row -> LocalTime.ofNanoOfDay(v.get(row) * 1_000_000L).toString();
             case TimeMicroVector v ->
                 row -> LocalTime.ofNanoOfDay(v.get(row) * 1_000L).toString();
-            case TimeNanoVector v -> row -> LocalTime.ofNanoOfDay(v.get(row)).toString();
+            // Cut to the microsecond PostgreSQL keeps, as timestamps are (it would round).
+            case TimeNanoVector v ->
+                row -> LocalTime.ofNanoOfDay(v.get(row) / 1_000L * 1_000L).toString();
             case DurationVector v ->
                 row -> micros(DurationVector.get(v.getDataBuffer(), row), v.getUnit()) + " microseconds";
             default -> {
@@ -165,12 +165,16 @@ final class PgTypes {
         };
     }
 
-    private static long micros(long value, TimeUnit unit) {
+    /**
+     * A timestamp or duration of {@code unit} in microseconds, the unit PostgreSQL keeps (nanoseconds
+     * cut to the microsecond below); one too large for 64 bits is refused, never wrapped.
+     */
+    static long micros(long value, TimeUnit unit) {
         return switch (unit) {
-            case SECOND -> value * 1_000_000L;
-            case MILLISECOND -> value * 1_000L;
+            case SECOND -> Math.multiplyExact(value, 1_000_000L);
+            case MILLISECOND -> Math.multiplyExact(value, 1_000L);
             case MICROSECOND -> value;
-            case NANOSECOND -> Math.floorDiv(value, 1_000L); // PostgreSQL keeps microseconds
+            case NANOSECOND -> Math.floorDiv(value, 1_000L);
         };
     }
 
@@ -179,12 +183,35 @@ final class PgTypes {
         ArrowType.Timestamp type = (ArrowType.Timestamp) v.getField().getType();
         boolean zoned = type.getTimezone() != null;
         TimeUnit unit = type.getUnit();
-        return row -> {
-            long us = micros(v.get(row), unit);
-            LocalDateTime at = LocalDateTime.ofEpochSecond(
-                    Math.floorDiv(us, 1_000_000L), (int) Math.floorMod(us, 1_000_000L) * 1_000, ZoneOffset.UTC);
-            return zoned ? at + "+00" : at.toString();
-        };
+        return row -> timestamp(micros(v.get(row), unit), zoned);
+    }
+
+    /**
+     * {@code micros} after 1970-01-01 00:00 as PostgreSQL reads it: {@code 2024-02-29T13:14:15.5},
+     * {@code +00} after it for a column with a zone, and a year as {@link #date} writes it.
+     */
+    static String timestamp(long micros, boolean zoned) {
+        LocalDateTime at = LocalDateTime.ofEpochSecond(
+                Math.floorDiv(micros, 1_000_000L), (int) Math.floorMod(micros, 1_000_000L) * 1_000, ZoneOffset.UTC);
+        return dated(at.toLocalDate(), "T" + at.toLocalTime() + (zoned ? "+00" : ""));
+    }
+
+    /** The date {@code day} days after 1970-01-01 as PostgreSQL reads it (see {@link #dated}). */
+    static String date(long day) {
+        return dated(LocalDate.ofEpochDay(day), "");
+    }
+
+    /**
+     * {@code day} as {@code yyyy-MM-dd}, then {@code rest}: years past 9999 with all their digits,
+     * and years before 1 as PostgreSQL writes them, counted back from 1 BC with {@code BC} at the
+     * end (ISO's year 0 is 1 BC; PostgreSQL refuses a year 0 and a signed year).
+     */
+    private static String dated(LocalDate day, String rest) {
+        int year = day.getYear();
+        boolean bc = year < 1;
+        return String.format(
+                "%04d-%02d-%02d%s%s",
+                bc ? 1 - year : year, day.getMonthValue(), day.getDayOfMonth(), rest, bc ? " BC" : "");
     }
 
     private static String array(FieldVector vector, int row, IntFunction<String> element) {

@@ -627,7 +627,19 @@ public final class PostgresSink implements Sink {
                             "table " + table() + ": a key column (" + String.join(", ", key) + ") is null");
                     continue;
                 }
-                encoder.append(row, op, position, pending);
+                try {
+                    encoder.append(row, op, position, pending);
+                } catch (CopyEncoder.UnwritableValue e) {
+                    String[] values = encoder.values(row);
+                    String value = values[columns.indexOf(e.column)];
+                    context.reject(
+                            position,
+                            recordJson(values).getBytes(StandardCharsets.UTF_8),
+                            "table " + table() + ", column " + e.column + ", key " + keyText(values) + ", value "
+                                    + (value == null ? "NULL" : "'" + abbreviate(value) + "'") + ": "
+                                    + e.reason);
+                    continue;
+                }
                 if (pending.rows() >= batchSize) {
                     flush();
                 }

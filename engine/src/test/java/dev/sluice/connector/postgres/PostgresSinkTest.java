@@ -372,6 +372,45 @@ class PostgresSinkTest {
         assertTrue(letters.get(1).contains("key id=3") && letters.get(1).contains("check constraint"), letters.get(1));
     }
 
+    /**
+     * A value no column of its type holds, found while encoding (an interval past 64 bits of
+     * microseconds), is refused like a value the table refuses: named, and failing the run or going
+     * to the dead letter; it was once written wrapped around, as another interval.
+     */
+    @Test
+    void aValueNoColumnHoldsIsNamedAndRefusedNotWrapped() throws Exception {
+        String table = PgTestSupport.uniqueTable("unwritable");
+        write("spans.jsonl", """
+                {"id": 1, "secs": 5}
+                {"id": 2, "secs": 10000000000000}
+                {"id": 3, "secs": 7}
+                """);
+        String pipeline = fileThroughSqlIntoTable(
+                "spans.jsonl",
+                "{id: bigint, secs: bigint}",
+                "SELECT id, arrow_cast(secs, 'Duration(Second)') AS span FROM in",
+                table);
+        Result failed = run(write("spans-fail.yaml", pipeline), "state1");
+        assertNotEquals(0, failed.code(), failed.stderr());
+        String named = "table public." + table + ", column span, key id=2, value 'PT2777777777H46M40S': "
+                + "out of range for interval (long overflow)";
+        assertTrue(failed.stderr().contains(named), failed.stderr());
+
+        Path dead = write(
+                "spans-dead.yaml",
+                pipeline.replace(
+                        "create_table: true}",
+                        "create_table: true, on_error: dead_letter, dead_letter: spans.dead-letter.jsonl}"));
+        Result ok = run(dead, "state2");
+        assertEquals(0, ok.code(), ok.stderr());
+        assertEquals(
+                List.of("1|00:00:05", "3|00:00:07"),
+                PgTestSupport.rows("SELECT id, span FROM \"" + table + "\" ORDER BY id"));
+        List<String> letters = Files.readAllLines(dir.resolve("spans.dead-letter.jsonl"));
+        assertEquals(1, letters.size(), String.join("\n", letters));
+        assertTrue(letters.get(0).contains(named), letters.get(0));
+    }
+
     @Test
     void validateLeavesTheDatabaseAlone() throws Exception {
         String table = PgTestSupport.uniqueTable("validate");
