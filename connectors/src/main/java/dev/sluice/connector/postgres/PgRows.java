@@ -19,6 +19,9 @@ import java.util.stream.Collectors;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.DateUnit;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -50,13 +53,38 @@ final class PgRows {
 
     /**
      * A SQL expression building the JSON of a row of alias {@code t} with the declared columns, plus
-     * {@code _op} = {@code op} unless that is null.
+     * {@code _op} = {@code op} unless that is null. {@code tableTypes} are the table's column types
+     * ({@link #columnTypes}).
      */
-    static String rowJson(Schema columns, String t, String op) {
+    static String rowJson(Schema columns, Map<String, String> tableTypes, String t, String op) {
         String fields = columns.getFields().stream()
-                .map(f -> "'" + f.getName().replace("'", "''") + "', " + t + "." + ident(f.getName()))
+                .map(f -> "'" + f.getName().replace("'", "''") + "', "
+                        + jsonValue(f, tableTypes.get(f.getName()), t + "." + ident(f.getName())))
                 .collect(Collectors.joining(", "));
         return "jsonb_build_object(" + fields + (op == null ? "" : ", '_op', '" + op + "'") + ")::text";
+    }
+
+    /**
+     * The value of {@code column} (of table type {@code tableType}) in the form the core's JSON
+     * decoder reads for {@code field}. jsonb's own forms suit most types; not bytea ({@code
+     * "\\x00ff"}, where the decoder reads binary as bare hex) nor dates outside years 1–9999
+     * ({@code "0044-03-15 BC"}), which go as hex and as days since 1970. An infinite date stays
+     * {@code "infinity"}, which the decoder refuses, naming the row.
+     */
+    private static String jsonValue(Field field, String tableType, String column) {
+        ArrowType type = field.getType();
+        boolean binary = type instanceof ArrowType.Binary || type instanceof ArrowType.LargeBinary;
+        if (binary && "bytea".equals(tableType)) {
+            return "encode(" + column + ", 'hex')";
+        }
+        if (binary && tableType != null && (tableType.equals("text") || tableType.startsWith("character"))) {
+            return "encode(convert_to(" + column + ", 'UTF8'), 'hex')";
+        }
+        if (type instanceof ArrowType.Date d && d.getUnit() == DateUnit.DAY && "date".equals(tableType)) {
+            return "CASE WHEN isfinite(" + column + ") THEN to_jsonb(" + column + " - date '1970-01-01') ELSE to_jsonb("
+                    + column + ") END";
+        }
+        return column;
     }
 
     /**

@@ -144,6 +144,8 @@ public final class PostgresLookup implements LookupBackend.Lookup {
     private Connection connection;
     /** The key columns' PostgreSQL types, read when the table is checked. */
     private List<String> keyTypes;
+    /** The table's column types, by column name: how each declared column is read ({@link PgRows#rowJson}). */
+    private Map<String, String> tableTypes;
 
     private volatile boolean closed;
     private Thread listener;
@@ -209,8 +211,8 @@ public final class PostgresLookup implements LookupBackend.Lookup {
                                         ", ",
                                         key.stream().map(k -> "t." + ident(k)).toList()) + ") IN (SELECT * FROM unnest("
                                 + String.join(", ", arrays) + "))";
-                String sql =
-                        "SELECT " + PgRows.rowJson(columns, "t", null) + " FROM " + qualified + " t WHERE " + where;
+                String sql = "SELECT " + PgRows.rowJson(columns, tableTypes, "t", null) + " FROM " + qualified
+                        + " t WHERE " + where;
                 List<String> rows = new ArrayList<>();
                 try (PreparedStatement s = c.prepareStatement(sql)) {
                     for (int k = 0; k < keys.size(); k++) {
@@ -264,6 +266,7 @@ public final class PostgresLookup implements LookupBackend.Lookup {
         if (types.isEmpty()) {
             throw new IllegalStateException("table " + qualified + " does not exist in " + target);
         }
+        tableTypes = types;
         List<String> missing = columns.getFields().stream()
                 .map(Field::getName)
                 .filter(name -> !types.containsKey(name))

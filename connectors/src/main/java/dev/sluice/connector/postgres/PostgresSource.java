@@ -128,6 +128,9 @@ public final class PostgresSource implements Source {
     private StageContext context;
     private Schema columns;
     private String keyType;
+    /** The table's column types, by column name: how each declared column is read ({@link PgRows#rowJson}). */
+    private Map<String, String> tableTypes;
+
     private NativeDecoder decoder;
     private Connection connection;
     private Statement snapshotStatement;
@@ -188,6 +191,7 @@ public final class PostgresSource implements Source {
             throw new InvalidSettingException(
                     TABLE, "table " + qualified + " does not exist in " + PgConnections.target(config));
         }
+        tableTypes = types;
         List<String> missing =
                 wanted.stream().filter(w -> !types.containsKey(w)).toList();
         if (!missing.isEmpty()) {
@@ -219,7 +223,7 @@ public final class PostgresSource implements Source {
     }
 
     private String rowJson(String t, String op) {
-        return PgRows.rowJson(columns, t, op);
+        return PgRows.rowJson(columns, tableTypes, t, op);
     }
 
     @Override

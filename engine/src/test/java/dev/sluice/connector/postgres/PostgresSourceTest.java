@@ -178,6 +178,48 @@ class PostgresSourceTest {
         assertTrue(message.contains("snap.yaml:") && message.contains("has no column rank"), message);
     }
 
+    /**
+     * Bytes and dates of every era read back as they are: the source once refused every bytea
+     * column (jsonb writes {@code "\\x00ff"}) and dates before year 1 or after 9999. Through the
+     * postgres sink into a second table, compared with the first by the server.
+     */
+    @Test
+    void bytesAndDatesOfEveryEraGoThroughASourceAndASinkUnchanged() throws Exception {
+        String from = PgTestSupport.uniqueTable("eras");
+        String to = PgTestSupport.uniqueTable("eras_copy");
+        PgTestSupport.execute(
+                "CREATE TABLE " + from + " (id bigint PRIMARY KEY, b bytea, t text, d date)",
+                "INSERT INTO " + from + " VALUES (1, '\\x00ff10', 'h\u00e9llo \\x41', '2024-02-29'), "
+                        + "(2, '', '', '0044-03-15 BC'), (3, NULL, NULL, NULL), (4, '\\x5c', 'cafe', '10000-01-01'), "
+                        + "(5, '\\x00', 'x', '4714-11-24 BC'), (6, '\\x01', 'y', '5874897-12-31'), "
+                        + "(7, '\\x02', 'z', '0001-01-01 BC'), (8, '\\x03', 'w', '0001-01-01')");
+        Path pipeline = dir.resolve("eras.yaml");
+        Files.writeString(pipeline, """
+                name: eras
+                sources:
+                  rows:
+                    type: postgres
+                    url: %1$s
+                    user: postgres
+                    table: %2$s
+                    key: id
+                    columns: {id: bigint, b: binary, t: binary, d: date}
+                transforms:
+                  kept: {type: sql, sql: "SELECT id, b, t, d FROM rows WHERE _op <> 't'"}
+                sinks:
+                  out: {type: postgres, from: kept, url: '%1$s', user: postgres, table: %3$s, primary_key: id, create_table: true}
+                """.formatted(PgTestSupport.url(), from, to));
+        assertEquals(0, sluice("run", pipeline.toString()));
+        assertEquals(
+                List.of("8|0"),
+                PgTestSupport.rows("SELECT (SELECT count(*) FROM " + to + "), count(*) FROM ("
+                        + "SELECT id, b, convert_to(t, 'UTF8'), d FROM " + from
+                        + " EXCEPT SELECT id, b, t, d FROM " + to + ") differ"));
+        assertEquals(
+                List.of("bytea|bytea|date"),
+                PgTestSupport.rows("SELECT pg_typeof(b), pg_typeof(t), pg_typeof(d) FROM " + to + " WHERE id = 1"));
+    }
+
     private int sluice(String... args) {
         List<String> all = new ArrayList<>(List.of(args));
         all.addAll(List.of("--state-dir", dir.resolve("state").toString()));
