@@ -25,45 +25,45 @@ use arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef, TimeUnit};
 use crate::decode::{DecoderOptions, Format, RecordDecoder};
 
 /// Random batches per test: `SLUICE_FUZZ_BATCHES`, 3000 by default.
-fn fuzz_batches() -> usize {
+pub(crate) fn fuzz_batches() -> usize {
     std::env::var("SLUICE_FUZZ_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000)
 }
 
 /// The random generator's seed: `SLUICE_FUZZ_SEED`, a fixed one by default.
-fn fuzz_seed() -> u64 {
+pub(crate) fn fuzz_seed() -> u64 {
     std::env::var("SLUICE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_1CE5)
 }
 
 /// xorshift64*: small, seedable, and the same on every machine.
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// A generator whose stream depends on every bit of `seed` (mixed by splitmix64's
     /// finalizer): xorshift from a state of 0 gives nothing but zeros, and nearby seeds would
     /// start nearby.
-    fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         Rng((z ^ (z >> 31)).max(1))
     }
 
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 
-    fn percent(&mut self, p: u64) -> bool {
+    pub(crate) fn percent(&mut self, p: u64) -> bool {
         self.next() % 100 < p
     }
 
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+    pub(crate) fn pick<T: Copy>(&mut self, items: &[T]) -> T {
         items[self.below(items.len())]
     }
 

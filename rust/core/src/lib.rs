@@ -16,6 +16,8 @@ pub mod cdata;
 mod codec_fuzz;
 pub mod decode;
 pub mod dynamic_tables;
+#[cfg(test)]
+mod dynamic_tables_model;
 pub mod encode;
 pub mod error;
 pub mod file_io;

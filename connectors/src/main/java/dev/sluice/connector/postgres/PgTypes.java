@@ -133,7 +133,8 @@ final class PgTypes {
             case TimeMilliVector v ->
                 row -> LocalTime.ofNanoOfDay(v.get(row) * 1_000_000L).toString();
             case TimeMicroVector v ->
-                row -> LocalTime.ofNanoOfDay(v.get(row) * 1_000L).toString();
+                row -> LocalTime.ofNanoOfDay(Math.multiplyExact(v.get(row), 1_000L))
+                        .toString();
             // Cut to the microsecond PostgreSQL keeps, as timestamps are (it would round).
             case TimeNanoVector v ->
                 row -> LocalTime.ofNanoOfDay(v.get(row) / 1_000L * 1_000L).toString();

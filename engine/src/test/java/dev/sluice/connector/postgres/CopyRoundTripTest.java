@@ -220,6 +220,15 @@ class CopyRoundTripTest {
                     },
                     MICROS,
                     "1000");
+            refusedThenGood(
+                    new TimeMicroVector("t_us", a),
+                    v -> {
+                        // Times 1 000 it is 2^64 + 01:00:00.000000384: once written as that time of day.
+                        ((TimeMicroVector) v).setSafe(0, 18_446_744_073_709_552L + 3_600_000_000L);
+                        ((TimeMicroVector) v).setSafe(1, 5);
+                    },
+                    MICROS,
+                    "5");
             StructVector struct = StructVector.empty("st", a);
             TimeStampSecVector inner = struct.addOrGet(
                     "ts", FieldType.nullable(new ArrowType.Timestamp(TimeUnit.SECOND, null)), TimeStampSecVector.class);
