@@ -27,6 +27,8 @@ pub mod functions;
 #[rustfmt::skip]
 pub mod jni_bridge;
 mod jni_glue;
+#[cfg(test)]
+mod lookup_join_model;
 pub mod nexmark;
 pub mod plugin_udf;
 pub mod side_tables;
