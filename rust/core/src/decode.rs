@@ -250,6 +250,11 @@ impl RecordDecoder {
                 continue;
             }
             match unwrap_envelope(record) {
+                Ok((_, "t")) if !self.schema.fields().iter().all(|f| f.is_nullable()) => {
+                    let required: Vec<&str> = self.schema.fields().iter().filter(|f| !f.is_nullable()).map(|f| f.name().as_str()).collect();
+                    let message = format!("a Debezium truncate event (op t) has no row, and {} cannot be NULL", required.join(", "));
+                    errors.push(index, record, &message);
+                }
                 Ok((row, op)) => {
                     rows.push(row);
                     ops.push(op);
@@ -598,7 +603,8 @@ fn merge_types(a: &DataType, b: &DataType) -> (DataType, bool) {
 }
 
 /// The row and operation of one Debezium change event: c and r (snapshot reads) are inserts,
-/// u updates with the new row, d deletes with the old one. The row is the envelope's own text:
+/// u updates with the new row, d deletes with the old one, t (a truncate, which carries no row)
+/// a row of NULLs that empties a dynamic table. The row is the envelope's own text:
 /// through `serde_json::Value` numbers beyond i64 or with many digits would pass via f64.
 fn unwrap_envelope(record: &[u8]) -> std::result::Result<(Vec<u8>, &'static str), String> {
     serde_json::from_slice::<serde::de::IgnoredAny>(record).map_err(|e| format!("not a JSON change event: {e}"))?;
@@ -619,6 +625,7 @@ fn unwrap_envelope(record: &[u8]) -> std::result::Result<(Vec<u8>, &'static str)
         "c" | "r" => (get("after"), "i"),
         "u" => (get("after"), "u"),
         "d" => (get("before"), "d"),
+        "t" => return Ok((b"{}".to_vec(), "t")),
         other => return Err(format!("unknown Debezium op {other:?}")),
     };
     let row = row.filter(|row| is_object(row)).ok_or_else(|| format!("a Debezium {op} event without its row"))?;
@@ -876,6 +883,28 @@ mod tests {
         let errors = decoded.errors.unwrap();
         let index = errors.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
         assert_eq!(index.values().to_vec(), vec![4, 5]);
+    }
+
+    /// A truncate (op t, no row) becomes a row of NULLs with `_op` t, which empties a dynamic
+    /// table; where a column cannot be NULL it is a dead letter saying so.
+    #[test]
+    fn debezium_truncates_become_truncate_rows() {
+        use arrow::array::AsArray;
+        let truncate: &[u8] = br#"{"payload": {"op": "t", "ts_ms": 1, "source": {"table": "customers"}}}"#;
+        let records: Vec<&[u8]> = vec![br#"{"op": "c", "after": {"id": 1, "name": "a"}}"#, truncate, br#"{"op": "c", "after": {"id": 2}}"#];
+        let nullable = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("name", DataType::Utf8, true)]));
+        let decoded = RecordDecoder::new(&DecoderOptions::of(Format::Debezium, ","), Some(nullable)).unwrap().decode(&records).unwrap();
+        assert!(decoded.errors.is_none());
+        let ops = decoded.batch.column(2).as_string::<i32>();
+        assert_eq!((0..3).map(|i| ops.value(i)).collect::<Vec<_>>(), vec!["i", "t", "i"]);
+        assert_eq!(decoded.batch.column(0).null_count(), 1);
+        assert!(decoded.batch.column(0).is_null(1) && decoded.batch.column(1).is_null(1));
+
+        let decoded = RecordDecoder::new(&DecoderOptions::of(Format::Debezium, ","), Some(schema())).unwrap().decode(&records).unwrap();
+        assert_eq!(decoded.batch.num_rows(), 2);
+        let errors = decoded.errors.unwrap();
+        assert_eq!(errors.column(0).as_primitive::<arrow::datatypes::Int64Type>().values().to_vec(), vec![1]);
+        assert_eq!(errors.column(2).as_string::<i32>().value(0), "a Debezium truncate event (op t) has no row, and id cannot be NULL");
     }
 
     #[test]
