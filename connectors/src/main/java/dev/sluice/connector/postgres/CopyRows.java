@@ -39,6 +39,8 @@ final class CopyRows {
     private int rows;
     private boolean deletes;
     private boolean repeatedKeys;
+    /** No rows: every row of the table is deleted here (an {@code _op} t). */
+    private boolean truncates;
     /** Open addressing over key hashes (0 = empty); dropped when the rows are sealed. */
     private long[] keyHashes;
 
@@ -57,6 +59,13 @@ final class CopyRows {
         keyHashes = new long[Integer.highestOneBit(capacity * 2 - 1) << 1];
     }
 
+    /** A place in the epoch where the table is emptied: the rows before it apply first. */
+    static CopyRows truncation(boolean binary) {
+        CopyRows marker = new CopyRows(binary, 4, 64);
+        marker.truncates = true;
+        return marker.seal();
+    }
+
     /** Empty rows of the same format, with room for as many as these and a little more. */
     CopyRows likeThis() {
         return new CopyRows(binary, rows + rows / 8, size + size / 8);
@@ -72,6 +81,10 @@ final class CopyRows {
 
     boolean hasDeletes() {
         return deletes;
+    }
+
+    boolean truncates() {
+        return truncates;
     }
 
     boolean mayRepeatKeys() {

@@ -49,8 +49,9 @@ import org.slf4j.MDC;
  *
  * <p>Rows are encoded for COPY straight from the Arrow batch ({@link CopyEncoder}: binary when
  * every column's type allows, see {@link CopyBinary}, else text) into a buffer ({@link CopyRows};
- * an {@code _op} column says {@code i}/{@code u} upsert, {@code d} delete; without one every row
- * is an upsert) and flushed every {@code batch_size} rows. A flush
+ * an {@code _op} column says {@code i}/{@code u} (or {@code c}/{@code r}) upsert, {@code d} delete, {@code t} delete every
+ * row of the table there, in the epoch's transaction; without one every row is an upsert) and
+ * flushed every {@code batch_size} rows. A flush
  * without deletes goes into one COPY straight into the table that stays open across the epoch's
  * flushes (after a savepoint): the server takes rows in while the pipeline makes the next ones,
  * and an append stream needs nothing more. The COPY ends before any other statement and at the
@@ -612,11 +613,16 @@ public final class PostgresSink implements Sink {
                     String s = o == null ? "" : o.toString();
                     if (s.equals("d") || s.equals("i") || s.equals("u")) {
                         op = (byte) s.charAt(0);
+                    } else if (s.equals("r") || s.equals("c")) {
+                        op = 'u'; // Debezium's letters for a read (snapshot) and a create: upserts too
+                    } else if (s.equals("t")) {
+                        truncate();
+                        continue;
                     } else {
                         context.reject(
                                 position,
                                 recordJson(encoder.values(row)).getBytes(StandardCharsets.UTF_8),
-                                "table " + table() + ": _op is '" + s + "', not i, u or d");
+                                "table " + table() + ": _op is '" + s + "', not i, u, c, r, d or t");
                         continue;
                     }
                 }
@@ -710,11 +716,28 @@ public final class PostgresSink implements Sink {
     }
 
     /**
+     * An {@code _op} t (a truncate, as the postgres source and Debezium send): the rows before it
+     * are written, then every row of the table is deleted, in the epoch's transaction. DELETE, not
+     * TRUNCATE: other sessions keep reading the table until the epoch commits, as with any change.
+     */
+    private void truncate() throws Exception {
+        flush();
+        epoch.add(CopyRows.truncation(encoder.binary()));
+        int index = epoch.size() - 1;
+        withRetries("emptying table " + table(), true, () -> write(index));
+    }
+
+    /**
      * Writes chunk {@code index} of the epoch: into the running direct COPY (or a new one) when it
      * has no deletes and direct COPYs are not being skipped, else through the stage.
      */
     private void write(int index) throws SQLException {
         CopyRows chunk = epoch.get(index);
+        if (chunk.truncates()) {
+            endDirect();
+            apply(index);
+            return;
+        }
         if (!chunk.hasDeletes() && (direct != null || directSkips == 0)) {
             boolean opened = direct == null;
             if (opened) {
@@ -801,6 +824,12 @@ public final class PostgresSink implements Sink {
      */
     private CopyRows apply(int index) throws SQLException {
         CopyRows chunk = epoch.get(index);
+        if (chunk.truncates()) {
+            try (Statement s = connection.createStatement()) {
+                s.execute("DELETE FROM " + qualified);
+            }
+            return chunk;
+        }
         try {
             writeStaged(chunk);
             return chunk;

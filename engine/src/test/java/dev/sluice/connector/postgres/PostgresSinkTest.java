@@ -124,6 +124,38 @@ class PostgresSinkTest {
         assertEquals(0, PgPool.openPools(), "every sink gave its lease on the connection pool back");
     }
 
+    /**
+     * {@code _op} t (what the postgres source sends first, and Debezium for a TRUNCATE) deletes
+     * every row of the table at its place in the stream: the rows before it go, the rows after it
+     * stay; rows of earlier runs go too. Whether the truncate falls inside a flush or between
+     * flushes, and when the same input is applied again.
+     */
+    @Test
+    void aTruncateEmptiesTheTableWhereItComesInTheStream() throws Exception {
+        String table = PgTestSupport.uniqueTable("truncated");
+        Result earlier = run(
+                changes("earlier", change("i", 7, "old", 1) + change("i", 8, "old", 1), table, "create_table: true"),
+                "state0");
+        assertEquals(0, earlier.code(), earlier.stderr());
+        String input = change("i", 1, "a", 1)
+                + change("i", 2, "b", 1)
+                + "{\"_op\": \"t\", \"id\": null, \"name\": null, \"version\": null}\n"
+                + change("i", 3, "c", 1)
+                + change("u", 2, "b2", 2)
+                + change("d", 3, null, 2)
+                + change("i", 4, "d", 1);
+        int round = 0;
+        for (String settings : List.of("", "batch_size: 1", "batch_size: 2", "")) {
+            round++;
+            Result result = run(changes("truncate" + round, input, table, settings), "state" + round);
+            assertEquals(0, result.code(), result.stderr());
+            assertEquals(
+                    List.of("2|b2|2", "4|d|1"),
+                    PgTestSupport.rows("SELECT id, name, version FROM \"" + table + "\" ORDER BY id"),
+                    "round " + round + " (" + settings + ")");
+        }
+    }
+
     /** file (JSON lines of {@code schema}) → {@code sql} over {@code in} → postgres (key id, create_table). */
     private static String fileThroughSqlIntoTable(String file, String schema, String sql, String table) {
         return """
