@@ -283,13 +283,14 @@ class PostgresSinkTest {
         }
     }
 
-    /** Many changes over few keys, in several batches and checkpoints. */
+    /** Many changes over few keys, in several batches and checkpoints, and a few truncates. */
     private static String randomChanges(int n, long seed) {
         Random random = new Random(seed);
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < n; i++) {
             long id = random.nextInt(500);
-            String op = random.nextInt(5) == 0 ? "d" : random.nextBoolean() ? "i" : "u";
+            String op =
+                    random.nextInt(4000) == 0 ? "t" : random.nextInt(5) == 0 ? "d" : random.nextBoolean() ? "i" : "u";
             out.append(change(op, id, op.equals("d") ? null : "n" + i, i));
         }
         return out.toString();
@@ -315,7 +316,9 @@ class PostgresSinkTest {
         for (String line : input.split("\n")) {
             var node = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
             long id = node.get("id").asLong();
-            if (node.get("_op").asText().equals("d")) {
+            if (node.get("_op").asText().equals("t")) {
+                expected.clear();
+            } else if (node.get("_op").asText().equals("d")) {
                 expected.remove(id);
             } else {
                 expected.put(
@@ -325,6 +328,7 @@ class PostgresSinkTest {
             }
         }
         assertEquals(String.join("\n", expected.values()), tables.get(0));
+        assertTrue(input.contains("\"_op\": \"t\""), "the input truncates somewhere");
     }
 
     /**
