@@ -710,50 +710,46 @@ class CopyRoundTripTest {
     }
 
     private static Column longLists(BufferAllocator a, int rows, Random random) {
-        ListVector list = ListVector.empty("longs", a);
-        list.addOrGetVector(FieldType.nullable(new ArrowType.Int(64, true)));
-        BigIntVector values = (BigIntVector) list.getDataVector();
-        String readBack = "array_to_string(%s, ',', 'N')";
-        return column(list, rows, random, readBack, (r, e) -> {
-            int start = list.startNewValue(r);
-            int n = random.nextInt(4);
-            List<String> items = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                if (random.nextInt(4) == 0) {
-                    values.setNull(start + i);
-                    items.add("N");
-                } else {
-                    long v = anyLong(random, Long.MIN_VALUE, Long.MAX_VALUE);
-                    values.setSafe(start + i, v);
-                    items.add(Long.toString(v));
-                }
-            }
-            list.endValue(r, n);
-            values.setValueCount(start + n);
-            e.add(String.join(",", items));
+        return lists(a, "longs", new ArrowType.Int(64, true), "array_to_string(%s, ',', 'N')", rows, random, (v, i) -> {
+            long value = anyLong(random, Long.MIN_VALUE, Long.MAX_VALUE);
+            ((BigIntVector) v).setSafe(i, value);
+            return Long.toString(value);
         });
     }
 
     private static Column textLists(BufferAllocator a, int rows, Random random) {
-        ListVector list = ListVector.empty("texts", a);
-        list.addOrGetVector(FieldType.nullable(new ArrowType.Utf8()));
-        VarCharVector values = (VarCharVector) list.getDataVector();
         String readBack =
                 "CASE WHEN %1$s IS NULL THEN NULL ELSE coalesce((SELECT string_agg(coalesce(" + UTF8_HEX.formatted("e")
                         + ", 'N'), ',' ORDER BY o) FROM unnest(%1$s) WITH ORDINALITY AS u(e, o)), '') END";
+        return lists(a, "texts", new ArrowType.Utf8(), readBack, rows, random, (v, i) -> {
+            byte[] value = anyText(random).getBytes(StandardCharsets.UTF_8);
+            ((VarCharVector) v).setSafe(i, value);
+            return hex(value);
+        });
+    }
+
+    /**
+     * A list column of up to three {@code element}s a row, a quarter of them NULL (left unset);
+     * {@code set} sets one element and gives its expected text. Read back joined by commas, N for
+     * NULL.
+     */
+    private static Column lists(
+            BufferAllocator a,
+            String name,
+            ArrowType element,
+            String readBack,
+            int rows,
+            Random random,
+            java.util.function.BiFunction<FieldVector, Integer, String> set) {
+        ListVector list = ListVector.empty(name, a);
+        list.addOrGetVector(FieldType.nullable(element));
+        FieldVector values = list.getDataVector();
         return column(list, rows, random, readBack, (r, e) -> {
             int start = list.startNewValue(r);
             int n = random.nextInt(4);
             List<String> items = new ArrayList<>();
             for (int i = 0; i < n; i++) {
-                if (random.nextInt(4) == 0) {
-                    values.setNull(start + i);
-                    items.add("N");
-                } else {
-                    byte[] v = anyText(random).getBytes(StandardCharsets.UTF_8);
-                    values.setSafe(start + i, v);
-                    items.add(hex(v));
-                }
+                items.add(random.nextInt(4) == 0 ? "N" : set.apply(values, start + i));
             }
             list.endValue(r, n);
             values.setValueCount(start + n);
