@@ -49,9 +49,9 @@ import org.slf4j.MDC;
  *
  * <p>Rows are encoded for COPY straight from the Arrow batch ({@link CopyEncoder}: binary when
  * every column's type allows, see {@link CopyBinary}, else text) into a buffer ({@link CopyRows};
- * an {@code _op} column says {@code i}/{@code u} (or {@code c}/{@code r}) upsert, {@code d} delete, {@code t} delete every
- * row of the table there, in the epoch's transaction; without one every row is an upsert) and
- * flushed every {@code batch_size} rows. A flush
+ * an {@code _op} column says {@code i}/{@code u} (or {@code c}/{@code r}) upsert, {@code d}
+ * delete, {@code t} delete every row of the table there, in the epoch's transaction; without one
+ * every row is an upsert) and flushed every {@code batch_size} rows. A flush
  * without deletes goes into one COPY straight into the table that stays open across the epoch's
  * flushes (after a savepoint): the server takes rows in while the pipeline makes the next ones,
  * and an append stream needs nothing more. The COPY ends before any other statement and at the
