@@ -93,7 +93,7 @@ impl SqlTransform {
         let state = ctx.state();
         let logical = block_on(state.create_logical_plan(sql))?;
         reject_stateful(&logical)?;
-        let physical = block_on(state.create_physical_plan(&logical)).map_err(explain_planning_error)?;
+        let physical = block_on(state.create_physical_plan(&logical)).map_err(|e| explain_planning_error(e, &logical))?;
         let plan = pass_batches_through(physical)?;
         reject_task_spawning(&plan)?;
         let plan = isolate_lookup_joins(plan)?;
@@ -452,7 +452,7 @@ fn is_stream_scan(node: &LogicalPlan) -> bool {
 }
 
 /// DataFusion's own check for unbounded inputs names operators; say what it means.
-fn explain_planning_error(e: datafusion::error::DataFusionError) -> CoreError {
+fn explain_planning_error(e: datafusion::error::DataFusionError, logical: &LogicalPlan) -> CoreError {
     let error = CoreError::from(e);
     if error.message.contains("non-prunable stream") {
         CoreError::plan(format!("stateful SQL is not supported in a streaming transform: {JOIN_OF_STREAMS}"))
@@ -461,10 +461,18 @@ fn explain_planning_error(e: datafusion::error::DataFusionError) -> CoreError {
         // included): keep the name only.
         let operator = error.message.split("operator: ").nth(1).and_then(|rest| rest.split([' ', '{']).next()).unwrap_or("an operator");
         if operator.contains("Join") {
+            // NOT IN must see every row to answer NULL right, so DataFusion builds its hash table
+            // on the stream; NOT EXISTS has no such rule and runs batch by batch.
+            let hint = if has_not_in_subquery(logical) {
+                ". `x NOT IN (SELECT k FROM table)` is such a join; `NOT EXISTS (SELECT 1 FROM table t WHERE t.k = x)` \
+                 runs batch by batch (it differs only when k has NULLs, which make NOT IN answer no row)"
+            } else {
+                ""
+            };
             CoreError::plan(format!(
                 "stateful SQL is not supported in a streaming transform: this join ({operator}) could emit only when the stream \
                  ends. A side table can be joined on equality conditions (ON stream.a = table.b), as an inner join or as a \
-                 LEFT JOIN with the stream on the left"
+                 LEFT JOIN with the stream on the left{hint}"
             ))
         } else {
             CoreError::plan(format!("this query cannot run over unbounded input: its {operator} needs all rows before it can emit any"))
@@ -472,6 +480,17 @@ fn explain_planning_error(e: datafusion::error::DataFusionError) -> CoreError {
     } else {
         error
     }
+}
+
+/// Whether `plan` has a `NOT IN (subquery)` anywhere.
+fn has_not_in_subquery(plan: &LogicalPlan) -> bool {
+    plan.exists(|node| {
+        Ok(node
+            .expressions()
+            .iter()
+            .any(|e| e.exists(|e| Ok(matches!(e, datafusion::logical_expr::Expr::InSubquery(s) if s.negated))).unwrap_or(false)))
+    })
+    .unwrap_or(false)
 }
 
 /// Rebuilds every FilterExec with an output batch size of 1, which makes its internal
