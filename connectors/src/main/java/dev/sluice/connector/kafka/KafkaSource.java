@@ -149,7 +149,8 @@ public final class KafkaSource implements Source {
                                 ConfigType.LIST,
                                 List.of(),
                                 false,
-                                "Metadata columns to add: _partition, _offset, _timestamp, _key, _headers (a JSON object).")
+                                "Metadata columns to add: _partition, _offset, _timestamp, _key, _headers (a JSON object of "
+                                        + "the headers' UTF-8 text; a value that is not UTF-8 as {\"hex\": \"…\"}).")
                         .define(
                                 StandardKeys.PARALLELISM,
                                 ConfigType.INT,

@@ -19,7 +19,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /**
  * Kafka metadata as Arrow columns appended to the decoded rows: {@code _partition} (int),
  * {@code _offset} (bigint), {@code _timestamp} (timestamp ms UTC), {@code _key} (binary),
- * {@code _headers} (a JSON object of the headers, values as UTF-8 text).
+ * {@code _headers} (a JSON object of the headers, values as UTF-8 text, or {@code {"hex": …}}
+ * when they are not UTF-8).
  * Filled from primitives; the core keeps only the rows of records that decoded.
  */
 final class MetadataColumns {
@@ -107,29 +108,48 @@ final class MetadataColumns {
 
     private static final com.fasterxml.jackson.core.JsonFactory JSON = new com.fasterxml.jackson.core.JsonFactory();
 
-    /** The record's headers as a JSON object; a repeated key keeps its last value. */
-    private static byte[] headersJson(org.apache.kafka.common.header.Headers headers) {
-        Map<String, String> last = new java.util.LinkedHashMap<>();
+    /**
+     * The record's headers as a JSON object; a repeated key keeps its last value. A value is its
+     * UTF-8 text, or {@code {"hex": "…"}} when its bytes are not UTF-8 (binary trace ids, Avro):
+     * replacing them with U+FFFD would hand on other bytes as if they were the header's.
+     */
+    static byte[] headersJson(org.apache.kafka.common.header.Headers headers) {
+        Map<String, byte[]> last = new java.util.LinkedHashMap<>();
         if (headers != null) {
             for (org.apache.kafka.common.header.Header header : headers) {
-                last.put(
-                        header.key(),
-                        header.value() == null
-                                ? null
-                                : new String(header.value(), java.nio.charset.StandardCharsets.UTF_8));
+                last.put(header.key(), header.value());
             }
         }
         var out = new java.io.ByteArrayOutputStream();
         try (var json = JSON.createGenerator(out)) {
             json.writeStartObject();
-            for (Map.Entry<String, String> entry : last.entrySet()) {
-                json.writeStringField(entry.getKey(), entry.getValue());
+            for (Map.Entry<String, byte[]> entry : last.entrySet()) {
+                String text = entry.getValue() == null ? null : utf8(entry.getValue());
+                if (entry.getValue() != null && text == null) {
+                    json.writeObjectFieldStart(entry.getKey());
+                    json.writeStringField("hex", java.util.HexFormat.of().formatHex(entry.getValue()));
+                    json.writeEndObject();
+                } else {
+                    json.writeStringField(entry.getKey(), text);
+                }
             }
             json.writeEndObject();
         } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
         }
         return out.toByteArray();
+    }
+
+    /** {@code bytes} as text if they are UTF-8, else null. */
+    private static String utf8(byte[] bytes) {
+        try {
+            return java.nio.charset.StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(java.nio.ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            return null;
+        }
     }
 
     /** The row schema of a change stream plus its {@code _op} column (i, u, d). */

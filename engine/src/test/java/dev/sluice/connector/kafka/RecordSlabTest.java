@@ -40,4 +40,20 @@ class RecordSlabTest {
             assertArrayEquals("last".getBytes(StandardCharsets.UTF_8), value);
         }
     }
+
+    /** Header values as their text, or as hex when they are not UTF-8 (never U+FFFD). */
+    @Test
+    void headersAreTheirTextOrTheirBytesInHex() throws Exception {
+        var headers = new org.apache.kafka.common.header.internals.RecordHeaders();
+        headers.add("trace", new byte[] {0x0a, (byte) 0xff, 0x00});
+        headers.add("name", "h\u00e9 \"q\"".getBytes(StandardCharsets.UTF_8));
+        headers.add("none", null);
+        headers.add("name", "last".getBytes(StandardCharsets.UTF_8));
+        assertEquals(
+                "{\"trace\":{\"hex\":\"0aff00\"},\"name\":\"last\",\"none\":null}",
+                new String(MetadataColumns.headersJson(headers), StandardCharsets.UTF_8));
+        headers.add("name", "h\u00e9 \"q\" \ud83d\ude00".getBytes(StandardCharsets.UTF_8));
+        var parsed = new com.fasterxml.jackson.databind.ObjectMapper().readTree(MetadataColumns.headersJson(headers));
+        assertEquals("h\u00e9 \"q\" \ud83d\ude00", parsed.get("name").asText());
+    }
 }
