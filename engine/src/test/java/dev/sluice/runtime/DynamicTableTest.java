@@ -70,7 +70,8 @@ class DynamicTableTest {
     }
 
     /**
-     * One file of interleaved customer changes (kind c) and orders (kind o), read a row per batch:
+     * One file of interleaved customer changes (kind c: upserts, deletes and a few truncates) and
+     * orders (kind o), read a row per batch:
      * the changes fill the table through one transform, the orders are enriched by another that
      * the same batches reach afterwards, so each order must see exactly the changes before it.
      */
@@ -119,8 +120,13 @@ class DynamicTableTest {
                             String.format("{\"kind\":\"c\",\"id\":%d,\"name\":\"%s\",\"op\":\"%s\"}%n", id, name, op));
                 }
                 case 1 -> {
-                    customers.remove(id);
-                    events.append(String.format("{\"kind\":\"c\",\"id\":%d,\"op\":\"d\"}%n", id));
+                    if (random.nextInt(30) == 0) { // a truncate: no key, empties the table
+                        customers.clear();
+                        events.append("{\"kind\":\"c\",\"op\":\"t\"}\n");
+                    } else {
+                        customers.remove(id);
+                        events.append(String.format("{\"kind\":\"c\",\"id\":%d,\"op\":\"d\"}%n", id));
+                    }
                 }
                 default -> {}
             }
