@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.function.IntFunction;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.postgresql.PGConnection;
@@ -274,6 +275,16 @@ public final class PostgresLookup implements LookupBackend.Lookup {
         if (!missing.isEmpty()) {
             throw new IllegalStateException("table " + qualified + " has no column " + String.join(", ", missing)
                     + " (it has " + types.keySet() + ")");
+        }
+        // Keys are sent as their text forms, cast by the server to the key column's type: bytes
+        // as \x-hex, which only a bytea column reads as bytes (a text column would match nothing).
+        for (String k : key) {
+            ArrowType declared = columns.findField(k).getType();
+            boolean binary = declared instanceof ArrowType.Binary || declared instanceof ArrowType.LargeBinary;
+            if (binary && !types.get(k).equals("bytea")) {
+                throw new IllegalStateException("key column '" + k + "' is declared binary but is " + types.get(k)
+                        + " in table " + qualified + ": declare it with the column's type (string for text)");
+            }
         }
         return key.stream().map(types::get).toList();
     }

@@ -249,6 +249,36 @@ class PostgresLookupTest {
                 computed);
     }
 
+    /**
+     * A key declared binary on a text column would be sent as {@code \\x}-hex and match no row, so
+     * every lookup would answer "absent": the run stops at the first lookup, naming the column.
+     */
+    @Test
+    void aBinaryKeyOnATextColumnIsRefusedNotMatchedAgainstNothing() throws Exception {
+        String table = PgTestSupport.uniqueTable("codes");
+        PgTestSupport.execute("CREATE TABLE " + table + " (code text PRIMARY KEY, name text)");
+        String text = pipeline(
+                        "CAST(CAST(B.bidder % 60 AS VARCHAR) AS BYTEA) = C.code",
+                        "{code: binary, name: string}", "code", 100, "table: " + table + ", refresh_interval: 1m")
+                .replace("type: last_name", "type: blackhole")
+                .replace("batch_size: 50}", "batch_size: 50, count: 2000}"); // ends on its own without the check
+        Path file = dir.resolve("codes.yaml");
+        Files.writeString(file, text);
+        PrintStream original = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        int code;
+        try {
+            code = Main.execute(
+                    "run", file.toString(), "--state-dir", dir.resolve("state").toString());
+        } finally {
+            System.setErr(original);
+        }
+        String stderr = err.toString(StandardCharsets.UTF_8);
+        assertTrue(code != 0, stderr);
+        assertTrue(stderr.contains("key column 'code' is declared binary but is text in table"), stderr);
+    }
+
     /** What {@code sluice validate} prints for a pipeline file with {@code text}; it must refuse it. */
     private String validate(String text) throws Exception {
         Path file = dir.resolve("pgcache.yaml");
