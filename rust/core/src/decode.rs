@@ -443,33 +443,42 @@ fn escaped_surrogate_pair(text: &[u8]) -> Option<char> {
     char::from_u32(0x1_0000 + ((high - 0xD800) << 10) + (low - 0xDC00))
 }
 
+/// Where a CSV record is, byte by byte, in the states of csv-core, which arrow-csv uses: a
+/// quote opens a quoted field only at a field's start, and `""` inside one is a quote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CsvState {
+    FieldStart,
+    InField,
+    Quoted,
+    QuoteInQuoted,
+}
+
+impl CsvState {
+    /// The state after byte `b`. Line breaks are the caller's: outside quotes they end a row.
+    pub(crate) fn next(self, b: u8, delimiter: u8) -> CsvState {
+        match self {
+            CsvState::Quoted if b == b'"' => CsvState::QuoteInQuoted,
+            CsvState::Quoted => CsvState::Quoted,
+            CsvState::QuoteInQuoted if b == b'"' => CsvState::Quoted,
+            CsvState::FieldStart if b == b'"' => CsvState::Quoted,
+            _ if b == delimiter => CsvState::FieldStart,
+            _ => CsvState::InField,
+        }
+    }
+}
+
 /// Fails a CSV record that holds a line break outside quotes (two rows glued together) or ends
-/// inside a quoted field (cut short: the rest would run into the next record). Follows the
-/// states of csv-core, which arrow-csv uses: a quote opens a quoted field only at a field's
-/// start, `""` inside one is a quote, and `\r` or `\n` ends a row.
+/// inside a quoted field (cut short: the rest would run into the next record); `\r` or `\n`
+/// outside quotes ends a row, as in csv-core.
 fn check_csv_record(record: &[u8], delimiter: u8) -> Result<()> {
-    #[derive(PartialEq)]
-    enum State {
-        FieldStart,
-        InField,
-        Quoted,
-        QuoteInQuoted,
-    }
-    let mut state = State::FieldStart;
+    let mut state = CsvState::FieldStart;
     for (at, &b) in record.iter().enumerate() {
-        state = match state {
-            State::Quoted if b == b'"' => State::QuoteInQuoted,
-            State::Quoted => State::Quoted,
-            State::QuoteInQuoted if b == b'"' => State::Quoted,
-            State::FieldStart if b == b'"' => State::Quoted,
-            _ if b == delimiter => State::FieldStart,
-            _ if b == b'\n' || b == b'\r' => {
-                return Err(CoreError::data(format!("the record holds a line break outside quotes at byte {at}: more than one CSV row")));
-            }
-            _ => State::InField,
-        };
+        if (b == b'\n' || b == b'\r') && state != CsvState::Quoted {
+            return Err(CoreError::data(format!("the record holds a line break outside quotes at byte {at}: more than one CSV row")));
+        }
+        state = state.next(b, delimiter);
     }
-    if state == State::Quoted {
+    if state == CsvState::Quoted {
         return Err(CoreError::data("the record ends inside a quoted field: it is cut short, or continues in the next record"));
     }
     Ok(())

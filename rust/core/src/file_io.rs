@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::compute::concat_batches;
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ArrowWriter;
 use serde::Deserialize;
 
-use crate::decode::{error_schema, DecoderOptions, ErrorRows, Format, RecordDecoder};
+use crate::decode::{error_schema, CsvState, DecoderOptions, ErrorRows, Format, RecordDecoder};
 
 /// The error of a blank line in the error rows of a read: skipped, not a malformed record
 /// (the file source counts these as skipped).
@@ -107,9 +107,9 @@ impl FileReader {
         match self {
             FileReader::Lines(r) if !r.warnings.is_empty() => {
                 let metadata = std::collections::HashMap::from([(WARNINGS_KEY.to_string(), r.warnings.join("\n"))]);
-                Arc::new(r.decoder.schema().as_ref().clone().with_metadata(metadata))
+                Arc::new(r.schema.as_ref().clone().with_metadata(metadata))
             }
-            FileReader::Lines(r) => r.decoder.schema().clone(),
+            FileReader::Lines(r) => r.schema.clone(),
             FileReader::Parquet { schema, .. } => schema.clone(),
         }
     }
@@ -135,12 +135,21 @@ impl FileReader {
     }
 }
 
-/// JSON lines or CSV: reads up to `batch_size` non-blank lines into one slab and decodes them
-/// together, remembering each record's line number for dead letters. Blank lines are skipped
-/// and reported with the errors (see [`BLANK_LINE`]).
+/// JSON lines or CSV: reads up to `batch_size` non-blank records into one slab and decodes them
+/// together, remembering each record's line number for dead letters. A JSON record is one line;
+/// a CSV record runs on over line breaks inside quoted fields, as RFC 4180 allows. Blank lines
+/// are skipped and reported with the errors (see [`BLANK_LINE`]).
 pub struct LineReader {
     reader: BufReader<File>,
     decoder: RecordDecoder,
+    /// The rows' schema: the decoder's, or the declared columns picked from it by `projection`.
+    schema: SchemaRef,
+    /// CSV whose header has the declared columns in another order, or more columns: where each
+    /// declared column is among the file's.
+    projection: Option<Vec<usize>>,
+    /// CSV: the delimiter, for finding where a record ends.
+    csv_delimiter: Option<u8>,
+    context: String,
     batch_size: usize,
     next_line: i64,
     slab: Vec<u8>,
@@ -152,11 +161,13 @@ pub struct LineReader {
 impl LineReader {
     fn open(options: ReaderOptions, file: File, schema: Option<SchemaRef>) -> Result<LineReader> {
         let mut reader = BufReader::with_capacity(1 << 20, file);
+        skip_byte_order_mark(&mut reader)?;
         let format = if options.format == FileFormat::Csv { Format::Csv } else { Format::Json };
         let delimiter = options.delimiter.as_bytes().first().copied().unwrap_or(b',');
         let context = options.path.display().to_string();
         let mut warnings = Vec::new();
         let mut text_coercion = false;
+        let declared = schema.is_some();
         let schema = match schema {
             Some(schema) => schema,
             None => {
@@ -178,20 +189,40 @@ impl LineReader {
                         .map_err(|e| cannot(e.to_string()))?,
                 };
                 reader.seek(SeekFrom::Start(0))?;
+                skip_byte_order_mark(&mut reader)?;
                 Arc::new(inferred)
             }
         };
+        let csv_delimiter = (format == Format::Csv).then_some(delimiter);
         let mut next_line = 1;
-        if format == Format::Csv && options.header {
+        let (mut file_schema, mut projection) = (schema.clone(), None);
+        if let (Some(delimiter), true) = (csv_delimiter, options.header) {
             let mut header = Vec::new();
-            reader.read_until(b'\n', &mut header)?;
-            next_line += 1;
+            next_line += read_csv_record(&mut reader, &mut header, delimiter, &context, 1)?;
+            if declared {
+                let columns = columns_by_header(&schema, &header, delimiter, &context)?;
+                (file_schema, projection) = (columns.file_schema, columns.projection);
+                warnings.extend(columns.warning);
+            }
         }
-        let mut decoder = RecordDecoder::new(&DecoderOptions::of(format, &options.delimiter), Some(schema))?;
+        let mut decoder = RecordDecoder::new(&DecoderOptions::of(format, &options.delimiter), Some(file_schema))?;
         if text_coercion {
             decoder = decoder.with_text_coercion();
         }
-        Ok(LineReader { reader, decoder, batch_size: options.batch_size, next_line, slab: Vec::new(), ends: Vec::new(), lines: Vec::new(), warnings })
+        Ok(LineReader {
+            reader,
+            decoder,
+            schema,
+            projection,
+            csv_delimiter,
+            context,
+            batch_size: options.batch_size,
+            next_line,
+            slab: Vec::new(),
+            ends: Vec::new(),
+            lines: Vec::new(),
+            warnings,
+        })
     }
 
     fn next_batch(&mut self) -> Result<Option<ReadBatch>> {
@@ -203,12 +234,15 @@ impl LineReader {
         let mut blank_lines = 0;
         while self.ends.len() + blank_lines < self.batch_size {
             let start = self.slab.len();
-            let read = self.reader.read_until(b'\n', &mut self.slab)?;
-            if read == 0 {
+            let line = self.next_line;
+            let lines = match self.csv_delimiter {
+                Some(delimiter) => read_csv_record(&mut self.reader, &mut self.slab, delimiter, &self.context, line)?,
+                None => i64::from(self.reader.read_until(b'\n', &mut self.slab)? > 0),
+            };
+            if lines == 0 {
                 break;
             }
-            let line = self.next_line;
-            self.next_line += 1;
+            self.next_line += lines;
             let content = &self.slab[start..];
             if content.iter().all(u8::is_ascii_whitespace) {
                 blank.push(line as usize, content, BLANK_LINE);
@@ -230,7 +264,7 @@ impl LineReader {
                 return Ok(None);
             }
             let errors = blank.finish("line")?;
-            return Ok(Some(ReadBatch { batch: RecordBatch::new_empty(self.decoder.schema().clone()), errors }));
+            return Ok(Some(ReadBatch { batch: RecordBatch::new_empty(self.schema.clone()), errors }));
         }
         let mut records = Vec::with_capacity(self.ends.len());
         let mut start = 0;
@@ -243,8 +277,128 @@ impl LineReader {
             Some(errors) => merge_by_line(renumber_to_lines(errors, &self.lines)?, blank)?,
             None => blank.finish("line")?,
         };
-        Ok(Some(ReadBatch { batch: decoded.batch, errors }))
+        let batch = match &self.projection {
+            None => decoded.batch,
+            Some(projection) => {
+                let columns = projection.iter().map(|&i| decoded.batch.column(i).clone()).collect();
+                let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(decoded.batch.num_rows()));
+                RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?
+            }
+        };
+        Ok(Some(ReadBatch { batch, errors }))
     }
+}
+
+/// A UTF-8 byte order mark at the start of a file is not part of its first line.
+fn skip_byte_order_mark(reader: &mut BufReader<File>) -> Result<()> {
+    if reader.fill_buf()?.starts_with(b"\xEF\xBB\xBF") {
+        reader.consume(3);
+    }
+    Ok(())
+}
+
+/// A quoted CSV field may hold line breaks, but one still open after this many bytes is taken
+/// for an unbalanced quote: the read fails rather than hold the rest of the file as one record.
+const MAX_CSV_RECORD_BYTES: usize = 16 << 20;
+
+/// Appends one CSV record to `slab`, its line terminator included: its first line, and the
+/// next ones while a quoted field is open. Returns the lines it spans, 0 at the end of the file.
+/// A record still open at the end of the file is returned as it is, for the decoder to refuse.
+fn read_csv_record(reader: &mut impl BufRead, slab: &mut Vec<u8>, delimiter: u8, context: &str, first_line: i64) -> Result<i64> {
+    let start = slab.len();
+    let mut state = CsvState::FieldStart;
+    let mut lines = 0;
+    loop {
+        let line_start = slab.len();
+        if reader.read_until(b'\n', slab)? == 0 {
+            return Ok(lines);
+        }
+        lines += 1;
+        let content_end = slab.len() - usize::from(slab.last() == Some(&b'\n'));
+        let line = &slab[line_start..content_end];
+        // Most lines hold no quote: then the state cannot become Quoted on them.
+        if state != CsvState::Quoted && !line.contains(&b'"') {
+            return Ok(lines);
+        }
+        state = line.iter().fold(state, |s, &b| s.next(b, delimiter));
+        if state != CsvState::Quoted {
+            return Ok(lines);
+        }
+        if slab.len() - start > MAX_CSV_RECORD_BYTES {
+            return Err(CoreError::data(format!(
+                "{context}:{first_line}: a quoted field opened on this line is still open {lines} lines and {} MiB later: \
+                 an unbalanced quote? (a quoted field may hold line breaks, up to {} MiB)",
+                (slab.len() - start) >> 20,
+                MAX_CSV_RECORD_BYTES >> 20
+            )));
+        }
+    }
+}
+
+/// A declared schema matched to a CSV file's header.
+struct HeaderColumns {
+    /// The file's columns in its order: the declared type where declared, text elsewhere.
+    file_schema: SchemaRef,
+    /// Where each declared column is among the file's; None when they are the file's, in order.
+    projection: Option<Vec<usize>>,
+    /// Names the columns the header has and the schema does not declare (not read).
+    warning: Option<String>,
+}
+
+/// Matches the declared columns to the header's by name — exactly, else ignoring ASCII case and
+/// surrounding spaces when that picks one — so that a header in another order cannot put values
+/// under the wrong column.
+fn columns_by_header(declared: &SchemaRef, header: &[u8], delimiter: u8, context: &str) -> Result<HeaderColumns> {
+    let names: Vec<String> = arrow::csv::reader::Format::default()
+        .with_header(true)
+        .with_delimiter(delimiter)
+        .infer_schema(header, Some(0))
+        .map_err(|e| CoreError::data(format!("{context}:1: cannot read the CSV header: {e}")))?
+        .0
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let listed = || names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+    let mut projection = Vec::with_capacity(declared.fields().len());
+    for field in declared.fields() {
+        let wanted = field.name();
+        let exact: Vec<usize> = (0..names.len()).filter(|&i| &names[i] == wanted).collect();
+        let candidates =
+            if exact.is_empty() { (0..names.len()).filter(|&i| names[i].trim().eq_ignore_ascii_case(wanted.trim())).collect() } else { exact };
+        match candidates[..] {
+            [at] if !projection.contains(&at) => projection.push(at),
+            [at] => {
+                return Err(CoreError::config(format!(
+                    "{context}:1: the CSV header's column '{}' matches two declared columns; the header has {}",
+                    names[at],
+                    listed()
+                )))
+            }
+            [] => {
+                return Err(CoreError::config(format!(
+                    "{context}:1: the CSV header has no column '{wanted}' (it has {}): declare the columns by the header's \
+                     names (rename them in SQL), or set header: false if the file has no header line",
+                    listed()
+                )))
+            }
+            _ => return Err(CoreError::config(format!("{context}:1: the CSV header names the column '{wanted}' twice (it has {})", listed()))),
+        }
+    }
+    let in_order = projection.len() == names.len() && projection.iter().enumerate().all(|(i, &at)| i == at);
+    if in_order {
+        return Ok(HeaderColumns { file_schema: declared.clone(), projection: None, warning: None });
+    }
+    let fields: Vec<Field> = (0..names.len())
+        .map(|i| match projection.iter().position(|&at| at == i) {
+            Some(d) => declared.field(d).clone(),
+            None => Field::new(names[i].clone(), DataType::Utf8, true),
+        })
+        .collect();
+    let unread: Vec<String> = (0..names.len()).filter(|i| !projection.contains(i)).map(|i| format!("'{}'", names[i])).collect();
+    let warning = (!unread.is_empty())
+        .then(|| format!("{context}: the CSV header's columns {} are not in the declared schema and are not read", unread.join(", ")));
+    Ok(HeaderColumns { file_schema: Arc::new(Schema::new(fields)), projection: Some(projection), warning })
 }
 
 /// Infers a schema from the first `rows` lines that are JSON objects; malformed lines are
@@ -513,6 +667,109 @@ mod tests {
         std::fs::write(&bad, "nope\n").unwrap();
         let err = FileReader::open(options(&bad, FileFormat::Json, 10), None).err().unwrap();
         assert!(!err.message.contains("Json error: Json error"), "{}", err.message);
+    }
+
+    fn text_schema(names: &[&str]) -> SchemaRef {
+        Arc::new(Schema::new(names.iter().map(|n| Field::new(*n, DataType::Utf8, true)).collect::<Vec<_>>()))
+    }
+
+    fn strings(batch: &RecordBatch, column: usize) -> Vec<Option<String>> {
+        batch.column(column).as_string::<i32>().iter().map(|v| v.map(str::to_string)).collect()
+    }
+
+    /// A declared schema takes its columns from a CSV header by name: a header in another order
+    /// used to put each value under the declared column at its position, silently.
+    #[test]
+    fn declared_csv_columns_are_matched_to_the_header_by_name() {
+        let path = temp("by-name.csv");
+        std::fs::write(&path, "last,id,first,note\nSmith,1,Ann,x\nJones,2,Bob,y\n").unwrap();
+        let declared = Arc::new(Schema::new(vec![
+            Field::new("first", DataType::Utf8, true),
+            Field::new("last", DataType::Utf8, true),
+            Field::new("id", DataType::Int64, false),
+        ]));
+        let mut reader = FileReader::open(options(&path, FileFormat::Csv, 10), Some(declared.clone())).unwrap();
+        assert_eq!(reader.schema().fields(), declared.fields());
+        assert_eq!(reader.warnings().len(), 1);
+        assert!(reader.warnings()[0].contains("'note'") && reader.warnings()[0].contains("by-name.csv"), "{:?}", reader.warnings());
+        let read = reader.next_batch().unwrap().unwrap();
+        assert!(read.errors.is_none());
+        assert_eq!(read.batch.schema(), declared);
+        assert_eq!(strings(&read.batch, 0), [Some("Ann".to_string()), Some("Bob".to_string())]);
+        assert_eq!(strings(&read.batch, 1), [Some("Smith".to_string()), Some("Jones".to_string())]);
+        assert_eq!(read.batch.column(2).as_primitive::<arrow::datatypes::Int64Type>().values().to_vec(), vec![1, 2]);
+
+        // Case and surrounding spaces do not matter when that picks one column.
+        std::fs::write(&path, "ID , Last,First\n1,Smith,Ann\n").unwrap();
+        let mut reader = FileReader::open(options(&path, FileFormat::Csv, 10), Some(declared.clone())).unwrap();
+        assert!(reader.warnings().is_empty());
+        let batch = reader.next_batch().unwrap().unwrap().batch;
+        assert_eq!((strings(&batch, 0), strings(&batch, 1)), (vec![Some("Ann".to_string())], vec![Some("Smith".to_string())]));
+
+        // A declared column the header lacks, or names twice, fails the open with file and line.
+        std::fs::write(&path, "last,id,given\nSmith,1,Ann\n").unwrap();
+        let err = FileReader::open(options(&path, FileFormat::Csv, 10), Some(declared.clone())).err().unwrap();
+        assert!(err.message.contains("by-name.csv:1: the CSV header has no column 'first' (it has 'last', 'id', 'given')"), "{}", err.message);
+        std::fs::write(&path, "first,last,id,first\nAnn,Smith,1,Bob\n").unwrap();
+        let err = FileReader::open(options(&path, FileFormat::Csv, 10), Some(declared.clone())).err().unwrap();
+        assert!(err.message.contains("names the column 'first' twice"), "{}", err.message);
+
+        // Without a header the columns are positional, as declared.
+        std::fs::write(&path, "Ann,Smith,1\n").unwrap();
+        let no_header = ReaderOptions { header: false, ..options(&path, FileFormat::Csv, 10) };
+        let batch = FileReader::open(no_header, Some(declared)).unwrap().next_batch().unwrap().unwrap().batch;
+        assert_eq!(strings(&batch, 0), [Some("Ann".to_string())]);
+    }
+
+    /// RFC 4180 lets a quoted field hold line breaks (the CSV writer writes them so): such a
+    /// record spans lines, and the line numbers after it stay the file's.
+    #[test]
+    fn quoted_csv_fields_hold_line_breaks() {
+        let path = temp("multi-line.csv");
+        std::fs::write(&path, "id,note\n1,\"two\nlines\"\n2,\"a \"\"quote\"\"\r\nand, more\"\r\n3,plain\nx4,\"never closed\n5,z\n").unwrap();
+        let schema = text_schema(&["id", "note"]);
+        for batch_size in [1, 2, 10] {
+            let mut reader = FileReader::open(options(&path, FileFormat::Csv, batch_size), Some(schema.clone())).unwrap();
+            let (mut rows, mut errors) = (Vec::new(), Vec::new());
+            while let Some(read) = reader.next_batch().unwrap() {
+                rows.extend(strings(&read.batch, 1));
+                if let Some(e) = read.errors {
+                    errors.extend(e.column(0).as_primitive::<arrow::datatypes::Int64Type>().values().iter().copied());
+                }
+            }
+            assert_eq!(
+                rows,
+                [Some("two\nlines".to_string()), Some("a \"quote\"\r\nand, more".to_string()), Some("plain".to_string())],
+                "batch size {batch_size}"
+            );
+            // The unclosed quote on line 7 runs to the end of the file: one record, refused.
+            assert_eq!(errors, vec![7], "batch size {batch_size}");
+        }
+        // A quoted field open for more than MAX_CSV_RECORD_BYTES fails the read, naming its line.
+        let line = "1,2\n".repeat(1 << 10);
+        let text = format!("a,b\n1,2\n3,\"open\n{}", line.repeat(MAX_CSV_RECORD_BYTES / line.len() + 1));
+        std::fs::write(&path, text).unwrap();
+        let mut reader = FileReader::open(options(&path, FileFormat::Csv, 10), Some(text_schema(&["a", "b"]))).unwrap();
+        let err = reader.next_batch().err().unwrap();
+        assert!(err.message.contains("multi-line.csv:3: a quoted field opened on this line is still open"), "{}", err.message);
+    }
+
+    /// A UTF-8 byte order mark is no part of the first line or the header's first name.
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let json = temp("bom.jsonl");
+        std::fs::write(&json, "\u{feff}{\"a\":\"x\"}\n{\"a\":\"y\"}\n").unwrap();
+        let csv = temp("bom.csv");
+        std::fs::write(&csv, "\u{feff}a,b\nx,1\ny,2\n").unwrap();
+        for (path, format) in [(json, FileFormat::Json), (csv, FileFormat::Csv)] {
+            for schema in [None, Some(text_schema(&["a"]))] {
+                let mut reader = FileReader::open(options(&path, format, 10), schema).unwrap();
+                assert_eq!(reader.schema().field(0).name(), "a");
+                let read = reader.next_batch().unwrap().unwrap();
+                assert!(read.errors.is_none(), "{path:?}");
+                assert_eq!(strings(&read.batch, 0), [Some("x".to_string()), Some("y".to_string())]);
+            }
+        }
     }
 
     #[test]
