@@ -632,8 +632,8 @@ int32_t sluice_buffer_offsets(const struct SluiceBuffer *buffer,
                               size_t *out_count);
 
 /*
- Points at the encoded keys and their `rows + 1` offsets (same layout as the records; none
- unless `key_columns` was given).
+ Points at the encoded keys and their `rows + 1` offsets (same layout as the records, but a
+ NULL key takes no bytes, not even the newline; none unless `key_columns` was given).
 
  # Safety
  `buffer` is NULL or a live buffer handle; `out_data`, `out_offsets` and `out_count` are NULL

@@ -1125,8 +1125,8 @@ pub unsafe extern "C" fn sluice_buffer_offsets(buffer: *const SluiceBuffer, out_
     })
 }
 
-/// Points at the encoded keys and their `rows + 1` offsets (same layout as the records; none
-/// unless `key_columns` was given).
+/// Points at the encoded keys and their `rows + 1` offsets (same layout as the records, but a
+/// NULL key takes no bytes, not even the newline; none unless `key_columns` was given).
 ///
 /// # Safety
 /// `buffer` is NULL or a live buffer handle; `out_data`, `out_offsets` and `out_count` are NULL

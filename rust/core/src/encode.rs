@@ -34,8 +34,8 @@ pub struct EncodeOptions {
     /// Also return where each row's record starts and ends (for one message per row).
     #[serde(default)]
     pub record_offsets: bool,
-    /// Also encode these columns as each row's key: the value itself for one string or
-    /// integer column, else a JSON object.
+    /// Also encode these columns as each row's key: for one column its bytes (binary) or its
+    /// text, NULL as no key at all; for several a JSON object.
     #[serde(default)]
     pub key_columns: Vec<String>,
     /// Columns left out of the encoded records (e.g. `_op`, which a Kafka sink sends as a header).
@@ -393,15 +393,28 @@ fn encode_keys(batch: &RecordBatch, columns: &[String]) -> Result<(Vec<u8>, Vec<
     let mut keys = Vec::new();
     let mut offsets = Vec::with_capacity(batch.num_rows() + 1);
     if indices.len() == 1 {
-        let column = arrow::compute::cast(projected.column(0), &arrow::datatypes::DataType::Utf8)?;
-        let strings = column.as_any().downcast_ref::<arrow::array::StringArray>().expect("cast to Utf8");
-        // Same layout as the records: each key followed by one newline that is not part of it.
-        for i in 0..strings.len() {
-            offsets.push(keys.len() as i64);
-            if strings.is_valid(i) {
-                keys.extend_from_slice(strings.value(i).as_bytes());
+        use arrow::datatypes::DataType;
+        let column = projected.column(0);
+        // Binary keys stay bytes: as text, one that is not UTF-8 would become NULL. Every other
+        // cast to text either succeeds or fails the batch (`safe: false`), never makes a NULL.
+        let column = match column.data_type() {
+            DataType::Binary => column.clone(),
+            DataType::LargeBinary | DataType::FixedSizeBinary(_) | DataType::BinaryView => arrow::compute::cast(column, &DataType::Binary)?,
+            _ => {
+                let options = arrow::compute::CastOptions { safe: false, ..Default::default() };
+                let text = arrow::compute::cast_with_options(column, &DataType::Utf8, &options)?;
+                arrow::compute::cast(&text, &DataType::Binary)?
             }
-            keys.push(b'\n');
+        };
+        let bytes = column.as_any().downcast_ref::<arrow::array::BinaryArray>().expect("cast to Binary");
+        // Same layout as the records: each key followed by one newline that is not part of it;
+        // a NULL key is no bytes at all, not even the newline (length -1: no message key).
+        for i in 0..bytes.len() {
+            offsets.push(keys.len() as i64);
+            if bytes.is_valid(i) {
+                keys.extend_from_slice(bytes.value(i));
+                keys.push(b'\n');
+            }
         }
         offsets.push(keys.len() as i64);
     } else {
@@ -498,6 +511,40 @@ mod tests {
         assert_eq!(record(1), b"8,");
         let key = |i: usize| &out.keys[out.key_offsets[i] as usize..out.key_offsets[i + 1] as usize - 1];
         assert_eq!((key(0), key(1)), (&b"7"[..], &b"8"[..]));
+    }
+
+    /// A key column of bytes that are not UTF-8 (a Kafka source's `_key`, say) used to be cast
+    /// to text, which made each such key NULL and then empty: every row under one key. And a
+    /// NULL key was written as an empty key; now it is none (length -1).
+    #[test]
+    fn binary_keys_keep_their_bytes_and_null_keys_are_none() {
+        use arrow::array::{ArrayRef, BinaryArray, FixedSizeBinaryArray, LargeBinaryArray};
+        let values: [Option<&[u8]>; 4] = [Some(b"\xff\x00\n"), None, Some(b""), Some(b"\xc3\x28")];
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(BinaryArray::from_iter(values)),
+            Arc::new(LargeBinaryArray::from_iter(values)),
+            Arc::new(StringArray::from(vec![Some("\u{e9}t\u{e9}"), None, Some(""), Some("x")])),
+        ];
+        for column in columns {
+            let schema = Arc::new(Schema::new(vec![Field::new("k", column.data_type().clone(), true), Field::new("v", DataType::Int64, false)]));
+            let batch = RecordBatch::try_new(schema, vec![column.clone(), Arc::new(Int64Array::from(vec![1, 2, 3, 4]))]).unwrap();
+            let options = EncodeOptions { record_offsets: true, key_columns: vec!["k".into()], ..EncodeOptions::default() };
+            let out = encode_records(&batch, &options).unwrap();
+            let key = |i: usize| {
+                let (start, end) = (out.key_offsets[i] as usize, out.key_offsets[i + 1] as usize);
+                (end > start).then(|| out.keys[start..end - 1].to_vec())
+            };
+            let expected: Vec<Option<Vec<u8>>> = match column.data_type() {
+                DataType::Utf8 => vec![Some("\u{e9}t\u{e9}".into()), None, Some(vec![]), Some(b"x".to_vec())],
+                _ => values.iter().map(|v| v.map(<[u8]>::to_vec)).collect(),
+            };
+            assert_eq!((0..4).map(key).collect::<Vec<_>>(), expected, "{}", column.data_type());
+        }
+        let fixed: ArrayRef = Arc::new(FixedSizeBinaryArray::try_from_sparse_iter_with_size([Some(b"\xfe\xff"), None].into_iter(), 2).unwrap());
+        let schema = Arc::new(Schema::new(vec![Field::new("k", fixed.data_type().clone(), true)]));
+        let batch = RecordBatch::try_new(schema, vec![fixed]).unwrap();
+        let out = encode_records(&batch, &EncodeOptions { record_offsets: true, key_columns: vec!["k".into()], ..EncodeOptions::default() }).unwrap();
+        assert_eq!((&out.keys[..], &out.key_offsets[..]), (&b"\xfe\xff\n"[..], &[0i64, 3, 3][..]));
     }
 
     #[test]

@@ -349,8 +349,8 @@ public interface CoreBridge {
     long[] bufferOffsets(long buffer);
 
     /**
-     * Points at the encoded keys and their `rows + 1` offsets (same layout as the records; none
-     * unless `key_columns` was given).
+     * Points at the encoded keys and their `rows + 1` offsets (same layout as the records, but a
+     * NULL key takes no bytes, not even the newline; none unless `key_columns` was given).
      * <p>
      * C function: {@code sluice_buffer_keys}.
      */

@@ -74,6 +74,7 @@ public final class NativeEncoder {
             return keyOffsets.getAtIndex(JAVA_LONG, i);
         }
 
+        /** Length of key {@code i} without its separator; -1 for a NULL key (no message key). */
         public long keyLength(int i) {
             return keyOffsets.getAtIndex(JAVA_LONG, i + 1) - keyStart(i) - 1;
         }

@@ -80,7 +80,8 @@ public final class KafkaSink implements Sink {
                                 ConfigType.LIST,
                                 List.of(),
                                 false,
-                                "Columns that make the message key: one column's value as text, several as a JSON object. "
+                                "Columns that make the message key: one column's value (a binary column's bytes, another's text; "
+                                        + "NULL: no key), several as a JSON object. "
                                         + "Default: the primary key of the source the rows come from (its `primary_key`), "
                                         + "if the rows still have its columns; else no key.")
                         .defineEnum(
@@ -341,7 +342,7 @@ public final class KafkaSink implements Sink {
         byte[] value = new byte[(int) records.length(i)];
         MemorySegment.copy(records.data(), JAVA_BYTE, records.start(i), value, 0, value.length);
         byte[] messageKey = null;
-        if (records.hasKeys()) {
+        if (records.hasKeys() && records.keyLength(i) >= 0) {
             messageKey = new byte[(int) records.keyLength(i)];
             MemorySegment.copy(records.keys(), JAVA_BYTE, records.keyStart(i), messageKey, 0, messageKey.length);
         }

@@ -1,6 +1,8 @@
 package dev.sluice.connector.kafka;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -636,6 +638,55 @@ class KafkaPipelineTest {
                 results.stream().map(r -> header(r, "op")).toList());
         assertEquals("{\"id\":1,\"name\":\"ADA\"}", new String(results.get(1).value(), StandardCharsets.UTF_8));
         assertEquals("1", new String(results.get(3).key(), StandardCharsets.UTF_8));
+    }
+
+    /**
+     * A sink keyed by a binary column (here the source's own {@code _key}) writes its bytes: it
+     * used to cast them to text, so every key that was not UTF-8 became an empty key, and a NULL
+     * key became an empty key too instead of none.
+     */
+    @Test
+    void binaryKeysKeepTheirBytesAndNullKeysStayNone() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        KafkaTestSupport.createTopics(servers, 1, in, out);
+        List<byte[]> keys = List.of(
+                new byte[] {(byte) 0xff, 0, '\n'},
+                new byte[] {(byte) 0xc3, (byte) 0x28},
+                "plain".getBytes(StandardCharsets.UTF_8),
+                new byte[0]);
+        List<byte[][]> input = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            input.add(new byte[][] {keys.get(i), ("{\"id\": " + i + "}").getBytes(StandardCharsets.UTF_8)});
+        }
+        input.add(new byte[][] {null, "{\"id\": 4}".getBytes(StandardCharsets.UTF_8)});
+        KafkaTestSupport.produceBytes(servers, in, input, Map.of());
+        Path file = dir.resolve("keys.yaml");
+        Files.writeString(file, """
+                sources:
+                  events: {type: kafka, topic: %s, bootstrap_servers: %s, schema: {id: bigint}, metadata: [_key], bounded: true}
+                sinks:
+                  out: {type: kafka, from: events, topic: %s, key: [_key], bootstrap_servers: %s}
+                """.formatted(in, servers, out, servers));
+        assertEquals(
+                0,
+                dev.sluice.cli.Main.execute(
+                        "run",
+                        file.toString(),
+                        "--state-dir",
+                        dir.resolve("state").toString()));
+        List<ConsumerRecord<byte[], byte[]>> results =
+                KafkaTestSupport.consumeAll(servers, out, 5, Duration.ofSeconds(30));
+        assertEquals(5, results.size());
+        for (ConsumerRecord<byte[], byte[]> r : results) {
+            int id = JSON.readTree(r.value()).get("id").asInt();
+            if (id < keys.size()) {
+                assertArrayEquals(keys.get(id), r.key(), "key of row " + id);
+            } else {
+                assertNull(r.key(), "a NULL key is no key");
+            }
+        }
     }
 
     @Test

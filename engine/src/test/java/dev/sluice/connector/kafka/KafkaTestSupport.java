@@ -68,6 +68,17 @@ public final class KafkaTestSupport {
 
     /** As above, with more producer properties. */
     public static void produce(String servers, String topic, List<String[]> keyValues, Map<String, String> more) {
+        List<byte[][]> bytes = new java.util.ArrayList<>();
+        for (String[] kv : keyValues) {
+            bytes.add(new byte[][] {
+                kv[0] == null ? null : kv[0].getBytes(StandardCharsets.UTF_8), kv[1].getBytes(StandardCharsets.UTF_8)
+            });
+        }
+        produceBytes(servers, topic, bytes, more);
+    }
+
+    /** Writes (key, value) pairs of bytes, a null key as none. */
+    public static void produceBytes(String servers, String topic, List<byte[][]> keyValues, Map<String, String> more) {
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -80,17 +91,12 @@ public final class KafkaTestSupport {
                 new java.util.concurrent.atomic.AtomicReference<>();
         try (KafkaProducer<byte[], byte[]> producer =
                 new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
-            for (String[] kv : keyValues) {
-                producer.send(
-                        new ProducerRecord<>(
-                                topic,
-                                kv[0] == null ? null : kv[0].getBytes(StandardCharsets.UTF_8),
-                                kv[1].getBytes(StandardCharsets.UTF_8)),
-                        (metadata, e) -> {
-                            if (e != null) {
-                                failure.compareAndSet(null, e);
-                            }
-                        });
+            for (byte[][] kv : keyValues) {
+                producer.send(new ProducerRecord<>(topic, kv[0], kv[1]), (metadata, e) -> {
+                    if (e != null) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
             }
             producer.flush();
         }
