@@ -199,7 +199,8 @@ impl LineReader {
         if let (Some(delimiter), true) = (csv_delimiter, options.header) {
             let mut header = Vec::new();
             next_line += read_csv_record(&mut reader, &mut header, delimiter, &context, 1)?;
-            if declared {
+            // An empty file has no header to match, and no rows.
+            if declared && !header.is_empty() {
                 let columns = columns_by_header(&schema, &header, delimiter, &context)?;
                 (file_schema, projection) = (columns.file_schema, columns.projection);
                 warnings.extend(columns.warning);
@@ -713,6 +714,10 @@ mod tests {
         std::fs::write(&path, "first,last,id,first\nAnn,Smith,1,Bob\n").unwrap();
         let err = FileReader::open(options(&path, FileFormat::Csv, 10), Some(declared.clone())).err().unwrap();
         assert!(err.message.contains("names the column 'first' twice"), "{}", err.message);
+
+        // An empty file has no header, and no rows.
+        std::fs::write(&path, "").unwrap();
+        assert!(FileReader::open(options(&path, FileFormat::Csv, 10), Some(declared.clone())).unwrap().next_batch().unwrap().is_none());
 
         // Without a header the columns are positional, as declared.
         std::fs::write(&path, "Ann,Smith,1\n").unwrap();
