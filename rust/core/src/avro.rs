@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use arrow::array::RecordBatch;
-use arrow::datatypes::{Schema, SchemaRef};
+use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow_avro::reader::ReaderBuilder;
 use arrow_avro::schema::{AvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore, SCHEMA_METADATA_KEY};
 use arrow_avro::writer::format::AvroBinaryFormat;
@@ -90,16 +90,22 @@ impl AvroReader {
 }
 
 /// Encodes every row as one unframed Avro body; returns the bytes and `rows + 1` offsets.
-/// `schema_json`, when given, is the writer schema (it must fit the columns); otherwise one
-/// is derived from the Arrow schema.
+/// `schema_json`, when given, is the writer schema: its fields are written from the columns of
+/// their names, which must hold values of the fields' types (see [`fit_to_writer_schema`]);
+/// otherwise one is derived from the Arrow schema.
 pub fn encode(batch: &RecordBatch, schema_json: Option<&str>) -> Result<(Vec<u8>, Vec<i64>)> {
-    let mut arrow_schema: Schema = batch.schema().as_ref().clone();
-    if let Some(json) = schema_json {
-        reject_nulls_the_schema_cannot_hold(batch, json)?;
-        arrow_schema.metadata.insert(SCHEMA_METADATA_KEY.to_string(), json.to_string());
-    }
-    let mut encoder = WriterBuilder::new(arrow_schema.clone()).build_encoder::<AvroBinaryFormat>().map_err(avro_config)?;
-    let batch = batch.clone().with_schema(Arc::new(arrow_schema))?;
+    let batch = match schema_json {
+        Some(json) => {
+            let schema: serde_json::Value = serde_json::from_str(json).map_err(|e| CoreError::config(format!("Avro schema is not JSON: {e}")))?;
+            reject_nulls_the_schema_cannot_hold(batch, &schema)?;
+            let fitted = fit_to_writer_schema(batch, &schema, json)?;
+            let mut arrow_schema = fitted.schema().as_ref().clone();
+            arrow_schema.metadata.insert(SCHEMA_METADATA_KEY.to_string(), json.to_string());
+            fitted.with_schema(Arc::new(arrow_schema))?
+        }
+        None => batch.clone(),
+    };
+    let mut encoder = WriterBuilder::new(batch.schema().as_ref().clone()).build_encoder::<AvroBinaryFormat>().map_err(avro_config)?;
     encoder.encode(&batch).map_err(|e| CoreError::new(ErrorKind::Execution, format!("Avro encoding: {e}")))?;
     let rows = encoder.flush();
     let offsets = rows.offsets().iter().map(|&o| o as i64).collect();
@@ -108,8 +114,7 @@ pub fn encode(batch: &RecordBatch, schema_json: Option<&str>) -> Result<(Vec<u8>
 
 /// arrow-avro writes a null in a field whose writer type has no "null" branch as that type's
 /// zero value (an empty string, 0): a different row. Refuse it instead, naming column and row.
-fn reject_nulls_the_schema_cannot_hold(batch: &RecordBatch, schema_json: &str) -> Result<()> {
-    let schema: serde_json::Value = serde_json::from_str(schema_json).map_err(|e| CoreError::config(format!("Avro schema is not JSON: {e}")))?;
+fn reject_nulls_the_schema_cannot_hold(batch: &RecordBatch, schema: &serde_json::Value) -> Result<()> {
     let Some(fields) = schema.get("fields").and_then(|f| f.as_array()) else { return Ok(()) };
     for field in fields {
         let (Some(name), Some(avro_type)) = (field.get("name").and_then(|n| n.as_str()), field.get("type")) else { continue };
@@ -127,6 +132,114 @@ fn reject_nulls_the_schema_cannot_hold(batch: &RecordBatch, schema_json: &str) -
         }
     }
     Ok(())
+}
+
+/// `batch` with each column written as its writer-schema field's type. arrow-avro writes a
+/// column by its Arrow type whatever the writer schema says, so a Float32 under "double", a
+/// timestamp in milliseconds under "timestamp-micros" or a bigint under "int" made records a
+/// reader of that schema decodes to other values, or cannot decode. A column whose Avro type
+/// differs is converted to the field's type when every value survives the trip there and back
+/// (bigint to "int" while it fits, seconds to "timestamp-micros"); else the batch is refused,
+/// naming the column, the row and both types. "int" under "long" and "string" under "bytes"
+/// are written as they are: their encodings are the same.
+fn fit_to_writer_schema(batch: &RecordBatch, schema: &serde_json::Value, json: &str) -> Result<RecordBatch> {
+    let Some(fields) = schema.get("fields").and_then(|f| f.as_array()) else { return Ok(batch.clone()) };
+    let written = AvroSchema::try_from(batch.schema().as_ref()).map_err(avro_config)?;
+    let written: serde_json::Value = serde_json::from_str(&written.json_string).map_err(avro_config)?;
+    let field_type = |schema: &serde_json::Value, name: &str| -> Option<serde_json::Value> {
+        schema.get("fields")?.as_array()?.iter().find(|f| f.get("name").and_then(|n| n.as_str()) == Some(name)).and_then(|f| f.get("type")).map(plain)
+    };
+    let mut columns = batch.columns().to_vec();
+    let mut fields_out: Vec<arrow::datatypes::FieldRef> = batch.schema().fields().iter().cloned().collect();
+    let mut reader_schema: Option<SchemaRef> = None;
+    for field in fields {
+        let Some(name) = field.get("name").and_then(|n| n.as_str()) else { continue };
+        let (Ok(index), Some(wanted)) = (batch.schema().index_of(name), field.get("type").map(plain)) else { continue };
+        let Some(has) = field_type(&written, name) else { continue };
+        if same_encoding(&has, &wanted) {
+            continue;
+        }
+        let column = batch.column(index);
+        let refuse = |why: String| {
+            CoreError::data(format!(
+                "Avro encoding: column '{name}' ({}, written as Avro {has}) does not fit the writer schema's field '{name}' ({wanted}): {why}; CAST it in the query",
+                column.data_type()
+            ))
+        };
+        if reader_schema.is_none() {
+            reader_schema = Some(AvroReader::new(json, AvroFraming::None, None)?.schema().clone());
+        }
+        let target = reader_schema.as_ref().and_then(|s| s.field_with_name(name).ok()).map(|f| f.data_type().clone());
+        let Some(target) = target else { return Err(refuse("no Arrow type reads that field".into())) };
+        let strict = arrow::compute::CastOptions { safe: false, ..Default::default() };
+        let converted = arrow::compute::cast_with_options(column, &target, &strict).map_err(|e| refuse(format!("{e}")))?;
+        let back = arrow::compute::cast_with_options(&converted, column.data_type(), &strict).map_err(|e| refuse(format!("{e}")))?;
+        let changed = arrow::compute::kernels::cmp::distinct(column, &back).map_err(|e| refuse(format!("{e}")))?;
+        if let Some(row) = changed.iter().position(|d| d == Some(true)) {
+            let value = arrow::util::display::ArrayFormatter::try_new(column.as_ref(), &Default::default())
+                .map(|f| f.value(row).to_string())
+                .unwrap_or_default();
+            return Err(refuse(format!("row {row}'s value {value} would change")));
+        }
+        let converted_field = Arc::new(Field::new(name, target, batch.schema().field(index).is_nullable()));
+        let as_written = AvroSchema::try_from(&Schema::new(vec![converted_field.clone()])).map_err(avro_config)?;
+        let as_written: serde_json::Value = serde_json::from_str(&as_written.json_string).map_err(avro_config)?;
+        if !field_type(&as_written, name).is_some_and(|t| same_encoding(&t, &wanted)) {
+            return Err(refuse(format!(
+                "as {} it would be written as Avro {}",
+                converted_field.data_type(),
+                field_type(&as_written, name).unwrap_or_default()
+            )));
+        }
+        columns[index] = converted;
+        fields_out[index] = converted_field;
+    }
+    let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new_with_metadata(fields_out, batch.schema().metadata().clone())), columns, &options)?)
+}
+
+/// Whether values written as Avro type `has` read back unchanged as `wanted` (both `plain`).
+fn same_encoding(has: &serde_json::Value, wanted: &serde_json::Value) -> bool {
+    has == wanted || (has == "int" && wanted == "long") || (has == "string" && wanted == "bytes")
+}
+
+/// An Avro type as far as its encoding goes: a nullable union as its other branch (the writer
+/// picks the branch index), names, docs, defaults and arrow-avro's own hints dropped, and
+/// `{"type": "long"}` as `"long"`.
+fn plain(avro_type: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match avro_type {
+        Value::Array(branches) => {
+            let kept: Vec<Value> = branches.iter().filter(|b| b.as_str() != Some("null")).map(plain).collect();
+            match <[Value; 1]>::try_from(kept) {
+                Ok([only]) => only,
+                Err(kept) => Value::Array(kept),
+            }
+        }
+        Value::Object(members) => {
+            let named = matches!(members.get("type").and_then(Value::as_str), Some("record" | "enum" | "fixed" | "error"));
+            let mut out = serde_json::Map::new();
+            for (key, value) in members {
+                let dropped = matches!(key.as_str(), "doc" | "aliases" | "default" | "order" | "namespace")
+                    || key.starts_with("arrow")
+                    || (named && key == "name");
+                if dropped {
+                    continue;
+                }
+                let value = match key.as_str() {
+                    "type" | "items" | "values" => plain(value),
+                    "fields" => Value::Array(value.as_array().map_or_else(Vec::new, |fields| fields.iter().map(plain).collect())),
+                    _ => value.clone(),
+                };
+                out.insert(key.clone(), value);
+            }
+            match (out.len(), out.get("type")) {
+                (1, Some(only)) => only.clone(),
+                _ => Value::Object(out),
+            }
+        }
+        other => other.clone(),
+    }
 }
 
 fn avro_config(e: impl std::fmt::Display) -> CoreError {
@@ -210,6 +323,68 @@ mod tests {
         let slices: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
         let decoded = AvroReader::new(nullable, AvroFraming::None, None).unwrap().decode(&slices).unwrap();
         assert!(decoded.column(1).is_null(1), "the null stays a null");
+    }
+
+    fn one_column(column: arrow::array::ArrayRef) -> RecordBatch {
+        let schema = Schema::new(vec![Field::new("c", column.data_type().clone(), column.null_count() > 0)]);
+        RecordBatch::try_new(Arc::new(schema), vec![column]).unwrap()
+    }
+
+    fn writer_schema(avro_type: &str) -> String {
+        format!(r#"{{"type":"record","name":"R","fields":[{{"name":"c","type":{avro_type}}}]}}"#)
+    }
+
+    /// The first column as a reader of `schema_json` decodes it, formatted.
+    fn read_back(batch: &RecordBatch, schema_json: &str) -> Result<Vec<String>> {
+        let (bytes, offsets) = encode(batch, Some(schema_json))?;
+        let owned = records(&bytes, &offsets);
+        let slices: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+        let decoded = AvroReader::new(schema_json, AvroFraming::None, None)?.decode(&slices)?;
+        let format = arrow::util::display::ArrayFormatter::try_new(decoded.column(0).as_ref(), &Default::default()).unwrap();
+        Ok((0..decoded.num_rows()).map(|i| format.value(i).to_string()).collect())
+    }
+
+    /// arrow-avro writes a column by its Arrow type whatever the writer schema says: a Float32
+    /// under "double" made records no reader of that schema could decode, a bigint under "int"
+    /// ones whose large values it could not, and milliseconds under "timestamp-micros" instants
+    /// a thousand times too early. Each column now takes its field's type when every value
+    /// survives the trip, and is refused, named, when one would not.
+    #[test]
+    fn columns_are_written_as_the_writer_schemas_types_or_refused() {
+        use arrow::array::{ArrayRef, Float32Array, Float64Array, Int32Array, TimestampMicrosecondArray, TimestampMillisecondArray};
+        let floats: ArrayRef = Arc::new(Float32Array::from(vec![1.5, -0.0, f32::MAX]));
+        assert_eq!(read_back(&one_column(floats), &writer_schema(r#""double""#)).unwrap(), ["1.5", "-0.0", "3.4028234663852886e38"]);
+        let exact: ArrayRef = Arc::new(Float64Array::from(vec![1.5, 0.25]));
+        assert_eq!(read_back(&one_column(exact), &writer_schema(r#""float""#)).unwrap(), ["1.5", "0.25"]);
+        let inexact: ArrayRef = Arc::new(Float64Array::from(vec![1.5, 0.1]));
+        let err = read_back(&one_column(inexact), &writer_schema(r#""float""#)).unwrap_err();
+        assert!(err.message.contains("column 'c' (Float64, written as Avro \"double\") does not fit the writer schema's field 'c' (\"float\"): row 1's value 0.1 would change"), "{}", err.message);
+        let small: ArrayRef = Arc::new(Int64Array::from(vec![-7, 300]));
+        assert_eq!(read_back(&one_column(small), &writer_schema(r#"["null","int"]"#)).unwrap(), ["-7", "300"]);
+        let large: ArrayRef = Arc::new(Int64Array::from(vec![1, 5_000_000_000]));
+        let err = read_back(&one_column(large), &writer_schema(r#""int""#)).unwrap_err();
+        assert!(err.message.contains("column 'c' (Int64") && err.message.contains("(\"int\")"), "{}", err.message);
+        let millis: ArrayRef = Arc::new(TimestampMillisecondArray::from(vec![1_700_000_000_123]).with_timezone("UTC"));
+        let micros_type = r#"{"type":"long","logicalType":"timestamp-micros"}"#;
+        assert_eq!(read_back(&one_column(millis), &writer_schema(micros_type)).unwrap(), ["2023-11-14T22:13:20.123Z"]);
+        let naive: ArrayRef = Arc::new(TimestampMillisecondArray::from(vec![1_700_000_000_123]));
+        let millis_type = r#"{"type":"long","logicalType":"timestamp-millis"}"#;
+        assert_eq!(read_back(&one_column(naive), &writer_schema(millis_type)).unwrap(), ["2023-11-14T22:13:20.123Z"]);
+        let fine: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![1_700_000_000_123_456]).with_timezone("UTC"));
+        let err = read_back(&one_column(fine), &writer_schema(millis_type)).unwrap_err();
+        assert!(err.message.contains("would change"), "{}", err.message);
+        let text: ArrayRef = Arc::new(StringArray::from(vec!["7", "x"]));
+        let err = read_back(&one_column(text), &writer_schema(r#""long""#)).unwrap_err();
+        assert!(
+            err.message.contains("column 'c' (Utf8, written as Avro \"string\")") && err.message.contains("CAST it in the query"),
+            "{}",
+            err.message
+        );
+        // Same encodings are written as they are.
+        let ints: ArrayRef = Arc::new(Int32Array::from(vec![-1, 2]));
+        assert_eq!(read_back(&one_column(ints), &writer_schema(r#""long""#)).unwrap(), ["-1", "2"]);
+        let strings: ArrayRef = Arc::new(StringArray::from(vec!["ab"]));
+        assert_eq!(read_back(&one_column(strings), &writer_schema(r#""bytes""#)).unwrap(), ["6162"]);
     }
 
     #[test]

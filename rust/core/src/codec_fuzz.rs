@@ -699,6 +699,63 @@ fn empty_strings_as_nulls(batch: &RecordBatch) -> RecordBatch {
     RecordBatch::try_new(batch.schema(), columns).expect("the same schema")
 }
 
+/// Random batches under writer schemas whose field types are random Avro types: whenever the
+/// encoder takes a batch, a reader of that schema gets every value back unchanged (cast back to
+/// the column's type); a value the field's type cannot hold must be refused, never changed.
+#[test]
+fn random_batches_under_other_avro_types_come_back_unchanged_or_are_refused() {
+    use crate::avro::{encode, AvroFraming, AvroReader};
+    let (batches, seed) = (fuzz_batches() / 10, fuzz_seed());
+    let all = schema(false);
+    let schema = Arc::new(all.project(&(0..all.fields().len()).filter(|&i| all.field(i).name() != "u64").collect::<Vec<_>>()).unwrap());
+    let derived: serde_json::Value =
+        serde_json::from_str(&arrow_avro::schema::AvroSchema::try_from(schema.as_ref()).expect("an Avro schema").json_string).unwrap();
+    let types = [
+        r#""int""#,
+        r#""long""#,
+        r#""float""#,
+        r#""double""#,
+        r#""string""#,
+        r#""bytes""#,
+        r#""boolean""#,
+        r#"{"type":"int","logicalType":"date"}"#,
+        r#"{"type":"long","logicalType":"timestamp-millis"}"#,
+        r#"{"type":"long","logicalType":"timestamp-micros"}"#,
+        r#"{"type":"long","logicalType":"local-timestamp-millis"}"#,
+        r#"{"type":"long","logicalType":"local-timestamp-micros"}"#,
+    ];
+    let mut rng = Rng::new(seed);
+    let (mut taken, mut refused) = (0, 0);
+    for _ in 0..batches {
+        // One field of another type per batch, so that most batches have one column to fit.
+        let mut writer = derived.clone();
+        let fields = writer["fields"].as_array_mut().unwrap();
+        let changed = rng.below(fields.len());
+        let other: serde_json::Value = serde_json::from_str(rng.pick(&types)).unwrap();
+        fields[changed]["type"] = serde_json::json!(["null", other]);
+        let writer = writer.to_string();
+        let rows = 1 + rng.below(16);
+        let batch = random_batch(&mut rng, &schema, rows);
+        let Ok((bytes, offsets)) = encode(&batch, Some(&writer)) else {
+            refused += 1;
+            continue;
+        };
+        taken += 1;
+        let records = crate::decode::split_records(&bytes, &offsets).unwrap();
+        let read = AvroReader::new(&writer, AvroFraming::None, None).unwrap().decode(&records).unwrap();
+        let strict = arrow::compute::CastOptions { safe: false, ..Default::default() };
+        for ((column, original), field) in read.columns().iter().zip(batch.columns()).zip(schema.fields()) {
+            let back = arrow::compute::cast_with_options(column, field.data_type(), &strict)
+                .unwrap_or_else(|e| panic!("column {} read as {} does not cast back: {e}\n{writer}", field.name(), column.data_type()));
+            let changed = arrow::compute::kernels::cmp::distinct(original, &back).unwrap();
+            if let Some(row) = changed.iter().position(|d| d == Some(true)) {
+                panic!("column {} row {row}: wrote {:?}, read {:?}\n{writer}", field.name(), original.slice(row, 1), back.slice(row, 1));
+            }
+        }
+    }
+    assert!(taken > 0 && refused > 0, "{taken} batches taken, {refused} refused");
+}
+
 #[test]
 fn random_batches_come_back_from_their_avro_records_unchanged() {
     use crate::avro::{encode, AvroFraming, AvroReader};
