@@ -190,7 +190,8 @@ impl RecordDecoder {
     }
 
     /// Converts the text of CSV decimal and float columns exactly (arrow-csv drops decimal
-    /// digits past the scale and turns float overflow into infinity).
+    /// digits past the scale and turns float overflow into infinity), and binary columns from
+    /// the hex the CSV writer gives them (arrow-csv reads no binary).
     fn csv_columns_from_text(&self, batch: RecordBatch, columns: &[usize]) -> Result<RecordBatch> {
         use arrow::array::{Array, AsArray, Decimal128Builder, Float32Builder, Float64Builder};
         let mut arrays = batch.columns().to_vec();
@@ -225,6 +226,18 @@ impl RecordDecoder {
                     let mut values = Float32Builder::with_capacity(text.len());
                     for value in text.iter() {
                         values.append_option(value.map(|v| csv_float::<f32>(v).ok_or_else(|| bad(v, "is not a Float32"))).transpose()?);
+                    }
+                    Arc::new(values.finish())
+                }
+                DataType::Binary => {
+                    let mut values = arrow::array::BinaryBuilder::with_capacity(text.len(), 0);
+                    for value in text.iter() {
+                        match value {
+                            None => values.append_null(),
+                            Some(v) => values.append_value(
+                                hex_bytes(v).ok_or_else(|| bad(v, "is not hex (a binary value is written as two hex digits per byte)"))?,
+                            ),
+                        }
                     }
                     Arc::new(values.finish())
                 }
@@ -485,13 +498,13 @@ fn check_csv_record(record: &[u8], delimiter: u8) -> Result<()> {
 }
 
 /// The schema arrow-csv reads when some columns are better converted from their text here:
-/// Decimal128 and float columns become Utf8. None when there are none.
+/// Decimal128, float and binary columns become Utf8. None when there are none.
 fn csv_text_schema(schema: &SchemaRef) -> Option<(SchemaRef, Vec<usize>)> {
     let columns: Vec<usize> = schema
         .fields()
         .iter()
         .enumerate()
-        .filter(|(_, f)| matches!(f.data_type(), DataType::Decimal128(..) | DataType::Float32 | DataType::Float64))
+        .filter(|(_, f)| matches!(f.data_type(), DataType::Decimal128(..) | DataType::Float32 | DataType::Float64 | DataType::Binary))
         .map(|(i, _)| i)
         .collect();
     if columns.is_empty() {
@@ -504,6 +517,16 @@ fn csv_text_schema(schema: &SchemaRef) -> Option<(SchemaRef, Vec<usize>)> {
         .map(|(i, f)| if columns.contains(&i) { Field::new(f.name(), DataType::Utf8, f.is_nullable()) } else { f.as_ref().clone() })
         .collect();
     Some((Arc::new(Schema::new(fields)), columns))
+}
+
+/// The bytes of hex text (either case, two digits per byte), or None.
+fn hex_bytes(text: &str) -> Option<Vec<u8>> {
+    let digit = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let text = text.as_bytes();
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    text.chunks_exact(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect()
 }
 
 /// A CSV float: a finite number, or one of the IEEE words `NaN`, `inf`, `infinity` (any case,
@@ -1162,6 +1185,21 @@ mod strict_tests {
         {
             assert!(message.contains(column) && message.contains(value), "{message}");
         }
+    }
+
+    /// A binary CSV column is hex, as the CSV writer writes it; text that is no hex is a dead
+    /// letter naming the column (arrow-csv reads no binary: every record was one).
+    #[test]
+    fn csv_binary_columns_are_hex() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("b", DataType::Binary, true)]));
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(schema)).unwrap();
+        let records: [&[u8]; 5] = [b"1,00fF7a", b"2,", b"3,abc", b"4,zz", b"5,\"0a\""];
+        let decoded = decoder.decode(&records).unwrap();
+        assert_eq!(ids(&decoded), vec![Some(1), Some(2), Some(5)]);
+        let b = decoded.batch.column(1).as_binary::<i32>();
+        assert_eq!(b.iter().collect::<Vec<_>>(), vec![Some(&[0u8, 0xff, 0x7a][..]), None, Some(&[0x0a][..])]);
+        assert_eq!(error_indexes(&decoded), vec![2, 3]);
+        assert!(error_messages(&decoded).iter().all(|m| m.contains("column 'b'") && m.contains("is not hex")), "{:?}", error_messages(&decoded));
     }
 
     /// Debezium rows keep their numbers as written: a decimal with 19 digits stays exact, an
