@@ -523,7 +523,7 @@ fn csv_text_schema(schema: &SchemaRef) -> Option<(SchemaRef, Vec<usize>)> {
 fn hex_bytes(text: &str) -> Option<Vec<u8>> {
     let digit = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
     let text = text.as_bytes();
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     text.chunks_exact(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect()
