@@ -4,8 +4,9 @@
 //! wherever serde_json reads a record the fast path decoded, its strings and integers must be
 //! the row's. Random batches encoded as the Kafka sink encodes them must be arrow-json's text
 //! byte for byte and decode, on either path, to the batch they came from; so must batches of
-//! the types only arrow-json reads, and batches written and read as CSV (empty strings aside)
-//! and as Avro (read back with the Avro schema's types).
+//! the types only arrow-json reads, batches written and read as CSV (empty strings aside; also
+//! as a CSV file read by its header, columns declared in another order) and as Avro (read back
+//! with the Avro schema's types; under writer schemas of other types, unchanged or refused).
 //!
 //! Records are built from the pieces the fast path handles specially: field order, whitespace,
 //! escaped names, unknown and repeated fields, integers at their type's bounds and past them,
@@ -594,6 +595,9 @@ fn random_batches_of_types_only_arrow_json_decodes_come_back_unchanged() {
     }
 }
 
+/// Random batches come back from their CSV records unchanged (empty strings aside): those of
+/// the fast path's types, and decimals, dates, zoned timestamps, single floats and bytes (hex;
+/// arrow-csv reads no binary, so a declared binary column made every record a dead letter).
 #[test]
 fn random_batches_come_back_from_their_csv_records_unchanged() {
     use crate::encode::{encode_records, EncodeFormat, EncodeOptions};
@@ -602,11 +606,16 @@ fn random_batches_come_back_from_their_csv_records_unchanged() {
     // arrow-csv reads no LargeUtf8.
     let all = schema(false);
     let schema = Arc::new(all.project(&(0..all.fields().len()).filter(|&i| all.field(i).name() != "long_text").collect::<Vec<_>>()).unwrap());
-    let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(schema.clone())).unwrap();
     let mut rng = Rng::new(seed);
-    for _ in 0..batches {
+    for i in 0..batches {
         let rows = 1 + rng.below(64);
-        let batch = random_batch(&mut rng, &schema, rows);
+        // arrow-csv writes no lists or structs.
+        let batch = if i % 2 == 0 {
+            random_batch(&mut rng, &schema, rows)
+        } else {
+            random_general_batch(&mut rng, rows).project(&[0, 1, 2, 3, 4, 7]).unwrap()
+        };
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(batch.schema())).unwrap();
         let options = EncodeOptions { format: EncodeFormat::Csv, record_offsets: true, ..EncodeOptions::default() };
         let encoded = encode_records(&batch, &options).unwrap();
         let records = crate::decode::split_records(&encoded.bytes, &encoded.offsets).unwrap();
@@ -682,34 +691,6 @@ fn random_batches_come_back_from_a_csv_file_by_its_header() {
         }
     }
     std::fs::remove_file(&path).ok();
-}
-
-/// Decimals, dates, zoned timestamps, single floats and bytes (as hex; arrow-csv reads no
-/// binary, so a declared binary column made every record a dead letter) come back from their
-/// CSV records unchanged.
-#[test]
-fn random_batches_of_other_types_come_back_from_their_csv_records_unchanged() {
-    use crate::encode::{encode_records, EncodeFormat, EncodeOptions};
-    let (batches, seed) = (fuzz_batches() / 10, fuzz_seed());
-    let mut rng = Rng::new(seed);
-    for _ in 0..batches {
-        let rows = 1 + rng.below(32);
-        // arrow-csv writes no lists or structs.
-        let batch = random_general_batch(&mut rng, rows).project(&[0, 1, 2, 3, 4, 7]).unwrap();
-        let options = EncodeOptions { format: EncodeFormat::Csv, record_offsets: true, ..EncodeOptions::default() };
-        let encoded = encode_records(&batch, &options).unwrap();
-        let records = crate::decode::split_records(&encoded.bytes, &encoded.offsets).unwrap();
-        let texts: Vec<Vec<u8>> = records.iter().map(|r| r.to_vec()).collect();
-        let decoded = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(batch.schema())).unwrap().decode(&records).unwrap();
-        if let Some(errors) = decoded.errors {
-            let at = errors.column(0).as_primitive::<Int64Type>().value(0) as usize;
-            panic!("record {:?}: {}", lossy(&texts[at..=at]), errors.column(2).as_string::<i32>().value(0));
-        }
-        let expected = empty_strings_as_nulls(&batch);
-        if decoded.batch != expected {
-            panic!("{}", first_difference(&decoded.batch, &expected, &texts));
-        }
-    }
 }
 
 /// `batch` with each empty string of its Utf8 and Binary columns made null.

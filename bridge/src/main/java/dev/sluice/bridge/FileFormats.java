@@ -9,6 +9,12 @@ public final class FileFormats {
 
     public static final List<String> ALL = List.of("json", "csv", "parquet");
 
+    /** What a CSV reader's {@code header} setting means (file sources and side tables read alike). */
+    public static final String CSV_HEADER_DOC =
+            "CSV: the first line names the columns. A declared schema takes its columns "
+                    + "from it by name (exactly, else ignoring case and surrounding spaces); header columns it does not "
+                    + "declare are not read.";
+
     private FileFormats() {}
 
     /** The explicit format, or the one the file's extension implies. */

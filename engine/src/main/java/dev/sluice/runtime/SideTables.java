@@ -50,13 +50,7 @@ final class SideTables {
                     false,
                     "Columns and types, e.g. {key: bigint, value: string}. JSON and CSV only; absent: inferred from "
                             + "the first lines (Parquet: the file's own). Types: " + ColumnTypes.ACCEPTED + ".")
-            .define(
-                    HEADER,
-                    ConfigType.BOOLEAN,
-                    true,
-                    false,
-                    "CSV: the first line names the columns. A declared schema takes its columns from it by name (exactly, "
-                            + "else ignoring case and surrounding spaces); header columns it does not declare are not read.")
+            .define(HEADER, ConfigType.BOOLEAN, true, false, FileFormats.CSV_HEADER_DOC)
             .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter (one character).");
 
     static final String DOC =

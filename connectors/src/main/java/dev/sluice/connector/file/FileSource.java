@@ -69,13 +69,7 @@ public final class FileSource implements Source {
                         "Columns and types, e.g. {id: bigint, name: string, at: timestamp(ms)}. JSON and CSV only; "
                                 + "absent: inferred from the first infer_rows lines. Types: " + ColumnTypes.ACCEPTED
                                 + ".")
-                .define(
-                        HEADER,
-                        ConfigType.BOOLEAN,
-                        true,
-                        false,
-                        "CSV: the first line names the columns. A declared schema takes its columns from it by name (exactly, "
-                                + "else ignoring case and surrounding spaces); header columns it does not declare are not read.")
+                .define(HEADER, ConfigType.BOOLEAN, true, false, FileFormats.CSV_HEADER_DOC)
                 .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter (one character).")
                 .define(
                         INFER_ROWS,
