@@ -41,6 +41,11 @@ def build(rev):
     if not os.path.isdir(tree):
         subprocess.check_call(["git", "-C", ROOT, "worktree", "add", "--detach", "-f", tree, sha], stdout=subprocess.DEVNULL)
     shutil.copy(os.path.join(ROOT, TIMING_TEST), os.path.join(tree, TIMING_TEST))
+    # Both commits' sluice-core share one fingerprint in the shared target directory: without a
+    # fresh mtime cargo may take the other commit's build as up to date and hand back its binary.
+    for folder, _, files in os.walk(os.path.join(tree, "rust", "core", "src")):
+        for name in files:
+            os.utime(os.path.join(folder, name))
     env = dict(os.environ)
     env.setdefault("CARGO_TARGET_DIR", os.path.join(os.path.expanduser("~"), ".cache", "sluice", "cargo-target"))
     out = subprocess.check_output(

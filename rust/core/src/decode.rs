@@ -456,26 +456,44 @@ fn escaped_surrogate_pair(text: &[u8]) -> Option<char> {
     char::from_u32(0x1_0000 + ((high - 0xD800) << 10) + (low - 0xDC00))
 }
 
-/// Where a CSV record is, byte by byte, in the states of csv-core, which arrow-csv uses: a
-/// quote opens a quoted field only at a field's start, and `""` inside one is a quote.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CsvState {
-    FieldStart,
-    InField,
-    Quoted,
-    QuoteInQuoted,
-}
-
-impl CsvState {
-    /// The state after byte `b`. Line breaks are the caller's: outside quotes they end a row.
-    pub(crate) fn next(self, b: u8, delimiter: u8) -> CsvState {
-        match self {
-            CsvState::Quoted if b == b'"' => CsvState::QuoteInQuoted,
-            CsvState::Quoted => CsvState::Quoted,
-            CsvState::QuoteInQuoted if b == b'"' => CsvState::Quoted,
-            CsvState::FieldStart if b == b'"' => CsvState::Quoted,
-            _ if b == delimiter => CsvState::FieldStart,
-            _ => CsvState::InField,
+/// Scans CSV bytes as csv-core, which arrow-csv uses, reads them — a quote opens a quoted field
+/// only at a field's start, `""` inside one is a quote — jumping from quote to quote (memchr).
+/// `quoted`: the bytes continue a quoted field. Returns whether they end inside a quoted field,
+/// and the first `\n` or `\r` outside quotes.
+pub(crate) fn scan_csv(bytes: &[u8], delimiter: u8, mut quoted: bool) -> (bool, Option<usize>) {
+    let mut at = 0;
+    let mut line_break = None;
+    loop {
+        if quoted {
+            // The next quote closes the field, unless a second one follows it (an escaped quote).
+            let Some(quote) = memchr::memchr(b'"', &bytes[at..]).map(|q| at + q) else { return (true, line_break) };
+            if bytes.get(quote + 1) == Some(&b'"') {
+                at = quote + 2;
+            } else {
+                at = quote + 1;
+                quoted = false;
+            }
+            continue;
+        }
+        // Outside quotes: up to the next quote that starts a field.
+        let mut from = at;
+        let opening = loop {
+            match memchr::memchr(b'"', &bytes[from..]).map(|q| from + q) {
+                Some(quote) if quote == 0 || bytes[quote - 1] == delimiter => break Some(quote),
+                Some(quote) => from = quote + 1,
+                None => break None,
+            }
+        };
+        let end = opening.unwrap_or(bytes.len());
+        if line_break.is_none() {
+            line_break = memchr::memchr2(b'\n', b'\r', &bytes[at..end]).map(|b| at + b);
+        }
+        match opening {
+            Some(quote) => {
+                at = quote + 1;
+                quoted = true;
+            }
+            None => return (false, line_break),
         }
     }
 }
@@ -484,14 +502,11 @@ impl CsvState {
 /// inside a quoted field (cut short: the rest would run into the next record); `\r` or `\n`
 /// outside quotes ends a row, as in csv-core.
 fn check_csv_record(record: &[u8], delimiter: u8) -> Result<()> {
-    let mut state = CsvState::FieldStart;
-    for (at, &b) in record.iter().enumerate() {
-        if (b == b'\n' || b == b'\r') && state != CsvState::Quoted {
-            return Err(CoreError::data(format!("the record holds a line break outside quotes at byte {at}: more than one CSV row")));
-        }
-        state = state.next(b, delimiter);
+    let (ends_quoted, line_break) = scan_csv(record, delimiter, false);
+    if let Some(at) = line_break {
+        return Err(CoreError::data(format!("the record holds a line break outside quotes at byte {at}: more than one CSV row")));
     }
-    if state == CsvState::Quoted {
+    if ends_quoted {
         return Err(CoreError::data("the record ends inside a quoted field: it is cut short, or continues in the next record"));
     }
     Ok(())
@@ -1184,6 +1199,48 @@ mod strict_tests {
             messages.iter().zip([("id", "-9223372036854775809"), ("id", "1.5"), ("small", "128"), ("d", "1.234"), ("d", "1234.5"), ("x", "1e400")])
         {
             assert!(message.contains(column) && message.contains(value), "{message}");
+        }
+    }
+
+    /// `scan_csv` jumps from quote to quote; it must agree with csv-core's states taken byte by
+    /// byte, on every string of the bytes that matter, starting inside quotes or not.
+    #[test]
+    fn the_csv_scan_agrees_with_csv_cores_states_byte_by_byte() {
+        #[derive(PartialEq)]
+        enum State {
+            FieldStart,
+            InField,
+            Quoted,
+            QuoteInQuoted,
+        }
+        let by_byte = |bytes: &[u8], quoted: bool| {
+            let mut state = if quoted { State::Quoted } else { State::FieldStart };
+            let mut line_break = None;
+            for (at, &b) in bytes.iter().enumerate() {
+                if (b == b'\n' || b == b'\r') && state != State::Quoted && line_break.is_none() {
+                    line_break = Some(at);
+                }
+                state = match state {
+                    State::Quoted if b == b'"' => State::QuoteInQuoted,
+                    State::Quoted => State::Quoted,
+                    State::QuoteInQuoted if b == b'"' => State::Quoted,
+                    State::FieldStart if b == b'"' => State::Quoted,
+                    _ if b == b';' => State::FieldStart,
+                    _ => State::InField,
+                };
+            }
+            (state == State::Quoted, line_break)
+        };
+        let alphabet = [b'a', b';', b'"', b'\n', b'\r'];
+        let mut bits = 0x5EED_u64;
+        for _ in 0..200_000 {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            let len = (bits % 12) as usize;
+            let bytes: Vec<u8> = (0..len).map(|i| alphabet[(bits >> (8 + 3 * i)) as usize % alphabet.len()]).collect();
+            let quoted = bits >> 63 == 1;
+            assert_eq!(scan_csv(&bytes, b';', quoted), by_byte(&bytes, quoted), "{:?} quoted {quoted}", String::from_utf8_lossy(&bytes));
         }
     }
 

@@ -13,7 +13,7 @@ use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchR
 use parquet::arrow::ArrowWriter;
 use serde::Deserialize;
 
-use crate::decode::{error_schema, CsvState, DecoderOptions, ErrorRows, Format, RecordDecoder};
+use crate::decode::{error_schema, DecoderOptions, ErrorRows, Format, RecordDecoder};
 
 /// The error of a blank line in the error rows of a read: skipped, not a malformed record
 /// (the file source counts these as skipped).
@@ -307,7 +307,7 @@ const MAX_CSV_RECORD_BYTES: usize = 16 << 20;
 /// A record still open at the end of the file is returned as it is, for the decoder to refuse.
 fn read_csv_record(reader: &mut impl BufRead, slab: &mut Vec<u8>, delimiter: u8, context: &str, first_line: i64) -> Result<i64> {
     let start = slab.len();
-    let mut state = CsvState::FieldStart;
+    let mut quoted = false;
     let mut lines = 0;
     loop {
         let line_start = slab.len();
@@ -316,13 +316,8 @@ fn read_csv_record(reader: &mut impl BufRead, slab: &mut Vec<u8>, delimiter: u8,
         }
         lines += 1;
         let content_end = slab.len() - usize::from(slab.last() == Some(&b'\n'));
-        let line = &slab[line_start..content_end];
-        // Most lines hold no quote: then the state cannot become Quoted on them.
-        if state != CsvState::Quoted && !line.contains(&b'"') {
-            return Ok(lines);
-        }
-        state = line.iter().fold(state, |s, &b| s.next(b, delimiter));
-        if state != CsvState::Quoted {
+        (quoted, _) = crate::decode::scan_csv(&slab[line_start..content_end], delimiter, quoted);
+        if !quoted {
             return Ok(lines);
         }
         if slab.len() - start > MAX_CSV_RECORD_BYTES {
