@@ -12,6 +12,7 @@ pub mod abi;
 pub mod alloc_stats;
 pub mod avro;
 pub mod cdata;
+pub mod checked_arithmetic;
 #[cfg(test)]
 mod codec_fuzz;
 pub mod decode;

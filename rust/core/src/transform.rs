@@ -36,6 +36,7 @@ use futures::executor::block_on;
 use futures::Stream;
 
 use crate::cdata::conform;
+use crate::checked_arithmetic::CheckedArithmetic;
 use crate::error::{CoreError, ErrorKind, Result};
 use crate::functions::register_builtins;
 use crate::plugin_udf::Functions;
@@ -292,6 +293,8 @@ pub fn streaming_context() -> Result<SessionContext> {
         options.sql_parser.enable_ident_normalization = false;
     }
     let mut ctx = SessionContext::new_with_config(config);
+    // Integer arithmetic fails on overflow instead of wrapping (checked_arithmetic.rs).
+    ctx.add_analyzer_rule(Arc::new(CheckedArithmetic));
     datafusion_functions_json::register_all(&mut ctx)?;
     register_builtins(&ctx);
     Ok(ctx)

@@ -1,0 +1,312 @@
+//! Arithmetic that fails instead of giving a wrong number.
+//!
+//! DataFusion's planner builds `+`, `-`, `*` and unary `-` on integers as wrapping operations:
+//! `bigint 9223372036854775807 + 1` is `-9223372036854775808` and `smallint 32767 + 32767` is
+//! `-2`, silently. Decimal arithmetic whose result precision is capped at the type's maximum
+//! (38 digits for Decimal128) can hold values with more digits than the type says, which a
+//! Parquet or Avro reader then rejects or misreads. A streaming engine must not emit either, so
+//! every session of the core runs [`CheckedArithmetic`] after type coercion: it replaces integer
+//! `+ - *` and negation with calls to checked kernels (arrow's `add`, `sub`, `mul`, `neg`, which
+//! fail on overflow in a valid row), and wraps capped decimal arithmetic in a precision check.
+//! The failure names the values (`Arithmetic overflow: Overflow happened on: 9223372036854775807
+//! + 1`) and, like a failed CAST, fails the batch and the run.
+
+use std::sync::{Arc, LazyLock};
+
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::compute::kernels::numeric;
+use arrow::datatypes::{DataType, Decimal128Type, Decimal256Type, Decimal32Type, Decimal64Type, DecimalType};
+use arrow::datatypes::{DECIMAL128_MAX_PRECISION, DECIMAL256_MAX_PRECISION, DECIMAL32_MAX_PRECISION, DECIMAL64_MAX_PRECISION};
+use arrow::error::ArrowError;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{exec_err, DFSchema, DataFusionError, Result, ScalarValue};
+use datafusion::logical_expr::expr::{BinaryExpr, ScalarFunction};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::utils::merge_schema;
+use datafusion::logical_expr::{
+    ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+use datafusion::optimizer::analyzer::AnalyzerRule;
+use datafusion::physical_expr_common::datum::apply;
+
+/// The analyzer rule; add it to a session after DataFusion's own (type coercion comes first).
+#[derive(Debug, Default)]
+pub struct CheckedArithmetic;
+
+impl AnalyzerRule for CheckedArithmetic {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        Ok(plan.transform_up_with_subqueries(check_node)?.data)
+    }
+
+    fn name(&self) -> &str {
+        "sluice_checked_arithmetic"
+    }
+}
+
+fn check_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+    let mut schema = merge_schema(&node.inputs());
+    if let LogicalPlan::TableScan(scan) = &node {
+        schema.merge(&DFSchema::try_from_qualified_schema(scan.table_name.clone(), &scan.source.schema())?);
+    }
+    let names = NamePreserver::new(&node);
+    let node = node.map_expressions(|expr| {
+        let name = names.save(&expr);
+        Ok(expr.transform_up(|e| check_expr(e, &schema))?.update_data(|e| name.restore(e)))
+    })?;
+    if node.transformed {
+        node.map_data(|plan| plan.recompute_schema())
+    } else {
+        Ok(node)
+    }
+}
+
+fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    match &expr {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_arithmetic(*op) => {
+            let result = expr.get_type(schema)?;
+            let integer_check = match op {
+                Operator::Plus => Some(&*CHECKED_ADD),
+                Operator::Minus => Some(&*CHECKED_SUB),
+                Operator::Multiply => Some(&*CHECKED_MUL),
+                _ => None, // integer division and remainder already fail on overflow
+            };
+            match integer_check {
+                Some(checked) if result.is_integer() => {
+                    // Coercion gives both sides the result's type; cast in case a rule did not.
+                    let left = left.as_ref().clone().cast_to(&result, schema)?;
+                    let right = right.as_ref().clone().cast_to(&result, schema)?;
+                    Ok(Transformed::yes(call(checked, vec![left, right])))
+                }
+                _ if at_max_precision(&result) => Ok(Transformed::yes(call(&DECIMAL_IN_PRECISION, vec![expr]))),
+                _ => Ok(Transformed::no(expr)),
+            }
+        }
+        Expr::Negative(inner) if inner.get_type(schema)?.is_signed_integer() => {
+            let inner = inner.as_ref().clone();
+            Ok(Transformed::yes(call(&CHECKED_NEG, vec![inner])))
+        }
+        _ => Ok(Transformed::no(expr)),
+    }
+}
+
+fn is_arithmetic(op: Operator) -> bool {
+    matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply | Operator::Divide | Operator::Modulo)
+}
+
+/// A decimal type at its maximum precision: where arrow caps a result's precision, so a value
+/// may have more digits than the type holds.
+fn at_max_precision(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Decimal32(p, _) => *p >= DECIMAL32_MAX_PRECISION,
+        DataType::Decimal64(p, _) => *p >= DECIMAL64_MAX_PRECISION,
+        DataType::Decimal128(p, _) => *p >= DECIMAL128_MAX_PRECISION,
+        DataType::Decimal256(p, _) => *p >= DECIMAL256_MAX_PRECISION,
+        _ => false,
+    }
+}
+
+fn call(udf: &Arc<ScalarUDF>, args: Vec<Expr>) -> Expr {
+    Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(udf), args))
+}
+
+#[derive(Debug, PartialEq, Eq, Hash, Clone, Copy)]
+enum Check {
+    Add,
+    Sub,
+    Mul,
+    Neg,
+    DecimalInPrecision,
+}
+
+static CHECKED_ADD: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Add));
+static CHECKED_SUB: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Sub));
+static CHECKED_MUL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Mul));
+static CHECKED_NEG: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Neg));
+static DECIMAL_IN_PRECISION: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::DecimalInPrecision));
+
+/// One checked operation as a scalar function. Not registered by name: only the rule calls it.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Checked {
+    check: Check,
+    signature: Signature,
+}
+
+impl Checked {
+    fn udf(check: Check) -> Arc<ScalarUDF> {
+        let arity = if matches!(check, Check::Add | Check::Sub | Check::Mul) { 2 } else { 1 };
+        Arc::new(ScalarUDF::new_from_impl(Checked { check, signature: Signature::any(arity, Volatility::Immutable) }))
+    }
+}
+
+impl ScalarUDFImpl for Checked {
+    fn name(&self) -> &str {
+        match self.check {
+            Check::Add => "sluice_checked_add",
+            Check::Sub => "sluice_checked_sub",
+            Check::Mul => "sluice_checked_mul",
+            Check::Neg => "sluice_checked_neg",
+            Check::DecimalInPrecision => "sluice_decimal_in_precision",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        Ok(arg_types[0].clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        self.compute(&args.args).map_err(|e| match e {
+            DataFusionError::ArrowError(error, _) if matches!(*error, ArrowError::ArithmeticOverflow(_)) => DataFusionError::Execution(format!(
+                "{error}: the result does not fit {}; CAST an operand to a wider type (BIGINT, DECIMAL(38, 0))",
+                args.return_field.data_type()
+            )),
+            other => other,
+        })
+    }
+}
+
+impl Checked {
+    fn compute(&self, args: &[ColumnarValue]) -> Result<ColumnarValue> {
+        match (self.check, args) {
+            (Check::Add, [l, r]) => apply(l, r, numeric::add),
+            (Check::Sub, [l, r]) => apply(l, r, numeric::sub),
+            (Check::Mul, [l, r]) => apply(l, r, numeric::mul),
+            (Check::Neg, [ColumnarValue::Array(a)]) => Ok(ColumnarValue::Array(numeric::neg(a)?)),
+            (Check::Neg, [ColumnarValue::Scalar(s)]) => Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(&numeric::neg(&s.to_array()?)?, 0)?)),
+            (Check::DecimalInPrecision, [value]) => {
+                match value {
+                    ColumnarValue::Array(a) => in_precision(a)?,
+                    ColumnarValue::Scalar(s) => in_precision(&s.to_array()?)?,
+                }
+                Ok(value.clone())
+            }
+            (check, args) => exec_err!("{check:?} was called with {} arguments", args.len()),
+        }
+    }
+}
+
+/// Fails naming the first valid value with more digits than its decimal type's precision.
+fn in_precision(values: &ArrayRef) -> Result<(), ArrowError> {
+    fn check<T: DecimalType>(values: &ArrayRef) -> Result<(), ArrowError> {
+        let values = values.as_primitive::<T>();
+        values.validate_decimal_precision(values.precision())
+    }
+    match values.data_type() {
+        DataType::Decimal32(_, _) => check::<Decimal32Type>(values),
+        DataType::Decimal64(_, _) => check::<Decimal64Type>(values),
+        DataType::Decimal128(_, _) => check::<Decimal128Type>(values),
+        DataType::Decimal256(_, _) => check::<Decimal256Type>(values),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transform::{run_bounded_query, SqlTransform};
+    use arrow::array::{Decimal128Array, Int16Array, Int32Array, Int64Array, UInt32Array};
+    use arrow::datatypes::{Field, Schema};
+    use arrow::record_batch::RecordBatch;
+
+    fn transform_over(sql: &str, batch: &RecordBatch) -> Result<Vec<RecordBatch>, String> {
+        let mut t = SqlTransform::new(sql, vec![("t".to_string(), batch.schema())]).map_err(|e| e.to_string())?;
+        t.push(0, batch.clone()).map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        while let Some(b) = t.next_output() {
+            out.push(b);
+        }
+        Ok(out)
+    }
+
+    fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
+        let fields: Vec<Field> = columns.iter().map(|(n, a)| Field::new(*n, a.data_type().clone(), true)).collect();
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns.into_iter().map(|(_, a)| a).collect()).unwrap()
+    }
+
+    #[test]
+    fn integer_overflow_fails_instead_of_wrapping() {
+        let b = batch(vec![
+            ("a", Arc::new(Int64Array::from(vec![Some(i64::MAX), Some(1)])) as ArrayRef),
+            ("n", Arc::new(Int64Array::from(vec![Some(i64::MIN), None])) as ArrayRef),
+            ("s", Arc::new(Int16Array::from(vec![i16::MAX, 1])) as ArrayRef),
+            ("i", Arc::new(Int32Array::from(vec![50_000, 1])) as ArrayRef),
+            ("u", Arc::new(UInt32Array::from(vec![0, 1])) as ArrayRef),
+        ]);
+        for sql in [
+            "SELECT a + 1 FROM t",
+            "SELECT a * 2 AS v FROM t",
+            "SELECT n - 1 AS v FROM t",
+            "SELECT -n AS v FROM t",
+            "SELECT s + s AS v FROM t",
+            "SELECT i * i AS v FROM t",
+            "SELECT u - CAST(1 AS INT UNSIGNED) AS v FROM t",
+            "SELECT v FROM (SELECT a + 1 AS v FROM t) WHERE v > 0",
+            "SELECT a FROM t WHERE a + 1 > 0",
+            "SELECT CASE WHEN a > 0 THEN abs(a) + 1 END AS v FROM t",
+        ] {
+            let err = transform_over(sql, &b).expect_err(sql);
+            assert!(err.contains("Overflow happened on") && err.contains("does not fit"), "{sql}: {err}");
+        }
+        // Bounded queries (the state DB's) share the session: subqueries, joins and aggregates.
+        for sql in [
+            "SELECT a FROM t WHERE a IN (SELECT a + 1 FROM t)",
+            "SELECT x.a FROM t x JOIN t y ON x.a + 1 = y.a",
+            "SELECT a + 1, count(*) FROM t GROUP BY a + 1",
+            "SELECT sum(s + s) FROM t",
+        ] {
+            let err = run_bounded_query(sql, "t", b.clone()).expect_err(sql).to_string();
+            assert!(err.contains("Overflow happened on"), "{sql}: {err}");
+        }
+    }
+
+    #[test]
+    fn arithmetic_that_fits_keeps_its_values_names_and_types() {
+        let b = batch(vec![
+            ("a", Arc::new(Int64Array::from(vec![Some(i64::MAX - 1), None, Some(-7)])) as ArrayRef),
+            ("s", Arc::new(Int16Array::from(vec![Some(16_000), Some(3), None])) as ArrayRef),
+        ]);
+        // A NULL row's slot may hold anything; it must not count as an overflow.
+        let out = transform_over("SELECT a + 1, s + s, -a AS neg, a * 1 - 2 AS m FROM t", &b).unwrap();
+        let out = arrow::compute::concat_batches(&out[0].schema(), &out).unwrap();
+        let names: Vec<_> = out.schema().fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("t.a + Int64(1)".to_string(), DataType::Int64),
+                ("t.s + t.s".to_string(), DataType::Int16),
+                ("neg".to_string(), DataType::Int64),
+                ("m".to_string(), DataType::Int64)
+            ]
+        );
+        assert_eq!(out.column(0).as_primitive::<arrow::datatypes::Int64Type>(), &Int64Array::from(vec![Some(i64::MAX), None, Some(-6)]));
+        assert_eq!(out.column(1).as_primitive::<arrow::datatypes::Int16Type>(), &Int16Array::from(vec![Some(32_000), Some(6), None]));
+        assert_eq!(out.column(2).as_primitive::<arrow::datatypes::Int64Type>(), &Int64Array::from(vec![Some(-(i64::MAX - 1)), None, Some(7)]));
+        assert_eq!(out.column(3).as_primitive::<arrow::datatypes::Int64Type>(), &Int64Array::from(vec![Some(i64::MAX - 3), None, Some(-9)]));
+        let grouped = run_bounded_query("SELECT s + s, count(*) AS n FROM t GROUP BY s + s ORDER BY 1", "t", b).unwrap();
+        assert_eq!(grouped.schema().field(0).name(), "t.s + t.s");
+        assert_eq!(grouped.column(0).as_primitive::<arrow::datatypes::Int16Type>(), &Int16Array::from(vec![Some(6), Some(32_000), None]));
+    }
+
+    #[test]
+    fn constant_overflow_fails_at_planning() {
+        let b = batch(vec![("a", Arc::new(Int64Array::from(vec![1])) as ArrayRef)]);
+        let err = transform_over("SELECT a, 9223372036854775807 + 1 AS v FROM t", &b).expect_err("folded constant");
+        assert!(err.contains("Overflow happened on"), "{err}");
+    }
+
+    #[test]
+    fn decimals_past_their_precision_fail() {
+        let big = Decimal128Array::from(vec![Some(10i128.pow(37) * 6), None]).with_precision_and_scale(38, 0).unwrap();
+        let b = batch(vec![("d", Arc::new(big) as ArrayRef)]);
+        // 6e37 + 6e37 fits i128 but has 39 digits: Decimal128(38, 0) cannot hold it.
+        let err = transform_over("SELECT d + d AS v FROM t", &b).expect_err("39 digits");
+        assert!(err.contains("too large to store in a Decimal128 of precision 38"), "{err}");
+        let out = transform_over("SELECT d - d AS v, d * CAST(1 AS DECIMAL(38, 0)) AS w FROM t", &b).unwrap();
+        assert_eq!(out[0].column(0).as_primitive::<Decimal128Type>().value(0), 0);
+        assert_eq!(out[0].column(1).as_primitive::<Decimal128Type>().value(0), 6 * 10i128.pow(37));
+    }
+}
