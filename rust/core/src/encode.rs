@@ -96,6 +96,7 @@ pub fn encode_records(batch: &RecordBatch, options: &EncodeOptions) -> Result<En
 /// byte for byte the writer's) driven row by row into one buffer, which records where each row
 /// starts instead of scanning for newlines afterwards.
 fn encode_json_records(batch: &RecordBatch) -> Result<(Vec<u8>, Vec<i64>)> {
+    check_text_writable(batch)?;
     let array = arrow::array::StructArray::from(batch.clone());
     let field = std::sync::Arc::new(arrow::datatypes::Field::new_struct("", batch.schema().fields().clone(), false));
     let options = EncoderOptions::default().with_explicit_nulls(true).with_encoder_factory(std::sync::Arc::new(FastEncoders));
@@ -456,6 +457,9 @@ fn encode_raw(batch: &RecordBatch) -> Result<(Vec<u8>, Vec<i64>)> {
 
 /// Encodes a batch. JSON output writes nulls explicitly so every row has every column.
 pub fn encode(batch: &RecordBatch, options: &EncodeOptions) -> Result<Vec<u8>> {
+    if matches!(options.format, EncodeFormat::Json | EncodeFormat::JsonArray | EncodeFormat::Csv) {
+        check_text_writable(batch)?;
+    }
     let mut out = Vec::with_capacity(batch.num_rows() * 64);
     match options.format {
         EncodeFormat::Json => {
@@ -475,6 +479,86 @@ pub fn encode(batch: &RecordBatch, options: &EncodeOptions) -> Result<Vec<u8>> {
         EncodeFormat::Raw | EncodeFormat::Avro => return Ok(encode_records(batch, options)?.bytes),
     }
     Ok(out)
+}
+
+/// Fails naming the first date, time, timestamp or duration that arrow's text writers cannot
+/// write (chrono holds years -262143..=262142; a time of day must be under 24 hours): they
+/// would write the text `ERROR: …` in its place, as if it were the value. Each column's
+/// smallest and largest values are tried first, so a batch in range costs two lookups per
+/// column; nested columns are checked through their children.
+pub fn check_text_writable(batch: &RecordBatch) -> Result<()> {
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        check_writable(field.name(), column.as_ref())?;
+    }
+    Ok(())
+}
+
+fn check_writable(column: &str, array: &dyn arrow::array::Array) -> Result<()> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{ArrowNativeType, DataType};
+    match array.data_type() {
+        DataType::Date32 | DataType::Time32(_) => check_temporal::<arrow::datatypes::Int32Type>(column, array),
+        DataType::Date64 | DataType::Time64(_) | DataType::Timestamp(_, _) | DataType::Duration(_) => {
+            check_temporal::<arrow::datatypes::Int64Type>(column, array)
+        }
+        DataType::Struct(_) => array.as_struct().columns().iter().try_for_each(|child| check_writable(column, child.as_ref())),
+        DataType::List(_) => {
+            let list = array.as_list::<i32>();
+            let (first, last) = (list.value_offsets()[0].as_usize(), list.value_offsets()[list.len()].as_usize());
+            check_writable(column, list.values().slice(first, last - first).as_ref())
+        }
+        DataType::LargeList(_) => {
+            let list = array.as_list::<i64>();
+            let (first, last) = (list.value_offsets()[0].as_usize(), list.value_offsets()[list.len()].as_usize());
+            check_writable(column, list.values().slice(first, last - first).as_ref())
+        }
+        DataType::FixedSizeList(_, size) => {
+            let list = array.as_fixed_size_list();
+            let size = *size as usize;
+            check_writable(column, list.values().slice(list.offset() * size, list.len() * size).as_ref())
+        }
+        DataType::Map(_, _) => {
+            let map = array.as_map();
+            let (first, last) = (map.value_offsets()[0].as_usize(), map.value_offsets()[map.len()].as_usize());
+            check_writable(column, &map.entries().slice(first, last - first))
+        }
+        DataType::Dictionary(_, _) => check_writable(column, array.as_any_dictionary().values().as_ref()),
+        _ => Ok(()),
+    }
+}
+
+/// A temporal column stored as `N` (i32 or i64): the values between its smallest and largest
+/// are writable when those two are, as each type's writable values form one range.
+fn check_temporal<N>(column: &str, array: &dyn arrow::array::Array) -> Result<()>
+where
+    N: arrow::datatypes::ArrowPrimitiveType,
+    N::Native: arrow::datatypes::ArrowNativeTypeOp + std::fmt::Display,
+{
+    use arrow::array::{Array, PrimitiveArray};
+    let data_type = array.data_type();
+    let raw = PrimitiveArray::<N>::from(array.to_data().into_builder().data_type(N::DATA_TYPE).build()?);
+    let (Some(min), Some(max)) = (arrow::compute::min(&raw), arrow::compute::max(&raw)) else { return Ok(()) };
+    let ends = PrimitiveArray::<N>::from_iter_values([min, max]).to_data().into_builder().data_type(data_type.clone()).build()?;
+    if writable_rows(&arrow::array::make_array(ends))?.is_none() {
+        return Ok(());
+    }
+    let row = writable_rows(array)?.expect("a value outside the range was found above");
+    Err(CoreError::invalid(format!(
+        "column '{column}' row {row}: the {data_type} value {} cannot be written as text (outside the years -262143..=262142, or a time of day past 24 hours); filter or CAST it in the query",
+        raw.value(row)
+    )))
+}
+
+/// The first valid row of `array` its formatter refuses, if any.
+fn writable_rows(array: &dyn arrow::array::Array) -> Result<Option<usize>> {
+    use std::fmt::Write as _;
+    let strict = arrow::util::display::FormatOptions::new().with_display_error(false);
+    let formatter = arrow::util::display::ArrayFormatter::try_new(array, &strict)?;
+    let mut text = String::new();
+    Ok((0..array.len()).find(|&row| {
+        text.clear();
+        array.is_valid(row) && write!(text, "{}", formatter.value(row)).is_err()
+    }))
 }
 
 pub fn parse_options(json: &str) -> Result<EncodeOptions> {
@@ -702,5 +786,65 @@ mod tests {
         let out = encode_records(&batch, &options).unwrap();
         // Avro longs are zig-zag varints: 1 -> 0x02, -1 -> 0x01.
         assert_eq!((out.bytes.as_slice(), out.offsets.as_slice()), (&[2u8, 1][..], &[0i64, 1, 2][..]));
+    }
+
+    #[test]
+    fn temporal_values_text_cannot_hold_fail_the_batch_instead_of_writing_error_text() {
+        use arrow::array::{ArrayRef, Date32Array, ListArray, Time32SecondArray, TimestampMicrosecondArray, TimestampSecondArray};
+        use arrow::datatypes::Int64Type;
+        let text_formats = [EncodeFormat::Json, EncodeFormat::JsonArray, EncodeFormat::Csv];
+        let encode_all = |column: ArrayRef| -> Vec<std::result::Result<String, String>> {
+            let batch = RecordBatch::try_from_iter([("v", column)]).unwrap();
+            let mut results: Vec<_> = text_formats
+                .iter()
+                .map(|&format| {
+                    let options = EncodeOptions { format, ..EncodeOptions::default() };
+                    encode(&batch, &options).map(|b| String::from_utf8(b).unwrap()).map_err(|e| e.to_string())
+                })
+                .collect();
+            let options = EncodeOptions { format: EncodeFormat::Json, record_offsets: true, ..EncodeOptions::default() };
+            results.push(encode_records(&batch, &options).map(|e| String::from_utf8(e.bytes).unwrap()).map_err(|e| e.to_string()));
+            results
+        };
+        let refused: Vec<(ArrayRef, &str)> = vec![
+            (Arc::new(TimestampSecondArray::from(vec![Some(0), None, Some(i64::MAX)])), "row 2: the Timestamp(s) value 9223372036854775807"),
+            (Arc::new(TimestampMicrosecondArray::from(vec![i64::MIN]).with_timezone("+02:00")), "row 0: the Timestamp(µs, \"+02:00\") value"),
+            (Arc::new(Date32Array::from(vec![0, i32::MAX])), "row 1: the Date32 value 2147483647"),
+            (Arc::new(Time32SecondArray::from(vec![86_400])), "row 0: the Time32(s) value 86400"),
+        ];
+        for (column, message) in refused {
+            for result in encode_all(column.clone()) {
+                let err = result.expect_err(message);
+                assert!(err.contains("column 'v'") && err.contains(message), "{err}");
+            }
+            // Inside a list too.
+            let list = ListArray::new(
+                Arc::new(Field::new_list_field(column.data_type().clone(), true)),
+                arrow::buffer::OffsetBuffer::from_lengths([column.len()]),
+                column,
+                None,
+            );
+            for result in encode_all(Arc::new(list)) {
+                assert!(result.unwrap_err().contains("column 'v'"));
+            }
+        }
+        // Values in range, a NULL slot holding an unwritable value, and a list sliced past one.
+        let null_slot = TimestampSecondArray::new(vec![253_402_300_799, i64::MAX, -62_167_219_200].into(), Some(vec![true, false, true].into()));
+        let values = TimestampSecondArray::from(vec![i64::MAX, 1]);
+        let sliced = ListArray::new(
+            Arc::new(Field::new_list_field(DataType::Timestamp(arrow::datatypes::TimeUnit::Second, None), true)),
+            arrow::buffer::OffsetBuffer::from_lengths([1, 1]),
+            Arc::new(values),
+            None,
+        )
+        .slice(1, 1);
+        for column in [Arc::new(null_slot) as ArrayRef, Arc::new(sliced), Arc::new(arrow::array::PrimitiveArray::<Int64Type>::from(vec![i64::MAX]))] {
+            for result in encode_all(column) {
+                match result {
+                    Ok(text) => assert!(!text.contains("ERROR"), "{text}"),
+                    Err(e) => assert!(e.contains("not supported in CSV"), "{e}"),
+                }
+            }
+        }
     }
 }
