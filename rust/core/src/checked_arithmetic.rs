@@ -8,6 +8,8 @@
 //! every session of the core runs [`CheckedArithmetic`] after type coercion: it replaces integer
 //! `+ - *` and negation with calls to checked kernels (arrow's `add`, `sub`, `mul`, `neg`, which
 //! fail on overflow in a valid row), and wraps capped decimal arithmetic in a precision check.
+//! `to_timestamp` of float seconds, which saturates (an epoch in milliseconds became 2262-04-11,
+//! NaN 1970-01-01), gets its argument checked against the nanosecond range first.
 //! The failure names the values (`Arithmetic overflow: Overflow happened on: 9223372036854775807
 //! + 1`) and, like a failed CAST, fails the batch and the run.
 
@@ -86,6 +88,16 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             let inner = inner.as_ref().clone();
             Ok(Transformed::yes(call(&CHECKED_NEG, vec![inner])))
         }
+        // to_timestamp(seconds as a float) converts to nanoseconds with a saturating `as i64`:
+        // 1.7e12 (an epoch in milliseconds) became 2262-04-11, NaN 1970-01-01.
+        Expr::ScalarFunction(ScalarFunction { func, args })
+            if func.name() == "to_timestamp" && !args.is_empty() && args[0].get_type(schema)?.is_floating() =>
+        {
+            let mut args = args.clone();
+            let seconds = args.remove(0);
+            args.insert(0, call(&NANOSECONDS_IN_RANGE, vec![seconds]));
+            Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), args))))
+        }
         _ => Ok(Transformed::no(expr)),
     }
 }
@@ -117,6 +129,8 @@ enum Check {
     Mul,
     Neg,
     DecimalInPrecision,
+    /// Seconds (a float) whose nanoseconds fit an i64 timestamp.
+    NanosecondsInRange,
 }
 
 static CHECKED_ADD: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Add));
@@ -124,6 +138,7 @@ static CHECKED_SUB: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Che
 static CHECKED_MUL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Mul));
 static CHECKED_NEG: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Neg));
 static DECIMAL_IN_PRECISION: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::DecimalInPrecision));
+static NANOSECONDS_IN_RANGE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::NanosecondsInRange));
 
 /// One checked operation as a scalar function. Not registered by name: only the rule calls it.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -147,6 +162,7 @@ impl ScalarUDFImpl for Checked {
             Check::Mul => "sluice_checked_mul",
             Check::Neg => "sluice_checked_neg",
             Check::DecimalInPrecision => "sluice_decimal_in_precision",
+            Check::NanosecondsInRange => "sluice_nanoseconds_in_range",
         }
     }
 
@@ -184,8 +200,32 @@ impl Checked {
                 }
                 Ok(value.clone())
             }
+            (Check::NanosecondsInRange, [value]) => {
+                match value {
+                    ColumnarValue::Array(a) => nanoseconds_in_range(a)?,
+                    ColumnarValue::Scalar(s) => nanoseconds_in_range(&s.to_array()?)?,
+                }
+                Ok(value.clone())
+            }
             (check, args) => exec_err!("{check:?} was called with {} arguments", args.len()),
         }
+    }
+}
+
+/// Fails naming the first valid value of seconds (a float) that is not a finite number of
+/// nanoseconds an i64 holds (years 1677 to 2262).
+fn nanoseconds_in_range(values: &ArrayRef) -> Result<()> {
+    let seconds = arrow::compute::cast(values, &DataType::Float64)?;
+    let seconds = seconds.as_primitive::<arrow::datatypes::Float64Type>();
+    // 2^63 exactly: nanoseconds at or past it do not fit.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    let fits = |s: f64| (-LIMIT..LIMIT).contains(&(s * 1e9));
+    match (0..seconds.len()).find(|&row| seconds.is_valid(row) && !fits(seconds.value(row))) {
+        Some(row) => exec_err!(
+            "to_timestamp: {} seconds is no timestamp in nanoseconds (years 1677 to 2262); for an epoch in other units use to_timestamp_millis, _micros or _seconds",
+            seconds.value(row)
+        ),
+        None => Ok(()),
     }
 }
 
@@ -296,6 +336,20 @@ mod tests {
         let b = batch(vec![("a", Arc::new(Int64Array::from(vec![1])) as ArrayRef)]);
         let err = transform_over("SELECT a, 9223372036854775807 + 1 AS v FROM t", &b).expect_err("folded constant");
         assert!(err.contains("Overflow happened on"), "{err}");
+    }
+
+    #[test]
+    fn float_seconds_past_nanosecond_timestamps_fail() {
+        let b = batch(vec![("f", Arc::new(arrow::array::Float64Array::from(vec![Some(1.5), None, Some(1.7e12), Some(f64::NAN)])) as ArrayRef)]);
+        let err = transform_over("SELECT to_timestamp(f) AS v FROM t", &b).expect_err("1.7e12 seconds");
+        assert!(err.contains("to_timestamp: 1700000000000 seconds is no timestamp"), "{err}");
+        let nan = transform_over("SELECT to_timestamp(f) AS v FROM t WHERE f IS NULL OR f <> 1.7e12", &b).expect_err("NaN");
+        assert!(nan.contains("NaN seconds"), "{nan}");
+        let out = transform_over("SELECT to_timestamp(f) AS v FROM t WHERE f < 100", &b).unwrap();
+        assert_eq!(out[0].column(0).as_primitive::<arrow::datatypes::TimestampNanosecondType>().value(0), 1_500_000_000);
+        // Integers are seconds through a cast that already fails past the range.
+        let ints = batch(vec![("i", Arc::new(Int64Array::from(vec![1_700_000_000_000])) as ArrayRef)]);
+        assert!(transform_over("SELECT to_timestamp(i) AS v FROM t", &ints).is_err());
     }
 
     #[test]
