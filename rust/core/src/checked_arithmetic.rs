@@ -17,7 +17,7 @@ use std::sync::{Arc, LazyLock};
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::compute::kernels::numeric;
-use arrow::datatypes::{DataType, Decimal128Type, Decimal256Type, Decimal32Type, Decimal64Type, DecimalType};
+use arrow::datatypes::{DataType, Decimal128Type, Decimal256Type, Decimal32Type, Decimal64Type, DecimalType, Field, FieldRef};
 use arrow::datatypes::{DECIMAL128_MAX_PRECISION, DECIMAL256_MAX_PRECISION, DECIMAL32_MAX_PRECISION, DECIMAL64_MAX_PRECISION};
 use arrow::error::ArrowError;
 use datafusion::common::config::ConfigOptions;
@@ -27,7 +27,7 @@ use datafusion::logical_expr::expr::{BinaryExpr, ScalarFunction};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{
-    ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::optimizer::analyzer::AnalyzerRule;
 use datafusion::physical_expr_common::datum::apply;
@@ -172,6 +172,18 @@ impl ScalarUDFImpl for Checked {
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
         Ok(arg_types[0].clone())
+    }
+
+    /// Nullable exactly when an operand is, as the operator it replaces: a NOT NULL column stays
+    /// NOT NULL in derived Avro and Parquet schemas.
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let nullable = args.arg_fields.iter().any(|f| f.is_nullable());
+        Ok(Arc::new(Field::new(self.name(), args.arg_fields[0].data_type().clone(), nullable)))
+    }
+
+    /// NULL in, NULL out, so optimizer rules still see filters on the result as null-rejecting.
+    fn is_strict(&self) -> bool {
+        true
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
@@ -329,6 +341,14 @@ mod tests {
         let grouped = run_bounded_query("SELECT s + s, count(*) AS n FROM t GROUP BY s + s ORDER BY 1", "t", b).unwrap();
         assert_eq!(grouped.schema().field(0).name(), "t.s + t.s");
         assert_eq!(grouped.column(0).as_primitive::<arrow::datatypes::Int16Type>(), &Int16Array::from(vec![Some(6), Some(32_000), None]));
+    }
+
+    #[test]
+    fn not_null_columns_stay_not_null() {
+        let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, false), Field::new("b", DataType::Int64, true)]));
+        let t = SqlTransform::new("SELECT a + 1 AS x, -a AS y, a * b AS z FROM t", vec![("t".to_string(), schema)]).unwrap();
+        let nullable: Vec<bool> = t.output_schema().fields().iter().map(|f| f.is_nullable()).collect();
+        assert_eq!(nullable, vec![false, false, true]);
     }
 
     #[test]
