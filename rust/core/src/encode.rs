@@ -488,48 +488,49 @@ pub fn encode(batch: &RecordBatch, options: &EncodeOptions) -> Result<Vec<u8>> {
 /// column; nested columns are checked through their children.
 pub fn check_text_writable(batch: &RecordBatch) -> Result<()> {
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
-        check_writable(field.name(), column.as_ref())?;
+        check_writable(field.name(), column.as_ref(), true)?;
     }
     Ok(())
 }
 
-fn check_writable(column: &str, array: &dyn arrow::array::Array) -> Result<()> {
+/// `top_level`: `array` is the column itself, so its indices are the batch's rows.
+fn check_writable(column: &str, array: &dyn arrow::array::Array, top_level: bool) -> Result<()> {
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::{ArrowNativeType, DataType};
     match array.data_type() {
-        DataType::Date32 | DataType::Time32(_) => check_temporal::<arrow::datatypes::Int32Type>(column, array),
+        DataType::Date32 | DataType::Time32(_) => check_temporal::<arrow::datatypes::Int32Type>(column, array, top_level),
         DataType::Date64 | DataType::Time64(_) | DataType::Timestamp(_, _) | DataType::Duration(_) => {
-            check_temporal::<arrow::datatypes::Int64Type>(column, array)
+            check_temporal::<arrow::datatypes::Int64Type>(column, array, top_level)
         }
-        DataType::Struct(_) => array.as_struct().columns().iter().try_for_each(|child| check_writable(column, child.as_ref())),
+        DataType::Struct(_) => array.as_struct().columns().iter().try_for_each(|child| check_writable(column, child.as_ref(), top_level)),
         DataType::List(_) => {
             let list = array.as_list::<i32>();
             let (first, last) = (list.value_offsets()[0].as_usize(), list.value_offsets()[list.len()].as_usize());
-            check_writable(column, list.values().slice(first, last - first).as_ref())
+            check_writable(column, list.values().slice(first, last - first).as_ref(), false)
         }
         DataType::LargeList(_) => {
             let list = array.as_list::<i64>();
             let (first, last) = (list.value_offsets()[0].as_usize(), list.value_offsets()[list.len()].as_usize());
-            check_writable(column, list.values().slice(first, last - first).as_ref())
+            check_writable(column, list.values().slice(first, last - first).as_ref(), false)
         }
         DataType::FixedSizeList(_, size) => {
             let list = array.as_fixed_size_list();
             let size = *size as usize;
-            check_writable(column, list.values().slice(list.offset() * size, list.len() * size).as_ref())
+            check_writable(column, list.values().slice(list.offset() * size, list.len() * size).as_ref(), false)
         }
         DataType::Map(_, _) => {
             let map = array.as_map();
             let (first, last) = (map.value_offsets()[0].as_usize(), map.value_offsets()[map.len()].as_usize());
-            check_writable(column, &map.entries().slice(first, last - first))
+            check_writable(column, &map.entries().slice(first, last - first), false)
         }
-        DataType::Dictionary(_, _) => check_writable(column, array.as_any_dictionary().values().as_ref()),
+        DataType::Dictionary(_, _) => check_writable(column, array.as_any_dictionary().values().as_ref(), false),
         _ => Ok(()),
     }
 }
 
 /// A temporal column stored as `N` (i32 or i64): the values between its smallest and largest
 /// are writable when those two are, as each type's writable values form one range.
-fn check_temporal<N>(column: &str, array: &dyn arrow::array::Array) -> Result<()>
+fn check_temporal<N>(column: &str, array: &dyn arrow::array::Array, top_level: bool) -> Result<()>
 where
     N: arrow::datatypes::ArrowPrimitiveType,
     N::Native: arrow::datatypes::ArrowNativeTypeOp + std::fmt::Display,
@@ -539,18 +540,19 @@ where
     let raw = PrimitiveArray::<N>::from(array.to_data().into_builder().data_type(N::DATA_TYPE).build()?);
     let (Some(min), Some(max)) = (arrow::compute::min(&raw), arrow::compute::max(&raw)) else { return Ok(()) };
     let ends = PrimitiveArray::<N>::from_iter_values([min, max]).to_data().into_builder().data_type(data_type.clone()).build()?;
-    if writable_rows(&arrow::array::make_array(ends))?.is_none() {
+    if first_unwritable(&arrow::array::make_array(ends))?.is_none() {
         return Ok(());
     }
-    let row = writable_rows(array)?.expect("a value outside the range was found above");
+    let index = first_unwritable(array)?.expect("a value outside the range was found above");
+    let place = if top_level { format!("row {index}") } else { format!("nested value {index}") };
     Err(CoreError::invalid(format!(
-        "column '{column}' row {row}: the {data_type} value {} cannot be written as text (outside the years -262143..=262142, or a time of day past 24 hours); filter or CAST it in the query",
-        raw.value(row)
+        "column '{column}' {place}: the {data_type} value {} cannot be written as text (outside the years -262143..=262142, or a time of day past 24 hours); filter or CAST it in the query",
+        raw.value(index)
     )))
 }
 
-/// The first valid row of `array` its formatter refuses, if any.
-fn writable_rows(array: &dyn arrow::array::Array) -> Result<Option<usize>> {
+/// The first valid index of `array` its formatter refuses, if any.
+fn first_unwritable(array: &dyn arrow::array::Array) -> Result<Option<usize>> {
     use std::fmt::Write as _;
     let strict = arrow::util::display::FormatOptions::new().with_display_error(false);
     let formatter = arrow::util::display::ArrayFormatter::try_new(array, &strict)?;
@@ -825,7 +827,8 @@ mod tests {
                 None,
             );
             for result in encode_all(Arc::new(list)) {
-                assert!(result.unwrap_err().contains("column 'v'"));
+                let err = result.unwrap_err();
+                assert!(err.contains("column 'v' nested value"), "{err}");
             }
         }
         // Values in range, a NULL slot holding an unwritable value, and a list sliced past one.
