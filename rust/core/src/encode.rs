@@ -99,7 +99,7 @@ fn encode_json_records(batch: &RecordBatch) -> Result<(Vec<u8>, Vec<i64>)> {
     check_text_writable(batch)?;
     let array = arrow::array::StructArray::from(batch.clone());
     let field = std::sync::Arc::new(arrow::datatypes::Field::new_struct("", batch.schema().fields().clone(), false));
-    let options = EncoderOptions::default().with_explicit_nulls(true).with_encoder_factory(std::sync::Arc::new(FastEncoders));
+    let options = EncoderOptions::default().with_explicit_nulls(true).with_encoder_factory(std::sync::Arc::new(JsonEncoders));
     let mut encoder = make_encoder(&field, &array, &options)?;
     // Sized once: growing a slab of a few MiB copies it whole each time it doubles.
     let mut bytes = Vec::with_capacity(json_size_estimate(batch));
@@ -145,8 +145,10 @@ fn value_bytes<O: arrow::array::OffsetSizeTrait>(offsets: &[O]) -> usize {
     }
 }
 
-/// Faster encoders for the column types Sluice's sinks write most, each byte for byte what
-/// arrow-json writes (the tests compare with its writer); other types keep arrow-json's own.
+/// Sluice's JSON encoders, used by every JSON path: faster ones for the column types sinks
+/// write most, each byte for byte what arrow-json writes (the tests compare with its writer), and
+/// one that writes NaN and the infinities as strings where arrow-json writes `null`; other types
+/// keep arrow-json's own.
 ///
 /// - Timestamps without a time zone are written straight as digits in the text chrono's `Debug`
 ///   gives (which arrow-json uses: `2026-11-30T01:02:03.456`, fraction only when non-zero, 3, 6
@@ -156,18 +158,19 @@ fn value_bytes<O: arrow::array::OffsetSizeTrait>(offsets: &[O]) -> usize {
 ///   as in arrow-json. The check runs once over the column's whole value buffer, and per value
 ///   only when that buffer holds a byte to escape somewhere.
 #[derive(Debug)]
-struct FastEncoders;
+struct JsonEncoders;
 
-impl EncoderFactory for FastEncoders {
+impl EncoderFactory for JsonEncoders {
     fn make_default_encoder<'a>(
         &self,
-        _field: &'a arrow::datatypes::FieldRef,
+        field: &'a arrow::datatypes::FieldRef,
         array: &'a dyn arrow::array::Array,
         _options: &'a EncoderOptions,
     ) -> std::result::Result<Option<NullableEncoder<'a>>, arrow::error::ArrowError> {
         use arrow::array::AsArray;
         use arrow::datatypes::{
-            DataType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+            DataType, Float16Type, Float32Type, Float64Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+            TimestampSecondType,
         };
         let nulls = array.nulls().cloned();
         let fallback = || arrow::util::display::ArrayFormatter::try_new(array, &arrow::util::display::FormatOptions::new());
@@ -186,9 +189,56 @@ impl EncoderFactory for FastEncoders {
             DataType::Timestamp(TimeUnit::Nanosecond, None) => {
                 Box::new(TimestampEncoder::<1>::new(array.as_primitive::<TimestampNanosecondType>().values().clone(), fallback()?))
             }
+            DataType::Float16 => return NonFiniteAsText::wrap(field, array, array.as_primitive::<Float16Type>().values(), |v| v.to_f64()),
+            DataType::Float32 => return NonFiniteAsText::wrap(field, array, array.as_primitive::<Float32Type>().values(), f64::from),
+            DataType::Float64 => return NonFiniteAsText::wrap(field, array, array.as_primitive::<Float64Type>().values(), |v| v),
             _ => return Ok(None),
         };
         Ok(Some(NullableEncoder::new(encoder, nulls)))
+    }
+}
+
+/// A float column holding NaN or an infinity: those are written as the strings `"NaN"`,
+/// `"Infinity"` and `"-Infinity"` (as Jackson, and so Flink and Kafka Connect, write them, and as
+/// Sluice's JSON decoders read them back), where arrow-json writes `null` and so loses the value.
+/// Finite values go through arrow-json's own encoder. Columns without such values are not wrapped.
+struct NonFiniteAsText<'a, T: arrow::datatypes::ArrowNativeType> {
+    finite: NullableEncoder<'a>,
+    values: arrow::buffer::ScalarBuffer<T>,
+    as_f64: fn(T) -> f64,
+}
+
+/// arrow-json's defaults, which the wrapped encoders use (a static, as they borrow it).
+static PLAIN_JSON: std::sync::LazyLock<EncoderOptions> = std::sync::LazyLock::new(EncoderOptions::default);
+
+impl<'a, T: arrow::datatypes::ArrowNativeType> NonFiniteAsText<'a, T> {
+    fn wrap(
+        field: &'a arrow::datatypes::FieldRef,
+        array: &'a dyn arrow::array::Array,
+        values: &arrow::buffer::ScalarBuffer<T>,
+        as_f64: fn(T) -> f64,
+    ) -> std::result::Result<Option<NullableEncoder<'a>>, arrow::error::ArrowError> {
+        if values.iter().all(|&v| as_f64(v).is_finite()) {
+            return Ok(None);
+        }
+        let finite = make_encoder(field, array, &PLAIN_JSON)?;
+        let encoder = NonFiniteAsText { finite, values: values.clone(), as_f64 };
+        Ok(Some(NullableEncoder::new(Box::new(encoder), array.nulls().cloned())))
+    }
+}
+
+impl<T: arrow::datatypes::ArrowNativeType> Encoder for NonFiniteAsText<'_, T> {
+    fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
+        let value = (self.as_f64)(self.values[idx]);
+        if value.is_nan() {
+            out.extend_from_slice(b"\"NaN\"");
+        } else if value == f64::INFINITY {
+            out.extend_from_slice(b"\"Infinity\"");
+        } else if value == f64::NEG_INFINITY {
+            out.extend_from_slice(b"\"-Infinity\"");
+        } else {
+            self.finite.encode(idx, out);
+        }
     }
 }
 
@@ -463,12 +513,18 @@ pub fn encode(batch: &RecordBatch, options: &EncodeOptions) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(batch.num_rows() * 64);
     match options.format {
         EncodeFormat::Json => {
-            let mut writer = WriterBuilder::new().with_explicit_nulls(true).build::<_, LineDelimited>(&mut out);
+            let mut writer = WriterBuilder::new()
+                .with_explicit_nulls(true)
+                .with_encoder_factory(std::sync::Arc::new(JsonEncoders))
+                .build::<_, LineDelimited>(&mut out);
             writer.write(batch)?;
             writer.finish()?;
         }
         EncodeFormat::JsonArray => {
-            let mut writer = WriterBuilder::new().with_explicit_nulls(true).build::<_, JsonArray>(&mut out);
+            let mut writer = WriterBuilder::new()
+                .with_explicit_nulls(true)
+                .with_encoder_factory(std::sync::Arc::new(JsonEncoders))
+                .build::<_, JsonArray>(&mut out);
             writer.write(batch)?;
             writer.finish()?;
         }
@@ -653,6 +709,15 @@ mod tests {
         assert_eq!(encode_records(&batch, &all).unwrap().offsets.len(), 4);
     }
 
+    /// JSON lines as arrow-json's own writer gives them, the reference for Sluice's encoders.
+    fn arrow_json_lines(batch: &RecordBatch) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut writer = WriterBuilder::new().with_explicit_nulls(true).build::<_, LineDelimited>(&mut out);
+        writer.write(batch).unwrap();
+        writer.finish().unwrap();
+        out
+    }
+
     #[test]
     fn json_lines_with_explicit_nulls() {
         let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("s", DataType::Utf8, true)]));
@@ -700,16 +765,77 @@ mod tests {
             ],
         )
         .unwrap();
-        let expected = encode(&batch, &EncodeOptions::default()).unwrap();
+        let expected = arrow_json_lines(&batch);
         let out = encode_records(&batch, &EncodeOptions { record_offsets: true, ..EncodeOptions::default() }).unwrap();
         for (row, (ours, theirs)) in out.bytes.split(|&b| b == b'\n').zip(expected.split(|&b| b == b'\n')).enumerate() {
             assert_eq!(String::from_utf8_lossy(ours), String::from_utf8_lossy(theirs), "row {row}");
         }
         assert_eq!(out.bytes, expected);
+        assert_eq!(encode(&batch, &EncodeOptions::default()).unwrap(), expected);
         // JSON escapes newlines inside strings: every newline ends a record.
         let mut lines = vec![0i64];
         lines.extend(expected.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i as i64 + 1));
         assert_eq!(out.offsets, lines);
+    }
+
+    /// NaN and the infinities are written as strings on every JSON path (arrow-json writes
+    /// `null`, a different value), and Sluice's JSON decoder reads them back as the same values.
+    #[test]
+    fn json_writes_nan_and_infinities_as_strings_the_decoder_reads_back() {
+        use crate::decode::{DecoderOptions, Format, RecordDecoder};
+        use arrow::array::{Array, AsArray, Float32Array, Float64Array, ListArray};
+        use arrow::datatypes::{Float32Type, Float64Type};
+        let f64s = vec![Some(1.5), Some(f64::NAN), Some(f64::INFINITY), Some(f64::NEG_INFINITY), None, Some(1e300)];
+        let f32s = vec![Some(f32::NEG_INFINITY), Some(0.1), None, Some(f32::NAN), Some(f32::INFINITY), Some(-0.0)];
+        let f16s = Float32Array::from(vec![Some(1.0), None, Some(f32::NAN), Some(0.5), Some(f32::INFINITY), Some(f32::NEG_INFINITY)]);
+        let f16s = arrow::compute::cast(&f16s, &DataType::Float16).unwrap();
+        let list = ListArray::from_iter_primitive::<Float64Type, _, _>([
+            Some(vec![Some(f64::NAN), Some(2.0)]),
+            None,
+            Some(vec![]),
+            Some(vec![None, Some(f64::NEG_INFINITY)]),
+            Some(vec![Some(1.0)]),
+            None,
+        ]);
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("d", DataType::Float64, true),
+            Field::new("r", DataType::Float32, true),
+            Field::new("h", DataType::Float16, true),
+            Field::new("l", list.data_type().clone(), true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![Arc::new(Float64Array::from(f64s.clone())), Arc::new(Float32Array::from(f32s.clone())), f16s, Arc::new(list)],
+        )
+        .unwrap();
+        let expected = [
+            r#"{"d":1.5,"r":"-Infinity","h":1.0,"l":["NaN",2.0]}"#,
+            r#"{"d":"NaN","r":0.1,"h":null,"l":null}"#,
+            r#"{"d":"Infinity","r":null,"h":"NaN","l":[]}"#,
+            r#"{"d":"-Infinity","r":"NaN","h":0.5,"l":[null,"-Infinity"]}"#,
+            r#"{"d":null,"r":"Infinity","h":"Infinity","l":[1.0]}"#,
+            r#"{"d":1.0e300,"r":-0.0,"h":"-Infinity","l":null}"#,
+        ];
+        let lines = |bytes: &[u8]| String::from_utf8(bytes.to_vec()).unwrap().lines().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(lines(&encode(&batch, &EncodeOptions::default()).unwrap()), expected);
+        let records = encode_records(&batch, &EncodeOptions { record_offsets: true, ..EncodeOptions::default() }).unwrap();
+        assert_eq!(lines(&records.bytes), expected);
+        let array = encode(&batch, &EncodeOptions { format: EncodeFormat::JsonArray, ..EncodeOptions::default() }).unwrap();
+        assert_eq!(String::from_utf8(array).unwrap(), format!("[{}]", expected.join(",")));
+        // Finite columns are arrow-json's text, untouched.
+        let finite = batch.project(&[0]).unwrap().slice(0, 1);
+        assert_eq!(encode(&finite, &EncodeOptions::default()).unwrap(), arrow_json_lines(&finite));
+
+        let floats = Arc::new(Schema::new(vec![Field::new("d", DataType::Float64, true), Field::new("r", DataType::Float32, true)]));
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(floats)).unwrap();
+        let written: Vec<&[u8]> = records.offsets.windows(2).map(|w| &records.bytes[w[0] as usize..w[1] as usize - 1]).collect();
+        let decoded = decoder.decode(&written).unwrap();
+        assert!(decoded.errors.is_none());
+        let same_f64 = |a: Option<f64>, b: Option<f64>| a.map(f64::to_bits) == b.map(f64::to_bits);
+        let d = decoded.batch.column(0).as_primitive::<Float64Type>();
+        assert!(d.iter().zip(&f64s).all(|(a, b)| same_f64(a, *b)), "{d:?}");
+        let r = decoded.batch.column(1).as_primitive::<Float32Type>();
+        assert!(r.iter().zip(&f32s).all(|(a, b)| a.map(f32::to_bits) == b.map(f32::to_bits)), "{r:?}");
     }
 
     #[test]
@@ -740,7 +866,7 @@ mod tests {
         // Slices too: the escape check over the value buffer must see only the slice's values.
         let plain_run = values.iter().position(|v| v == "plain").unwrap();
         for batch in [batch.clone(), batch.slice(1, 2), batch.slice(plain_run, 1), batch.slice(5, 300), batch.slice(batch.num_rows() - 7, 7)] {
-            let expected = encode(&batch, &EncodeOptions::default()).unwrap();
+            let expected = arrow_json_lines(&batch);
             let out = encode_records(&batch, &EncodeOptions { record_offsets: true, ..EncodeOptions::default() }).unwrap();
             assert_eq!(String::from_utf8(out.bytes).unwrap(), String::from_utf8(expected).unwrap());
         }
