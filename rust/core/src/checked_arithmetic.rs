@@ -9,7 +9,9 @@
 //! `+ - *` and negation with calls to checked kernels (arrow's `add`, `sub`, `mul`, `neg`, which
 //! fail on overflow in a valid row), and wraps capped decimal arithmetic in a precision check.
 //! `to_timestamp` of float seconds, which saturates (an epoch in milliseconds became 2262-04-11,
-//! NaN 1970-01-01), gets its argument checked against the nanosecond range first.
+//! NaN 1970-01-01), gets its argument checked against the nanosecond range first. A CAST to a
+//! float type that makes a finite value infinite (`CAST(1e300 AS REAL)`, `CAST('1e400' AS
+//! DOUBLE)`) fails as a CAST to an integer type does (a TRY_CAST gives NULL).
 //! The failure names the values (`Arithmetic overflow: Overflow happened on: 9223372036854775807
 //! + 1`) and, like a failed CAST, fails the batch and the run.
 
@@ -23,7 +25,7 @@ use arrow::error::ArrowError;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{exec_err, DFSchema, DataFusionError, Result, ScalarValue};
-use datafusion::logical_expr::expr::{BinaryExpr, ScalarFunction};
+use datafusion::logical_expr::expr::{BinaryExpr, Cast, ScalarFunction, TryCast};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{
@@ -98,7 +100,38 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             args.insert(0, call(&NANOSECONDS_IN_RANGE, vec![seconds]));
             Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), args))))
         }
+        // A CAST to a float type makes a finite value too large for it infinite (1e300 as REAL,
+        // '1e400' as DOUBLE), where a CAST to an integer or decimal type fails.
+        Expr::Cast(Cast { expr: source, field })
+            if field.data_type().is_floating() && can_overflow_to_infinity(&source.get_type(schema)?, field.data_type()) =>
+        {
+            let source = source.as_ref().clone();
+            Ok(Transformed::yes(call(&FLOAT_IN_RANGE, vec![expr, source])))
+        }
+        Expr::TryCast(TryCast { expr: source, field })
+            if field.data_type().is_floating() && can_overflow_to_infinity(&source.get_type(schema)?, field.data_type()) =>
+        {
+            let source = source.as_ref().clone();
+            Ok(Transformed::yes(call(&FLOAT_IN_RANGE_OR_NULL, vec![expr, source])))
+        }
         _ => Ok(Transformed::no(expr)),
+    }
+}
+
+/// Whether a value of `from` can be finite and still too large for the float type `to`.
+fn can_overflow_to_infinity(from: &DataType, to: &DataType) -> bool {
+    let width = |t: &DataType| match t {
+        DataType::Float16 => 2,
+        DataType::Float32 => 4,
+        _ => 8,
+    };
+    match from {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => width(from) > width(to),
+        // Every integer fits f32's range (2^128); decimals up to 38 digits too.
+        DataType::Decimal256(_, _) => to != &DataType::Float64,
+        _ if from.is_numeric() => to == &DataType::Float16,
+        _ => false,
     }
 }
 
@@ -131,6 +164,10 @@ enum Check {
     DecimalInPrecision,
     /// Seconds (a float) whose nanoseconds fit an i64 timestamp.
     NanosecondsInRange,
+    /// A CAST to a float type (the first argument; the second is its source) that made no finite
+    /// value infinite: fails, or for a TRY_CAST, makes it NULL.
+    FloatInRange,
+    FloatInRangeOrNull,
 }
 
 static CHECKED_ADD: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Add));
@@ -139,6 +176,8 @@ static CHECKED_MUL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Che
 static CHECKED_NEG: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Neg));
 static DECIMAL_IN_PRECISION: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::DecimalInPrecision));
 static NANOSECONDS_IN_RANGE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::NanosecondsInRange));
+static FLOAT_IN_RANGE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::FloatInRange));
+static FLOAT_IN_RANGE_OR_NULL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::FloatInRangeOrNull));
 
 /// One checked operation as a scalar function. Not registered by name: only the rule calls it.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -149,7 +188,7 @@ struct Checked {
 
 impl Checked {
     fn udf(check: Check) -> Arc<ScalarUDF> {
-        let arity = if matches!(check, Check::Add | Check::Sub | Check::Mul) { 2 } else { 1 };
+        let arity = if matches!(check, Check::Add | Check::Sub | Check::Mul | Check::FloatInRange | Check::FloatInRangeOrNull) { 2 } else { 1 };
         Arc::new(ScalarUDF::new_from_impl(Checked { check, signature: Signature::any(arity, Volatility::Immutable) }))
     }
 }
@@ -163,6 +202,8 @@ impl ScalarUDFImpl for Checked {
             Check::Neg => "sluice_checked_neg",
             Check::DecimalInPrecision => "sluice_decimal_in_precision",
             Check::NanosecondsInRange => "sluice_nanoseconds_in_range",
+            Check::FloatInRange => "sluice_float_in_range",
+            Check::FloatInRangeOrNull => "sluice_float_in_range_or_null",
         }
     }
 
@@ -219,6 +260,19 @@ impl Checked {
                 }
                 Ok(value.clone())
             }
+            (Check::FloatInRange | Check::FloatInRangeOrNull, [cast, source]) => {
+                let scalar = matches!(cast, ColumnarValue::Scalar(_));
+                let (cast, source) = (cast.to_array(1)?, source.to_array(1)?);
+                let out = match (first_overflow(&cast, &source)?, self.check) {
+                    (None, _) => cast,
+                    (Some(row), Check::FloatInRange) => {
+                        let value = arrow::util::display::ArrayFormatter::try_new(source.as_ref(), &Default::default())?.value(row).to_string();
+                        return exec_err!("Cast error: Can't cast value {value} to type {}: it is beyond the type's range", cast.data_type());
+                    }
+                    (Some(_), _) => arrow::compute::nullif(&cast, &overflows(&cast, &source)?)?,
+                };
+                Ok(if scalar { ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?) } else { ColumnarValue::Array(out) })
+            }
             (check, args) => exec_err!("{check:?} was called with {} arguments", args.len()),
         }
     }
@@ -239,6 +293,46 @@ fn nanoseconds_in_range(values: &ArrayRef) -> Result<()> {
         ),
         None => Ok(()),
     }
+}
+
+/// Where a cast to a float type is infinite though its source is no infinity: a finite number,
+/// or text other than `inf`/`infinity` (any case, with a sign).
+fn overflows(cast: &ArrayRef, source: &ArrayRef) -> Result<arrow::array::BooleanArray> {
+    let cast = arrow::compute::cast(cast, &DataType::Float64)?;
+    let cast = cast.as_primitive::<arrow::datatypes::Float64Type>();
+    let source_is_infinite: Box<dyn Fn(usize) -> bool> = match source.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            let text = arrow::compute::cast(source, &DataType::Utf8)?;
+            let text = text.as_string::<i32>().clone();
+            Box::new(move |row| {
+                let word = text.value(row).trim().trim_start_matches(['+', '-']);
+                word.eq_ignore_ascii_case("inf") || word.eq_ignore_ascii_case("infinity")
+            })
+        }
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => {
+            let wide = arrow::compute::cast(source, &DataType::Float64)?;
+            let wide = wide.as_primitive::<arrow::datatypes::Float64Type>().clone();
+            Box::new(move |row| wide.value(row).is_infinite())
+        }
+        _ => Box::new(|_| false),
+    };
+    Ok((0..cast.len()).map(|row| Some(cast.is_valid(row) && cast.value(row).is_infinite() && !source_is_infinite(row))).collect())
+}
+
+/// The first row `overflows` finds; a cast without an infinite value (the common case) costs one
+/// pass over its values.
+fn first_overflow(cast: &ArrayRef, source: &ArrayRef) -> Result<Option<usize>> {
+    use arrow::datatypes::{Float16Type, Float32Type, Float64Type};
+    let any_infinite = match cast.data_type() {
+        DataType::Float16 => cast.as_primitive::<Float16Type>().values().iter().any(|v| v.is_infinite()),
+        DataType::Float32 => cast.as_primitive::<Float32Type>().values().iter().any(|v| v.is_infinite()),
+        DataType::Float64 => cast.as_primitive::<Float64Type>().values().iter().any(|v| v.is_infinite()),
+        _ => false,
+    };
+    if !any_infinite {
+        return Ok(None);
+    }
+    Ok(overflows(cast, source)?.iter().position(|o| o == Some(true)))
 }
 
 /// Fails naming the first valid value with more digits than its decimal type's precision.
@@ -370,6 +464,49 @@ mod tests {
         // Integers are seconds through a cast that already fails past the range.
         let ints = batch(vec![("i", Arc::new(Int64Array::from(vec![1_700_000_000_000])) as ArrayRef)]);
         assert!(transform_over("SELECT to_timestamp(i) AS v FROM t", &ints).is_err());
+    }
+
+    #[test]
+    fn casts_to_a_float_type_fail_past_its_range() {
+        use arrow::array::{Float32Array, Float64Array, StringArray};
+        use arrow::datatypes::{Float32Type, Float64Type};
+        let b = batch(vec![
+            ("d", Arc::new(Float64Array::from(vec![Some(1e300), Some(1.5), Some(f64::INFINITY), Some(f64::NAN), None, Some(-1e39)])) as ArrayRef),
+            ("s", Arc::new(StringArray::from(vec![Some("1e400"), Some("2.5"), Some(" -inf"), Some("Infinity"), Some("nan"), None])) as ArrayRef),
+        ]);
+        for (sql, value) in [
+            ("SELECT CAST(d AS REAL) AS v FROM t", "Can't cast value 1e300 to type Float32"),
+            ("SELECT CAST(d AS REAL) AS v FROM t WHERE d IS NULL OR d < 1e300", "Can't cast value -1e39 to type Float32"),
+            ("SELECT CAST(s AS DOUBLE) AS v FROM t", "Can't cast value 1e400 to type Float64"),
+            ("SELECT CAST(s AS REAL) AS v FROM t", "Can't cast value 1e400 to type Float32"),
+            ("SELECT d FROM t WHERE CAST(s AS DOUBLE) > 0", "Can't cast value 1e400 to type Float64"),
+            ("SELECT CAST('-1e40' AS REAL) AS v FROM t", "Can't cast value -1e40 to type Float32"),
+        ] {
+            let err = transform_over(sql, &b).expect_err(sql);
+            assert!(err.contains(value) && err.contains("beyond the type's range"), "{sql}: {err}");
+        }
+        // Infinities and NaN stay what they were; finite values that fit are cast as before.
+        let out = transform_over(
+            "SELECT CAST(d AS REAL) AS r, CAST(s AS DOUBLE) AS x FROM t WHERE d IS NULL OR abs(d) < 1e30 OR isnan(d) OR d = 'inf'",
+            &b,
+        )
+        .unwrap();
+        let r: Vec<_> = out[0].column(0).as_primitive::<Float32Type>().iter().map(|v| v.map(f32::to_bits)).collect();
+        let expected: Vec<_> =
+            Float32Array::from(vec![Some(1.5), Some(f32::INFINITY), Some(f32::NAN), None]).iter().map(|v| v.map(f32::to_bits)).collect();
+        assert_eq!(r, expected);
+        let x: Vec<_> = out[0].column(1).as_primitive::<Float64Type>().iter().map(|v| v.map(|v| v.to_string())).collect();
+        assert_eq!(x, vec![Some("2.5".into()), Some("-inf".into()), Some("inf".into()), Some("NaN".into())]);
+        // TRY_CAST makes what does not fit NULL, as it does for the other types.
+        let tried = transform_over("SELECT TRY_CAST(d AS REAL) AS r, TRY_CAST(s AS DOUBLE) AS x FROM t", &b).unwrap();
+        assert_eq!(tried[0].column(0).null_count(), 3, "1e300, -1e39 and the NULL");
+        assert_eq!(tried[0].column(1).null_count(), 2, "'1e400' and the NULL");
+        assert!(tried[0].column(0).as_primitive::<Float32Type>().value(2).is_infinite());
+        // Widening casts are not checked (and need not be); an unnamed column keeps its name.
+        let widened = transform_over("SELECT CAST(CAST(d AS REAL) AS DOUBLE), CAST(s AS DOUBLE) FROM t WHERE d = 1.5", &b).unwrap();
+        assert_eq!(widened[0].column(0).as_primitive::<Float64Type>().value(0), 1.5);
+        let names: Vec<_> = widened[0].schema().fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names, vec!["t.d", "t.s"]);
     }
 
     #[test]
