@@ -1167,6 +1167,52 @@ mod strict_tests {
         );
     }
 
+    /// A date, time or timestamp text cannot hold (an epoch in a finer unit than the column's,
+    /// a time of day past 24 hours) is a dead letter on both JSON paths, not a row every JSON
+    /// or CSV sink refuses; the range's ends decode and are writable.
+    #[test]
+    fn json_dates_and_times_text_cannot_hold_are_dead_letters() {
+        use arrow::datatypes::TimeUnit::*;
+        for data_type in [
+            DataType::Timestamp(Second, None),
+            DataType::Timestamp(Millisecond, None),
+            DataType::Timestamp(Microsecond, None),
+            DataType::Timestamp(Nanosecond, None),
+            DataType::Timestamp(Millisecond, Some("+00:00".into())),
+            DataType::Date32,
+            DataType::Date64,
+            DataType::Time32(Second),
+            DataType::Time32(Millisecond),
+            DataType::Time64(Microsecond),
+            DataType::Time64(Nanosecond),
+        ] {
+            // A batch of one column of `data_type` holding `values` (the sinks' writability check).
+            let writable = |values: &[i64]| {
+                use arrow::array::{Array, Int32Array, Int64Array};
+                let data = match data_type.primitive_width() {
+                    Some(4) => Int32Array::from_iter_values(values.iter().map(|&v| i32::try_from(v).unwrap())).into_data(),
+                    _ => Int64Array::from(values.to_vec()).into_data(),
+                };
+                let column = arrow::array::make_array(data.into_builder().data_type(data_type.clone()).build().unwrap());
+                crate::encode::check_text_writable(&RecordBatch::try_new(one_column("n", data_type.clone()), vec![column]).unwrap()).is_ok()
+            };
+            let (first, last) = crate::flat_json::text_range(&data_type).unwrap();
+            assert!(writable(&[first, last]), "{data_type}: the range's ends are not writable");
+            let mut values = vec![first.to_string(), last.to_string()];
+            for value in [first.checked_sub(1), last.checked_add(1)].into_iter().flatten() {
+                assert!(!writable(&[value]), "{data_type}: {value} is writable, the range is too narrow");
+                values.push(value.to_string());
+            }
+            let values: Vec<&str> = values.iter().map(String::as_str).collect();
+            let outcomes = json_outcomes(data_type.clone(), &values);
+            assert!(outcomes[..2].iter().all(Result::is_ok), "{data_type}: {outcomes:?}");
+            for (value, outcome) in values[2..].iter().zip(&outcomes[2..]) {
+                let message = outcome.as_ref().expect_err(value);
+                assert!(message.contains("'n'") && message.contains(value), "{data_type}: {message}");
+            }
+        }
+    }
+
     #[test]
     fn json_decimals_and_floats_that_do_not_fit_are_dead_letters() {
         assert_json_values(
