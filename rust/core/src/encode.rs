@@ -558,7 +558,15 @@ fn check_writable(column: &str, array: &dyn arrow::array::Array, top_level: bool
         DataType::Date64 | DataType::Time64(_) | DataType::Timestamp(_, _) | DataType::Duration(_) => {
             check_temporal::<arrow::datatypes::Int64Type>(column, array, top_level)
         }
-        DataType::Struct(_) => array.as_struct().columns().iter().try_for_each(|child| check_writable(column, child.as_ref(), top_level)),
+        DataType::Struct(_) => array.as_struct().columns().iter().try_for_each(|child| match array.nulls() {
+            // A child's slot under a NULL struct is no value: the writer prints `null` there.
+            Some(nulls) => {
+                let valid = arrow::buffer::NullBuffer::union(Some(nulls), child.nulls());
+                let child = arrow::array::make_array(child.to_data().into_builder().nulls(valid).build()?);
+                check_writable(column, child.as_ref(), top_level)
+            }
+            None => check_writable(column, child.as_ref(), top_level),
+        }),
         DataType::List(_) => {
             let list = array.as_list::<i32>();
             let (first, last) = (list.value_offsets()[0].as_usize(), list.value_offsets()[list.len()].as_usize());
@@ -967,7 +975,24 @@ mod tests {
             None,
         )
         .slice(1, 1);
-        for column in [Arc::new(null_slot) as ArrayRef, Arc::new(sliced), Arc::new(arrow::array::PrimitiveArray::<Int64Type>::from(vec![i64::MAX]))] {
+        // A struct NULL at the struct level over an unwritable child's slot is written as null.
+        let child: ArrayRef = Arc::new(TimestampSecondArray::from(vec![1, i64::MAX]));
+        let fields = arrow::datatypes::Fields::from(vec![Field::new("t", child.data_type().clone(), true)]);
+        let null_struct = arrow::array::StructArray::new(fields.clone(), vec![child.clone()], Some(vec![true, false].into()));
+        let valid_struct = arrow::array::StructArray::new(fields, vec![child], None);
+        let results = encode_all(Arc::new(valid_struct));
+        for json in [&results[0], &results[1], &results[3]] {
+            assert!(json.as_ref().unwrap_err().contains("column 'v' row 1: the Timestamp(s) value"), "{json:?}");
+        }
+        assert!(encode_all(Arc::new(null_struct.clone()))[0]
+            .as_ref()
+            .is_ok_and(|text| text == "{\"v\":{\"t\":\"1970-01-01T00:00:01\"}}\n{\"v\":null}\n"));
+        for column in [
+            Arc::new(null_slot) as ArrayRef,
+            Arc::new(sliced),
+            Arc::new(null_struct),
+            Arc::new(arrow::array::PrimitiveArray::<Int64Type>::from(vec![i64::MAX])),
+        ] {
             for result in encode_all(column) {
                 match result {
                     Ok(text) => assert!(!text.contains("ERROR"), "{text}"),
