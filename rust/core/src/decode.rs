@@ -1213,6 +1213,16 @@ mod strict_tests {
         }
     }
 
+    /// JSON carries binary as hex, two digits per byte (as the writers write it); arrow-json
+    /// would read an odd count as if the last digit had a 0 before it.
+    #[test]
+    fn json_binary_with_an_odd_number_of_hex_digits_is_a_dead_letter() {
+        for data_type in [DataType::Binary, DataType::LargeBinary, DataType::BinaryView] {
+            assert_json_values(data_type, &[("\"616263\"", "616263"), ("\"\"", ""), ("\"00FF\"", "00ff")], &["\"abc\"", "\"a\"", "\"0\""]);
+        }
+        assert_json_values(DataType::FixedSizeBinary(2), &[("\"0aff\"", "0aff")], &["\"aff\""]);
+    }
+
     #[test]
     fn json_decimals_and_floats_that_do_not_fit_are_dead_letters() {
         assert_json_values(
