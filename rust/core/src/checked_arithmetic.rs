@@ -11,7 +11,8 @@
 //! `to_timestamp` of float seconds, which saturates (an epoch in milliseconds became 2262-04-11,
 //! NaN 1970-01-01), gets its argument checked against the nanosecond range first. A CAST to a
 //! float type that makes a finite value infinite (`CAST(1e300 AS REAL)`, `CAST('1e400' AS
-//! DOUBLE)`) fails as a CAST to an integer type does (a TRY_CAST gives NULL).
+//! DOUBLE)`) fails as a CAST to an integer type does (a TRY_CAST gives NULL); one to a coarser
+//! timestamp unit, which arrow divides toward zero, is corrected to truncate toward the past.
 //! The failure names the values (`Arithmetic overflow: Overflow happened on: 9223372036854775807
 //! + 1`) and, like a failed CAST, fails the batch and the run.
 
@@ -66,6 +67,21 @@ fn check_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
 }
 
 fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    if let Some((source, target, is_try)) = cast_of(&expr, schema)? {
+        let from = source.get_type(schema)?;
+        // A cast to a coarser timestamp unit divides toward zero: 1969-12-31T23:59:59.999 became
+        // 1970-01-01T00:00:00 as seconds. An instant truncates toward the past.
+        if finer_timestamp(&from, &target) {
+            return Ok(Transformed::yes(call(&TIMESTAMP_FLOORED, vec![expr, source])));
+        }
+        // A cast to a float type makes a finite value too large for it infinite (1e300 as REAL,
+        // '1e400' as DOUBLE), where a cast to an integer or decimal type fails.
+        if target.is_floating() && can_overflow_to_infinity(&from, &target) {
+            let check = if is_try { &FLOAT_IN_RANGE_OR_NULL } else { &FLOAT_IN_RANGE };
+            return Ok(Transformed::yes(call(check, vec![expr, source])));
+        }
+        return Ok(Transformed::no(expr));
+    }
     match &expr {
         Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_arithmetic(*op) => {
             let result = expr.get_type(schema)?;
@@ -100,21 +116,39 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             args.insert(0, call(&NANOSECONDS_IN_RANGE, vec![seconds]));
             Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), args))))
         }
-        // A CAST to a float type makes a finite value too large for it infinite (1e300 as REAL,
-        // '1e400' as DOUBLE), where a CAST to an integer or decimal type fails.
-        Expr::Cast(Cast { expr: source, field })
-            if field.data_type().is_floating() && can_overflow_to_infinity(&source.get_type(schema)?, field.data_type()) =>
-        {
-            let source = source.as_ref().clone();
-            Ok(Transformed::yes(call(&FLOAT_IN_RANGE, vec![expr, source])))
-        }
-        Expr::TryCast(TryCast { expr: source, field })
-            if field.data_type().is_floating() && can_overflow_to_infinity(&source.get_type(schema)?, field.data_type()) =>
-        {
-            let source = source.as_ref().clone();
-            Ok(Transformed::yes(call(&FLOAT_IN_RANGE_OR_NULL, vec![expr, source])))
-        }
         _ => Ok(Transformed::no(expr)),
+    }
+}
+
+/// A conversion of one value to another type: CAST, TRY_CAST or `arrow_cast` (which the
+/// optimizer turns into a CAST only after this rule). Its source, its type, and whether it is a
+/// TRY_CAST.
+fn cast_of(expr: &Expr, schema: &DFSchema) -> Result<Option<(Expr, DataType, bool)>> {
+    Ok(match expr {
+        Expr::Cast(Cast { expr: source, field }) => Some((source.as_ref().clone(), field.data_type().clone(), false)),
+        Expr::TryCast(TryCast { expr: source, field }) => Some((source.as_ref().clone(), field.data_type().clone(), true)),
+        Expr::ScalarFunction(ScalarFunction { func, args }) if func.name() == "arrow_cast" && !args.is_empty() => {
+            Some((args[0].clone(), expr.get_type(schema)?, false))
+        }
+        _ => None,
+    })
+}
+
+/// Whether `from` and `to` are timestamps and `to` has the coarser unit.
+fn finer_timestamp(from: &DataType, to: &DataType) -> bool {
+    match (from, to) {
+        (DataType::Timestamp(from, _), DataType::Timestamp(to, _)) => units_per_second(from) > units_per_second(to),
+        _ => false,
+    }
+}
+
+fn units_per_second(unit: &arrow::datatypes::TimeUnit) -> i64 {
+    use arrow::datatypes::TimeUnit;
+    match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
     }
 }
 
@@ -168,6 +202,9 @@ enum Check {
     /// value infinite: fails, or for a TRY_CAST, makes it NULL.
     FloatInRange,
     FloatInRangeOrNull,
+    /// A CAST to a coarser timestamp unit (the first argument; the second is its source),
+    /// corrected from toward zero to toward the past.
+    TimestampFloored,
 }
 
 static CHECKED_ADD: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Add));
@@ -178,6 +215,7 @@ static DECIMAL_IN_PRECISION: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked
 static NANOSECONDS_IN_RANGE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::NanosecondsInRange));
 static FLOAT_IN_RANGE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::FloatInRange));
 static FLOAT_IN_RANGE_OR_NULL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::FloatInRangeOrNull));
+static TIMESTAMP_FLOORED: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::TimestampFloored));
 
 /// One checked operation as a scalar function. Not registered by name: only the rule calls it.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -188,7 +226,12 @@ struct Checked {
 
 impl Checked {
     fn udf(check: Check) -> Arc<ScalarUDF> {
-        let arity = if matches!(check, Check::Add | Check::Sub | Check::Mul | Check::FloatInRange | Check::FloatInRangeOrNull) { 2 } else { 1 };
+        let arity =
+            if matches!(check, Check::Add | Check::Sub | Check::Mul | Check::FloatInRange | Check::FloatInRangeOrNull | Check::TimestampFloored) {
+                2
+            } else {
+                1
+            };
         Arc::new(ScalarUDF::new_from_impl(Checked { check, signature: Signature::any(arity, Volatility::Immutable) }))
     }
 }
@@ -204,6 +247,7 @@ impl ScalarUDFImpl for Checked {
             Check::NanosecondsInRange => "sluice_nanoseconds_in_range",
             Check::FloatInRange => "sluice_float_in_range",
             Check::FloatInRangeOrNull => "sluice_float_in_range_or_null",
+            Check::TimestampFloored => "sluice_timestamp_floored",
         }
     }
 
@@ -273,6 +317,12 @@ impl Checked {
                 };
                 Ok(if scalar { ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?) } else { ColumnarValue::Array(out) })
             }
+            (Check::TimestampFloored, [cast, source]) => {
+                let scalar = matches!(cast, ColumnarValue::Scalar(_));
+                let (cast, source) = (cast.to_array(1)?, source.to_array(1)?);
+                let out = floored(&cast, &source)?;
+                Ok(if scalar { ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?) } else { ColumnarValue::Array(out) })
+            }
             (check, args) => exec_err!("{check:?} was called with {} arguments", args.len()),
         }
     }
@@ -293,6 +343,20 @@ fn nanoseconds_in_range(values: &ArrayRef) -> Result<()> {
         ),
         None => Ok(()),
     }
+}
+
+/// `cast` (timestamps divided toward zero from `source`'s finer unit) one unit earlier where the
+/// source was before 1970 and not on a whole unit.
+fn floored(cast: &ArrayRef, source: &ArrayRef) -> Result<ArrayRef> {
+    let (DataType::Timestamp(to, _), DataType::Timestamp(from, _)) = (cast.data_type(), source.data_type()) else {
+        return exec_err!("sluice_timestamp_floored of {} from {}", cast.data_type(), source.data_type());
+    };
+    let ratio = units_per_second(from) / units_per_second(to);
+    let raw = |a: &ArrayRef| arrow::compute::cast(a, &DataType::Int64);
+    let (truncated, finer) = (raw(cast)?, raw(source)?);
+    let (truncated, finer) = (truncated.as_primitive::<arrow::datatypes::Int64Type>(), finer.as_primitive::<arrow::datatypes::Int64Type>());
+    let out: arrow::array::Int64Array = arrow::compute::kernels::arity::binary(truncated, finer, |t, f| t - i64::from(f % ratio < 0))?;
+    Ok(arrow::array::make_array(out.into_data().into_builder().data_type(cast.data_type().clone()).build()?))
 }
 
 /// Where a cast to a float type is infinite though its source is no infinity: a finite number,
@@ -481,6 +545,7 @@ mod tests {
             ("SELECT CAST(s AS REAL) AS v FROM t", "Can't cast value 1e400 to type Float32"),
             ("SELECT d FROM t WHERE CAST(s AS DOUBLE) > 0", "Can't cast value 1e400 to type Float64"),
             ("SELECT CAST('-1e40' AS REAL) AS v FROM t", "Can't cast value -1e40 to type Float32"),
+            ("SELECT arrow_cast(d, 'Float32') AS v FROM t", "Can't cast value 1e300 to type Float32"),
         ] {
             let err = transform_over(sql, &b).expect_err(sql);
             assert!(err.contains(value) && err.contains("beyond the type's range"), "{sql}: {err}");
@@ -507,6 +572,40 @@ mod tests {
         assert_eq!(widened[0].column(0).as_primitive::<Float64Type>().value(0), 1.5);
         let names: Vec<_> = widened[0].schema().fields().iter().map(|f| f.name().clone()).collect();
         assert_eq!(names, vec!["t.d", "t.s"]);
+    }
+
+    #[test]
+    fn casts_to_a_coarser_timestamp_unit_truncate_toward_the_past() {
+        use arrow::array::{TimestampMillisecondArray, TimestampNanosecondArray};
+        use arrow::datatypes::{TimestampMicrosecondType, TimestampSecondType};
+        let b = batch(vec![
+            ("t", Arc::new(TimestampMillisecondArray::from(vec![Some(-1), Some(-1000), Some(-1001), Some(1999), None, Some(i64::MIN)])) as ArrayRef),
+            ("n", Arc::new(TimestampNanosecondArray::from(vec![Some(-1), Some(-1000), Some(-1001), Some(1999), None, Some(0)])) as ArrayRef),
+            (
+                "z",
+                Arc::new(
+                    TimestampMillisecondArray::from(vec![Some(-1), Some(-1000), Some(-1001), Some(1999), None, Some(i64::MIN)])
+                        .with_timezone("+02:00"),
+                ) as ArrayRef,
+            ),
+        ]);
+        let seconds = [Some(-1), Some(-1), Some(-2), Some(1), None, Some(i64::MIN / 1000 - 1)];
+        for sql in [
+            "SELECT arrow_cast(t, 'Timestamp(Second, None)') AS v FROM t",
+            "SELECT CAST(t AS TIMESTAMP(0)) AS v FROM t",
+            "SELECT TRY_CAST(t AS TIMESTAMP(0)) AS v FROM t",
+        ] {
+            let out = transform_over(sql, &b).unwrap();
+            assert_eq!(out[0].column(0).as_primitive::<TimestampSecondType>().iter().collect::<Vec<_>>(), seconds, "{sql}");
+        }
+        let out = transform_over("SELECT arrow_cast(n, 'Timestamp(Microsecond, None)') AS v FROM t", &b).unwrap();
+        assert_eq!(
+            out[0].column(0).as_primitive::<TimestampMicrosecondType>().iter().collect::<Vec<_>>(),
+            vec![Some(-1), Some(-1), Some(-2), Some(1), None, Some(0)]
+        );
+        // With a time zone too (the stored instant is UTC either way).
+        let out = transform_over("SELECT arrow_cast(z, 'Timestamp(Second, Some(\"+02:00\"))') AS v FROM t", &b).unwrap();
+        assert_eq!(out[0].column(0).as_primitive::<TimestampSecondType>().iter().collect::<Vec<_>>(), seconds);
     }
 
     #[test]
