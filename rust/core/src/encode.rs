@@ -538,8 +538,9 @@ pub fn encode(batch: &RecordBatch, options: &EncodeOptions) -> Result<Vec<u8>> {
 }
 
 /// Fails naming the first date, time, timestamp or duration that arrow's text writers cannot
-/// write (chrono holds years -262143..=262142; a time of day must be under 24 hours): they
-/// would write the text `ERROR: …` in its place, as if it were the value. Each column's
+/// write (chrono holds years -262143..=262142 and durations up to 2^63 milliseconds; a time of
+/// day must be under 24 hours): they would write the text `ERROR: …` (`<invalid>` for a
+/// duration) in its place, as if it were the value. Each column's
 /// smallest and largest values are tried first, so a batch in range costs two lookups per
 /// column; nested columns are checked through their children.
 pub fn check_text_writable(batch: &RecordBatch) -> Result<()> {
@@ -600,6 +601,7 @@ where
     N::Native: arrow::datatypes::ArrowNativeTypeOp + std::fmt::Display,
 {
     use arrow::array::{Array, PrimitiveArray};
+    use arrow::datatypes::DataType;
     let data_type = array.data_type();
     let raw = PrimitiveArray::<N>::from(array.to_data().into_builder().data_type(N::DATA_TYPE).build()?);
     let (Some(min), Some(max)) = (arrow::compute::min(&raw), arrow::compute::max(&raw)) else { return Ok(()) };
@@ -609,8 +611,13 @@ where
     }
     let index = first_unwritable(array)?.expect("a value outside the range was found above");
     let place = if top_level { format!("row {index}") } else { format!("nested value {index}") };
+    let holds = match data_type {
+        DataType::Time32(_) | DataType::Time64(_) => "a time of day under 24 hours",
+        DataType::Duration(_) => "at most 2^63 milliseconds either way",
+        _ => "the years -262143..=262142",
+    };
     Err(CoreError::invalid(format!(
-        "column '{column}' {place}: the {data_type} value {} cannot be written as text (outside the years -262143..=262142, or a time of day past 24 hours); filter or CAST it in the query",
+        "column '{column}' {place}: the {data_type} value {} cannot be written as text (it holds {holds}); filter or CAST it in the query",
         raw.value(index)
     )))
 }
@@ -621,9 +628,11 @@ fn first_unwritable(array: &dyn arrow::array::Array) -> Result<Option<usize>> {
     let strict = arrow::util::display::FormatOptions::new().with_display_error(false);
     let formatter = arrow::util::display::ArrayFormatter::try_new(array, &strict)?;
     let mut text = String::new();
+    // A duration chrono cannot hold (beyond ±2^63 milliseconds) is no error to arrow: it writes
+    // the text `<invalid>`.
     Ok((0..array.len()).find(|&row| {
         text.clear();
-        array.is_valid(row) && write!(text, "{}", formatter.value(row)).is_err()
+        array.is_valid(row) && (write!(text, "{}", formatter.value(row)).is_err() || text == "<invalid>")
     }))
 }
 
@@ -926,7 +935,10 @@ mod tests {
 
     #[test]
     fn temporal_values_text_cannot_hold_fail_the_batch_instead_of_writing_error_text() {
-        use arrow::array::{ArrayRef, Date32Array, ListArray, Time32SecondArray, TimestampMicrosecondArray, TimestampSecondArray};
+        use arrow::array::{
+            ArrayRef, Date32Array, DurationMillisecondArray, DurationSecondArray, ListArray, Time32SecondArray, TimestampMicrosecondArray,
+            TimestampSecondArray,
+        };
         use arrow::datatypes::Int64Type;
         let text_formats = [EncodeFormat::Json, EncodeFormat::JsonArray, EncodeFormat::Csv];
         let encode_all = |column: ArrayRef| -> Vec<std::result::Result<String, String>> {
@@ -946,7 +958,9 @@ mod tests {
             (Arc::new(TimestampSecondArray::from(vec![Some(0), None, Some(i64::MAX)])), "row 2: the Timestamp(s) value 9223372036854775807"),
             (Arc::new(TimestampMicrosecondArray::from(vec![i64::MIN]).with_timezone("+02:00")), "row 0: the Timestamp(µs, \"+02:00\") value"),
             (Arc::new(Date32Array::from(vec![0, i32::MAX])), "row 1: the Date32 value 2147483647"),
-            (Arc::new(Time32SecondArray::from(vec![86_400])), "row 0: the Time32(s) value 86400"),
+            (Arc::new(Time32SecondArray::from(vec![86_400])), "row 0: the Time32(s) value 86400 cannot be written as text (it holds a time of day"),
+            (Arc::new(DurationSecondArray::from(vec![1, i64::MAX])), "row 1: the Duration(s) value 9223372036854775807"),
+            (Arc::new(DurationMillisecondArray::from(vec![i64::MIN])), "row 0: the Duration(ms) value -9223372036854775808"),
         ];
         for (column, message) in refused {
             for result in encode_all(column.clone()) {
@@ -991,11 +1005,12 @@ mod tests {
             Arc::new(null_slot) as ArrayRef,
             Arc::new(sliced),
             Arc::new(null_struct),
+            Arc::new(DurationSecondArray::from(vec![9_223_372_036_854_775, -9_223_372_036_854_775])),
             Arc::new(arrow::array::PrimitiveArray::<Int64Type>::from(vec![i64::MAX])),
         ] {
             for result in encode_all(column) {
                 match result {
-                    Ok(text) => assert!(!text.contains("ERROR"), "{text}"),
+                    Ok(text) => assert!(!text.contains("ERROR") && !text.contains("invalid"), "{text}"),
                     Err(e) => assert!(e.contains("not supported in CSV"), "{e}"),
                 }
             }
