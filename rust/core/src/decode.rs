@@ -1167,11 +1167,12 @@ mod strict_tests {
         );
     }
 
-    /// A date, time or timestamp text cannot hold (an epoch in a finer unit than the column's,
-    /// a time of day past 24 hours) is a dead letter on both JSON paths, not a row every JSON
-    /// or CSV sink refuses; the range's ends decode and are writable.
+    /// A timestamp or time text cannot hold (an epoch in a finer unit than the column's, a time
+    /// of day past 24 hours) is a dead letter on both JSON paths, not a row every JSON or CSV
+    /// sink refuses; the range's ends decode and are writable. Dates of any era decode (the
+    /// postgres source sends PostgreSQL's, up to year 5874897, as days).
     #[test]
-    fn json_dates_and_times_text_cannot_hold_are_dead_letters() {
+    fn json_times_and_timestamps_text_cannot_hold_are_dead_letters() {
         use arrow::datatypes::TimeUnit::*;
         for data_type in [
             DataType::Timestamp(Second, None),
@@ -1179,8 +1180,6 @@ mod strict_tests {
             DataType::Timestamp(Microsecond, None),
             DataType::Timestamp(Nanosecond, None),
             DataType::Timestamp(Millisecond, Some("+00:00".into())),
-            DataType::Date32,
-            DataType::Date64,
             DataType::Time32(Second),
             DataType::Time32(Millisecond),
             DataType::Time64(Microsecond),
@@ -1211,6 +1210,8 @@ mod strict_tests {
                 assert!(message.contains("'n'") && message.contains(value), "{data_type}: {message}");
             }
         }
+        let dates = json_outcomes(DataType::Date32, &["2147483647", "-2147483648", "2147483648"]);
+        assert!(dates[0].is_ok() && dates[1].is_ok() && dates[2].is_err(), "{dates:?}");
     }
 
     /// JSON carries binary as hex, two digits per byte (as the writers write it); arrow-json

@@ -900,13 +900,15 @@ impl Guard {
         match data_type {
             Int8 => range(i8::MIN.into(), i8::MAX.into()),
             Int16 => range(i16::MIN.into(), i16::MAX.into()),
-            Date32 | Date64 | Time32(_) | Time64(_) | Timestamp(_, _) => {
-                let (first, last) = text_range(data_type).expect("a date, time or timestamp");
+            Time32(_) | Time64(_) | Timestamp(_, _) => {
+                let (first, last) = text_range(data_type).expect("a time or timestamp");
                 let holds = if matches!(data_type, Time32(_) | Time64(_)) { "a time of day" } else { "years -262143 to 262142" };
                 Guard::Integer(first.into(), last.into(), format!("{data_type} ({holds})"))
             }
-            Int32 => range(i32::MIN.into(), i32::MAX.into()),
-            Int64 | Duration(_) => range(i64::MIN.into(), i64::MAX.into()),
+            // Dates of any era are kept: PostgreSQL's reach year 5874897 (the postgres source
+            // sends them as days), which a Parquet or PostgreSQL sink writes back.
+            Int32 | Date32 => range(i32::MIN.into(), i32::MAX.into()),
+            Int64 | Date64 | Duration(_) => range(i64::MIN.into(), i64::MAX.into()),
             UInt8 => range(0, u8::MAX.into()),
             UInt16 => range(0, u16::MAX.into()),
             UInt32 => range(0, u32::MAX.into()),
@@ -925,10 +927,10 @@ impl Guard {
     }
 }
 
-/// The values of a date, time or timestamp type that text can hold: chrono's years -262143 to
-/// 262142, and a time of day under 24 hours. arrow's text writers write any other value as the
-/// text `ERROR: …` (the sinks refuse such a batch), so the decoders take none: a JSON integer
-/// epoch in a finer unit than its column's is a dead letter, not a date 300 000 years away.
+/// The values of a timestamp or time type that text can hold: chrono's years -262143 to 262142,
+/// and a time of day under 24 hours. arrow's text writers write any other value as the text
+/// `ERROR: …` (the sinks refuse such a batch), so the JSON decoders take none: an integer epoch
+/// in a finer unit than its column's is a dead letter, not an instant 300 000 years away.
 pub(crate) fn text_range(data_type: &DataType) -> Option<(i64, i64)> {
     const FIRST_DAY: i128 = -96_465_292; // -262143-01-01, in days since 1970-01-01
     const LAST_DAY: i128 = 95_026_236; // +262142-12-31
@@ -939,11 +941,11 @@ pub(crate) fn text_range(data_type: &DataType) -> Option<(i64, i64)> {
         TimeUnit::Nanosecond => 1_000_000_000,
     };
     let clamp = |v: i128| v.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
-    let days = |per_day: i128| Some((clamp(FIRST_DAY * per_day), clamp((LAST_DAY + 1) * per_day - 1)));
     match data_type {
-        DataType::Date32 => days(1),
-        DataType::Date64 => days(86_400_000),
-        DataType::Timestamp(unit, _) => days(86_400 * per_second(unit)),
+        DataType::Timestamp(unit, _) => {
+            let per_day = 86_400 * per_second(unit);
+            Some((clamp(FIRST_DAY * per_day), clamp((LAST_DAY + 1) * per_day - 1)))
+        }
         DataType::Time32(unit) | DataType::Time64(unit) => Some((0, clamp(86_400 * per_second(unit) - 1))),
         _ => None,
     }
