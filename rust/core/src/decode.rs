@@ -581,28 +581,38 @@ pub fn infer_json_schema_widening(records: &[&[u8]]) -> Result<(Schema, Vec<Stri
                     Ok(schema) => (schema.field(0).data_type().clone(), false),
                     Err(_) => (DataType::Utf8, true),
                 };
-            let seen = if clash_here { "mixed list".to_string() } else { data_type.to_string() };
-            let clash = match fields.iter_mut().find(|f| f.name() == &name) {
+            // Each clash: where (the column, or a member or item inside it: `a.x`, `a[]`) and
+            // the types met there.
+            let mut clashes: Vec<(String, String, String)> = Vec::new();
+            let top = |t: &DataType| if clash_here { "mixed list".to_string() } else { t.to_string() };
+            match fields.iter_mut().find(|f| f.name() == &name) {
                 None => {
+                    if clash_here {
+                        clashes.push((name.clone(), top(&data_type), top(&data_type)));
+                    }
                     fields.push(Field::new(&name, data_type, true));
-                    clash_here
                 }
                 Some(known) => {
-                    let (merged, clash) = merge_types(known.data_type(), &data_type);
-                    if clash && !mixed.iter().any(|(n, _)| n == &name) {
-                        mixed.push((name.clone(), vec![known.data_type().to_string()]));
+                    let (merged, inside) = merge_types(known.data_type(), &data_type);
+                    for (place, was, now) in inside {
+                        let now = if place.is_empty() { top(&now) } else { now.to_string() };
+                        clashes.push((format!("{name}{place}"), was.to_string(), now));
+                    }
+                    if clash_here && !clashes.iter().any(|(place, ..)| *place == name) {
+                        clashes.push((name.clone(), known.data_type().to_string(), top(&data_type)));
                     }
                     *known = Field::new(&name, merged, true);
-                    clash || clash_here
                 }
-            };
-            if clash {
-                if !mixed.iter().any(|(n, _)| n == &name) {
-                    mixed.push((name.clone(), Vec::new()));
+            }
+            for (place, was, now) in clashes {
+                // The type known before is the one seen only at a place's first clash: after
+                // it, the place is a string, which no value need have been.
+                if !mixed.iter().any(|(n, _)| *n == place) {
+                    mixed.push((place.clone(), vec![was]));
                 }
-                let types = &mut mixed.iter_mut().find(|(n, _)| n == &name).expect("pushed above").1;
-                if !types.contains(&seen) {
-                    types.push(seen);
+                let types = &mut mixed.iter_mut().find(|(n, _)| *n == place).expect("pushed above").1;
+                if !types.contains(&now) {
+                    types.push(now);
                 }
             }
         }
@@ -622,32 +632,35 @@ pub fn infer_json_schema_widening(records: &[&[u8]]) -> Result<(Schema, Vec<Stri
     Ok((Schema::new(fields), warnings))
 }
 
-/// The type both `a` and `b` values fit, and whether they clashed (then Utf8).
-fn merge_types(a: &DataType, b: &DataType) -> (DataType, bool) {
+/// The type both `a` and `b` values fit, and where they clashed (each place relative to `a`:
+/// empty for `a` itself, `.x` for a member, `[]` for the items, with the two types met there),
+/// which is then Utf8.
+fn merge_types(a: &DataType, b: &DataType) -> (DataType, Vec<(String, DataType, DataType)>) {
     match (a, b) {
-        _ if a == b => (a.clone(), false),
-        (DataType::Null, other) | (other, DataType::Null) => (other.clone(), false),
-        (DataType::Int64, DataType::Float64) | (DataType::Float64, DataType::Int64) => (DataType::Float64, false),
+        _ if a == b => (a.clone(), Vec::new()),
+        (DataType::Null, other) | (other, DataType::Null) => (other.clone(), Vec::new()),
+        (DataType::Int64, DataType::Float64) | (DataType::Float64, DataType::Int64) => (DataType::Float64, Vec::new()),
         (DataType::List(x), DataType::List(y)) => {
-            let (item, clash) = merge_types(x.data_type(), y.data_type());
-            (DataType::List(Arc::new(Field::new(x.name(), item, true))), clash)
+            let (item, clashes) = merge_types(x.data_type(), y.data_type());
+            let clashes = clashes.into_iter().map(|(place, was, now)| (format!("[]{place}"), was, now)).collect();
+            (DataType::List(Arc::new(Field::new(x.name(), item, true))), clashes)
         }
         (DataType::Struct(x), DataType::Struct(y)) => {
             let mut fields: Vec<Field> = x.iter().map(|f| f.as_ref().clone()).collect();
-            let mut clash = false;
+            let mut clashes = Vec::new();
             for field in y.iter() {
                 match fields.iter_mut().find(|f| f.name() == field.name()) {
                     None => fields.push(field.as_ref().clone()),
                     Some(known) => {
-                        let (merged, c) = merge_types(known.data_type(), field.data_type());
-                        clash |= c;
+                        let (merged, inside) = merge_types(known.data_type(), field.data_type());
+                        clashes.extend(inside.into_iter().map(|(place, was, now)| (format!(".{}{place}", field.name()), was, now)));
                         *known = Field::new(field.name(), merged, true);
                     }
                 }
             }
-            (DataType::Struct(fields.into()), clash)
+            (DataType::Struct(fields.into()), clashes)
         }
-        _ => (DataType::Utf8, true),
+        _ => (DataType::Utf8, vec![(String::new(), a.clone(), b.clone())]),
     }
 }
 
