@@ -85,7 +85,46 @@ impl AvroReader {
             }
         }
         let batch = decoder.flush().map_err(avro_data)?;
-        Ok(batch.unwrap_or_else(|| RecordBatch::new_empty(self.schema.clone())))
+        let batch = batch.unwrap_or_else(|| RecordBatch::new_empty(self.schema.clone()));
+        for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+            check_fits(field.name(), column)?;
+        }
+        Ok(batch)
+    }
+}
+
+/// Fails naming the first value arrow-avro stored that its column's type cannot hold. A decimal
+/// may have more digits than its precision (arrow-avro keeps whatever unscaled value the bytes
+/// hold, and arrow's writers then print its first digits only: 123456 in decimal(4, 2) as
+/// `12.34`); a timestamp or time of day may be one text cannot hold (the JSON decoders' range).
+/// A record holding one is malformed: the caller isolates it as a dead letter.
+fn check_fits(name: &str, array: &arrow::array::ArrayRef) -> Result<()> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{DataType, Decimal128Type, Decimal256Type, Decimal32Type, Decimal64Type, Int64Type};
+    let does_not_fit = |e: arrow::error::ArrowError| CoreError::data(format!("column '{name}': {e}"));
+    match array.data_type() {
+        DataType::Decimal32(p, _) => array.as_primitive::<Decimal32Type>().validate_decimal_precision(*p).map_err(does_not_fit),
+        DataType::Decimal64(p, _) => array.as_primitive::<Decimal64Type>().validate_decimal_precision(*p).map_err(does_not_fit),
+        DataType::Decimal128(p, _) => array.as_primitive::<Decimal128Type>().validate_decimal_precision(*p).map_err(does_not_fit),
+        DataType::Decimal256(p, _) => array.as_primitive::<Decimal256Type>().validate_decimal_precision(*p).map_err(does_not_fit),
+        data_type @ (DataType::Timestamp(..) | DataType::Time32(_) | DataType::Time64(_)) => {
+            let (first, last) = crate::flat_json::text_range(data_type).expect("a timestamp or time");
+            let raw = arrow::compute::cast(array, &DataType::Int64)?;
+            let raw = raw.as_primitive::<Int64Type>();
+            match raw.iter().flatten().find(|v| !(first..=last).contains(v)) {
+                Some(v) => {
+                    Err(CoreError::data(format!("column '{name}': {v} is out of range for {data_type} ({first} to {last}, what text can hold)")))
+                }
+                None => Ok(()),
+            }
+        }
+        DataType::Struct(fields) => {
+            fields.iter().zip(array.as_struct().columns()).try_for_each(|(field, child)| check_fits(&format!("{name}.{}", field.name()), child))
+        }
+        DataType::List(_) => check_fits(name, array.as_list::<i32>().values()),
+        DataType::LargeList(_) => check_fits(name, array.as_list::<i64>().values()),
+        DataType::Map(_, _) => check_fits(name, &(Arc::new(array.as_map().entries().clone()) as arrow::array::ArrayRef)),
+        _ => Ok(()),
     }
 }
 
@@ -385,6 +424,62 @@ mod tests {
         assert_eq!(read_back(&one_column(ints), &writer_schema(r#""long""#)).unwrap(), ["-1", "2"]);
         let strings: ArrayRef = Arc::new(StringArray::from(vec!["ab"]));
         assert_eq!(read_back(&one_column(strings), &writer_schema(r#""bytes""#)).unwrap(), ["6162"]);
+    }
+
+    /// A zigzag varint, as Avro writes `int` and `long`.
+    fn zigzag(v: i64) -> Vec<u8> {
+        let mut u = ((v << 1) ^ (v >> 63)) as u64;
+        let mut out = Vec::new();
+        loop {
+            let byte = (u & 0x7f) as u8;
+            u >>= 7;
+            if u == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    /// Values the bytes hold but the field's type cannot (arrow-avro stores them as they are)
+    /// make their records dead letters; the other records decode.
+    #[test]
+    fn values_their_logical_type_cannot_hold_are_dead_letters() {
+        use crate::decode::{DecoderOptions, Format, RecordDecoder};
+        let schema = r#"{"type":"record","name":"R","fields":[
+            {"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":4,"scale":2}},
+            {"name":"f","type":{"type":"fixed","name":"F","size":3,"logicalType":"decimal","precision":3,"scale":0}},
+            {"name":"t","type":{"type":"long","logicalType":"timestamp-millis"}},
+            {"name":"tm","type":{"type":"int","logicalType":"time-millis"}}]}"#;
+        let options = DecoderOptions { avro_schema: Some(schema.to_string()), ..DecoderOptions::of(Format::Avro, ",") };
+        let decoder = RecordDecoder::new(&options, None).unwrap();
+        // d as bytes (length, then big-endian two's complement), f as 3 bytes, t, tm.
+        let record = |d: &[u8], f: [u8; 3], t: i64, tm: i64| [zigzag(d.len() as i64), d.to_vec(), f.to_vec(), zigzag(t), zigzag(tm)].concat();
+        let records = [
+            record(&[0x27, 0x0f], [0, 0, 0x7b], 1_700_000_000_000, 86_399_999), // 99.99, 123: the ends that fit
+            record(&[0x27, 0x10], [0, 0, 1], 0, 0),                             // 100.00 in decimal(4, 2)
+            record(&[0x01, 0xe2, 0x40], [0, 0, 1], 0, 0),                       // 1234.56, which was written as 12.34
+            record(&[0x01], [0, 0x03, 0xe8], 0, 0),                             // 1000 in decimal(3, 0)
+            record(&[0xd8, 0xf1], [0xff, 0xfc, 0x19], 0, 0),                    // -99.99, -999: fit
+            record(&[0x01], [0, 0, 1], 9_000_000_000_000_000_000, 0),           // an epoch in nanoseconds
+            record(&[0x01], [0, 0, 1], 0, 86_400_000),                          // a time of day past 24 hours
+        ];
+        let slices: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let decoded = decoder.decode(&slices).unwrap();
+        let d = decoded.batch.column(0).as_primitive::<arrow::datatypes::Decimal128Type>();
+        assert_eq!(d.values().to_vec(), vec![9999, -9999]);
+        let errors = decoded.errors.expect("dead letters");
+        let messages: Vec<String> = (0..errors.num_rows()).map(|i| errors.column(2).as_string::<i32>().value(i).to_string()).collect();
+        assert_eq!(errors.column(0).as_primitive::<Int64Type>().values().to_vec(), vec![1, 2, 3, 5, 6], "{messages:?}");
+        for (message, expected) in messages.iter().zip([
+            "'d'",
+            "'d': Invalid argument error: 1234.56 is too large",
+            "'f'",
+            "'t': 9000000000000000000 is out of range",
+            "'tm'",
+        ]) {
+            assert!(message.contains(&format!("column {expected}")), "{message}");
+        }
     }
 
     #[test]
