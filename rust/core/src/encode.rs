@@ -559,6 +559,10 @@ fn check_writable(column: &str, array: &dyn arrow::array::Array, top_level: bool
         DataType::Date64 | DataType::Time64(_) | DataType::Timestamp(_, _) | DataType::Duration(_) => {
             check_temporal::<arrow::datatypes::Int64Type>(column, array, top_level)
         }
+        DataType::Decimal32(..) => check_decimal::<arrow::datatypes::Decimal32Type>(column, array, top_level),
+        DataType::Decimal64(..) => check_decimal::<arrow::datatypes::Decimal64Type>(column, array, top_level),
+        DataType::Decimal128(..) => check_decimal::<arrow::datatypes::Decimal128Type>(column, array, top_level),
+        DataType::Decimal256(..) => check_decimal::<arrow::datatypes::Decimal256Type>(column, array, top_level),
         DataType::Struct(_) => array.as_struct().columns().iter().try_for_each(|child| match array.nulls() {
             // A child's slot under a NULL struct is no value: the writer prints `null` there.
             Some(nulls) => {
@@ -620,6 +624,43 @@ where
         "column '{column}' {place}: the {data_type} value {} cannot be written as text (it holds {holds}); filter or CAST it in the query",
         raw.value(index)
     )))
+}
+
+/// A decimal column whose values all fit its precision. One that does not (a Parquet file or a
+/// plugin can hold one) is printed by arrow's writers as its first digits only: 123456 in
+/// decimal(4, 2) as `12.34`.
+fn check_decimal<T>(column: &str, array: &dyn arrow::array::Array, top_level: bool) -> Result<()>
+where
+    T: arrow::datatypes::DecimalType,
+    T::Native: std::fmt::Display,
+{
+    use arrow::array::{Array, AsArray};
+    let values = array.as_primitive::<T>();
+    let precision = values.precision();
+    let Some(index) =
+        (0..values.len()).find(|&i| values.is_valid(i) && T::validate_decimal_precision(values.value(i), precision, values.scale()).is_err())
+    else {
+        return Ok(());
+    };
+    let place = if top_level { format!("row {index}") } else { format!("nested value {index}") };
+    Err(CoreError::invalid(format!(
+        "column '{column}' {place}: the value {} has more digits than its type {} holds; CAST it to a wider decimal in the query",
+        decimal_text(&values.value(index).to_string(), values.scale()),
+        array.data_type()
+    )))
+}
+
+/// An unscaled decimal's digits with the point where `scale` puts it, however many digits there
+/// are (arrow's own formatting keeps only as many as the precision).
+fn decimal_text(unscaled: &str, scale: i8) -> String {
+    let (sign, digits) = unscaled.strip_prefix('-').map_or(("", unscaled), |digits| ("-", digits));
+    if scale <= 0 {
+        return format!("{sign}{digits}{}", "0".repeat(scale.unsigned_abs() as usize));
+    }
+    let scale = scale as usize;
+    let digits = format!("{digits:0>width$}", width = scale + 1);
+    let (integer, fraction) = digits.split_at(digits.len() - scale);
+    format!("{sign}{integer}.{fraction}")
 }
 
 /// The first valid index of `array` its formatter refuses, if any.
@@ -989,6 +1030,17 @@ mod tests {
             None,
         )
         .slice(1, 1);
+        // A decimal with more digits than its precision: arrow's writers print its first digits.
+        let wide = arrow::array::Decimal128Array::from(vec![Some(9999), None, Some(-123_456)]).with_precision_and_scale(4, 2).unwrap();
+        for result in encode_all(Arc::new(wide)) {
+            let err = result.unwrap_err();
+            assert!(err.contains("column 'v' row 2: the value -1234.56 has more digits than its type Decimal128(4, 2) holds"), "{err}");
+        }
+        let small = arrow::array::Decimal128Array::from(vec![5, -7_000]).with_precision_and_scale(3, -2).unwrap();
+        let err = encode_all(Arc::new(small))[0].clone().unwrap_err();
+        assert!(err.contains("row 1: the value -700000 has more digits than its type Decimal128(3, -2)"), "{err}");
+        assert_eq!(decimal_text("5", 3), "0.005");
+        assert_eq!(decimal_text("-12345", 2), "-123.45");
         // A struct NULL at the struct level over an unwritable child's slot is written as null.
         let child: ArrayRef = Arc::new(TimestampSecondArray::from(vec![1, i64::MAX]));
         let fields = arrow::datatypes::Fields::from(vec![Field::new("t", child.data_type().clone(), true)]);
@@ -1006,6 +1058,11 @@ mod tests {
             Arc::new(sliced),
             Arc::new(null_struct),
             Arc::new(DurationSecondArray::from(vec![9_223_372_036_854_775, -9_223_372_036_854_775])),
+            Arc::new(
+                arrow::array::Decimal128Array::new(vec![-9999, 123_456].into(), Some(vec![true, false].into()))
+                    .with_precision_and_scale(4, 2)
+                    .unwrap(),
+            ),
             Arc::new(arrow::array::PrimitiveArray::<Int64Type>::from(vec![i64::MAX])),
         ] {
             for result in encode_all(column) {
