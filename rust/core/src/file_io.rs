@@ -19,6 +19,36 @@ use crate::decode::{error_schema, DecoderOptions, ErrorRows, Format, RecordDecod
 /// (the file source counts these as skipped).
 pub const BLANK_LINE: &str = "blank line, skipped";
 
+/// The file's schema with its top-level INT96 timestamps (Spark, Hive and Impala write them) as
+/// microseconds, if it has any. parquet-rs reads INT96 as nanoseconds with wrapping arithmetic,
+/// so a date past 2262 (Spark's `9999-12-31` "no end") became a date in 1816, silently;
+/// microseconds hold years 1 to 9999 and beyond.
+fn int96_as_micros(builder: &ParquetRecordBatchReaderBuilder<File>) -> Option<SchemaRef> {
+    use arrow::datatypes::{DataType, TimeUnit};
+    let int96: Vec<String> = builder
+        .parquet_schema()
+        .columns()
+        .iter()
+        .filter(|column| column.physical_type() == parquet::basic::Type::INT96 && column.path().parts().len() == 1)
+        .map(|column| column.path().parts()[0].clone())
+        .collect();
+    if int96.is_empty() {
+        return None;
+    }
+    let fields: Vec<arrow::datatypes::Field> = builder
+        .schema()
+        .fields()
+        .iter()
+        .map(|field| match field.data_type() {
+            DataType::Timestamp(TimeUnit::Nanosecond, zone) if int96.contains(field.name()) => {
+                field.as_ref().clone().with_data_type(DataType::Timestamp(TimeUnit::Microsecond, zone.clone()))
+            }
+            _ => field.as_ref().clone(),
+        })
+        .collect();
+    Some(Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, builder.schema().metadata().clone())))
+}
+
 /// Schema metadata key of the reader's warnings.
 pub const WARNINGS_KEY: &str = "sluice.warnings";
 use crate::encode::{encode, EncodeFormat, EncodeOptions};
@@ -85,6 +115,16 @@ impl FileReader {
         match options.format {
             FileFormat::Parquet => {
                 let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| CoreError::from(e).context(path.display()))?;
+                let builder = match int96_as_micros(&builder) {
+                    // Reopened with the hint: the builder owns the file it read the footer from.
+                    Some(hint) => {
+                        let file = File::open(&path).map_err(|e| CoreError::io(format!("cannot open {}: {e}", path.display())))?;
+                        let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(hint);
+                        ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
+                            .map_err(|e| CoreError::from(e).context(path.display()))?
+                    }
+                    None => builder,
+                };
                 let file_schema = builder.schema().clone();
                 if let Some(declared) = schema {
                     if declared.fields() != file_schema.fields() {
@@ -637,6 +677,42 @@ mod tests {
         let read = reader.next_batch().unwrap().unwrap();
         assert_eq!(read.batch.num_rows(), 2);
         assert_eq!(read.errors.unwrap().column(0).as_primitive::<arrow::datatypes::Int64Type>().values().to_vec(), vec![3]);
+    }
+
+    /// INT96 timestamps past 2262 (Spark's 9999-12-31) read as themselves, not as a wrapped
+    /// date in 1816: as microseconds.
+    #[test]
+    fn int96_timestamps_of_every_year_read_as_themselves() {
+        use arrow::array::{Array, AsArray};
+        use parquet::data_type::{Int96, Int96Type};
+        let path = temp("int96.parquet");
+        let schema = Arc::new(parquet::schema::parser::parse_message_type("message m { required int96 t; optional int64 n; }").unwrap());
+        let mut writer = parquet::file::writer::SerializedFileWriter::new(File::create(&path).unwrap(), schema, Default::default()).unwrap();
+        // (days since 1970-01-01, nanoseconds of the day): 9999-12-31T23:59:59, 0001-01-01, 1970-01-01T00:00:00.000001.
+        let instants: [(i64, u64); 3] = [(2_932_896, 86_399_000_000_000), (-719_162, 0), (0, 1_000)];
+        let values: Vec<Int96> = instants
+            .iter()
+            .map(|&(days, nanos)| {
+                let mut value = Int96::new();
+                value.set_data(nanos as u32, (nanos >> 32) as u32, (2_440_588 + days) as u32);
+                value
+            })
+            .collect();
+        let mut row_group = writer.next_row_group().unwrap();
+        let mut t = row_group.next_column().unwrap().unwrap();
+        t.typed::<Int96Type>().write_batch(&values, None, None).unwrap();
+        t.close().unwrap();
+        let mut n = row_group.next_column().unwrap().unwrap();
+        n.typed::<parquet::data_type::Int64Type>().write_batch(&[7], Some(&[1, 0, 0]), None).unwrap();
+        n.close().unwrap();
+        row_group.close().unwrap();
+        writer.close().unwrap();
+        let mut reader = FileReader::open(options(&path, FileFormat::Parquet, 100), None).unwrap();
+        assert_eq!(reader.schema().field(0).data_type(), &DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, None));
+        let read = reader.next_batch().unwrap().unwrap();
+        let t = read.batch.column(0).as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
+        assert_eq!(t.values().to_vec(), vec![253_402_300_799_000_000, -62_135_596_800_000_000, 1]);
+        assert_eq!(read.batch.column(1).null_count(), 2);
     }
 
     /// A column with mixed types is inferred as the widest type (or string), and reported.
