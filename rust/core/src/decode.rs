@@ -104,7 +104,10 @@ impl RecordDecoder {
             (format, None) => return Err(CoreError::invalid(format!("{format:?} decoders need a schema"))),
         };
         let (flat_json, guard) = match options.format {
-            Format::Json | Format::Debezium => (FlatJsonDecoder::try_new(schema.clone()).map(Arc::new), ValueGuard::try_new(&schema).map(Arc::new)),
+            Format::Json | Format::Debezium => {
+                let guard = ValueGuard::try_new(&schema, options.format == Format::Json);
+                (FlatJsonDecoder::try_new(schema.clone()).map(Arc::new), guard.map(Arc::new))
+            }
             _ => (None, None),
         };
         let csv_text = (options.format == Format::Csv).then(|| csv_text_schema(&schema)).flatten();
@@ -1227,6 +1230,13 @@ mod strict_tests {
         }
         let dates = json_outcomes(DataType::Date32, &["2147483647", "-2147483648", "2147483648"]);
         assert!(dates[0].is_ok() && dates[1].is_ok() && dates[2].is_err(), "{dates:?}");
+        // Change events keep any instant: Debezium's PostgreSQL `infinity` is 9223372036825200000 µs.
+        let schema = Arc::new(Schema::new(vec![Field::new("t", DataType::Timestamp(Microsecond, None), true)]));
+        let debezium = RecordDecoder::new(&DecoderOptions::of(Format::Debezium, ","), Some(schema)).unwrap();
+        let decoded = debezium.decode(&[br#"{"op":"c","after":{"t":9223372036825200000}}"#, br#"{"op":"c","after":{"t":1}}"#]).unwrap();
+        assert!(decoded.errors.is_none(), "{:?}", error_messages(&decoded));
+        let t = decoded.batch.column(0).as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
+        assert_eq!(t.values().to_vec(), vec![9_223_372_036_825_200_000, 1]);
     }
 
     /// JSON carries binary as hex, two digits per byte (as the writers write it); arrow-json

@@ -894,21 +894,22 @@ enum Guard {
 }
 
 impl Guard {
-    fn of(data_type: &DataType) -> Guard {
+    /// `hold_to_text`: times and timestamps must be ones text can hold ([`text_range`]).
+    fn of(data_type: &DataType, hold_to_text: bool) -> Guard {
         use DataType::*;
         let range = |min: i128, max: i128| Guard::Integer(min, max, data_type.to_string());
         match data_type {
             Int8 => range(i8::MIN.into(), i8::MAX.into()),
             Int16 => range(i16::MIN.into(), i16::MAX.into()),
-            Time32(_) | Time64(_) | Timestamp(_, _) => {
+            Time32(_) | Time64(_) | Timestamp(_, _) if hold_to_text => {
                 let (first, last) = text_range(data_type).expect("a time or timestamp");
                 let holds = if matches!(data_type, Time32(_) | Time64(_)) { "a time of day" } else { "years -262143 to 262142" };
                 Guard::Integer(first.into(), last.into(), format!("{data_type} ({holds})"))
             }
             // Dates of any era are kept: PostgreSQL's reach year 5874897 (the postgres source
             // sends them as days), which a Parquet or PostgreSQL sink writes back.
-            Int32 | Date32 => range(i32::MIN.into(), i32::MAX.into()),
-            Int64 | Date64 | Duration(_) => range(i64::MIN.into(), i64::MAX.into()),
+            Int32 | Date32 | Time32(_) => range(i32::MIN.into(), i32::MAX.into()),
+            Int64 | Date64 | Time64(_) | Timestamp(_, _) | Duration(_) => range(i64::MIN.into(), i64::MAX.into()),
             UInt8 => range(0, u8::MAX.into()),
             UInt16 => range(0, u16::MAX.into()),
             UInt32 => range(0, u32::MAX.into()),
@@ -917,8 +918,8 @@ impl Guard {
             Float16 | Float32 => Guard::Float(true),
             Float64 => Guard::Float(false),
             Binary | LargeBinary | BinaryView | FixedSizeBinary(_) => Guard::Hex,
-            Struct(fields) => fields_guard(fields).map_or(Guard::Skip, Guard::Struct),
-            List(item) | LargeList(item) | FixedSizeList(item, _) => match Guard::of(item.data_type()) {
+            Struct(fields) => fields_guard(fields, hold_to_text).map_or(Guard::Skip, Guard::Struct),
+            List(item) | LargeList(item) | FixedSizeList(item, _) => match Guard::of(item.data_type(), hold_to_text) {
                 Guard::Skip => Guard::Skip,
                 guard => Guard::List(Box::new(guard)),
             },
@@ -951,15 +952,18 @@ pub(crate) fn text_range(data_type: &DataType) -> Option<(i64, i64)> {
     }
 }
 
-fn fields_guard(fields: &arrow::datatypes::Fields) -> Option<Vec<(Box<[u8]>, Guard)>> {
-    let guards: Vec<(Box<[u8]>, Guard)> = fields.iter().map(|f| (f.name().as_bytes().into(), Guard::of(f.data_type()))).collect();
+fn fields_guard(fields: &arrow::datatypes::Fields, hold_to_text: bool) -> Option<Vec<(Box<[u8]>, Guard)>> {
+    let guards: Vec<(Box<[u8]>, Guard)> = fields.iter().map(|f| (f.name().as_bytes().into(), Guard::of(f.data_type(), hold_to_text))).collect();
     guards.iter().any(|(_, g)| !matches!(g, Guard::Skip)).then_some(guards)
 }
 
 impl ValueGuard {
-    /// None when no column of `schema` needs the check.
-    pub fn try_new(schema: &SchemaRef) -> Option<Self> {
-        fields_guard(schema.fields()).map(|root| ValueGuard { root })
+    /// None when no column of `schema` needs the check. `hold_to_text`: times and timestamps
+    /// must be ones text can hold (plain JSON, where an integer past that range is an epoch in the
+    /// wrong unit); change events keep any (Debezium writes PostgreSQL's `infinity` as
+    /// 9223372036825200000 µs, a sentinel a Parquet or Avro sink carries on).
+    pub fn try_new(schema: &SchemaRef, hold_to_text: bool) -> Option<Self> {
+        fields_guard(schema.fields(), hold_to_text).map(|root| ValueGuard { root })
     }
 
     /// Err(why) when a value of `record` does not fit its column, naming both.
