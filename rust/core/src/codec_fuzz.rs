@@ -173,7 +173,7 @@ impl Records {
                     self.string()
                 }
             }
-            DataType::Timestamp(_, None) => self.timestamp(data_type),
+            DataType::Timestamp(_, None) => self.timestamp(),
             other => unreachable!("no generator for {other}"),
         }
     }
@@ -270,11 +270,9 @@ impl Records {
         text
     }
 
-    fn timestamp(&mut self, data_type: &DataType) -> String {
+    fn timestamp(&mut self) -> String {
         if self.rng.percent(10) {
-            // Clean integers are instants text can hold; others may be any i64.
-            let (first, last) = if self.clean { crate::flat_json::text_range(data_type).expect("a timestamp") } else { (i64::MIN, i64::MAX) };
-            return self.integer(first.into(), last.into());
+            return self.integer(i64::MIN.into(), i64::MAX.into());
         }
         // Clean years fit nanoseconds in an i64 (1677-09-21 to 2262-04-11).
         let (year, month, day) = if self.clean {

@@ -718,15 +718,14 @@ impl<'a> Cursor<'a> {
         value.finite().then_some(value)
     }
 
-    /// A timestamp: an integer literal (already in the column's unit, and one text can hold) or
-    /// a naive date-time string.
+    /// A timestamp: an integer literal (already in the column's unit) or a naive date-time
+    /// string.
     fn timestamp(&mut self, unit: TimeUnit, scratch: &mut Vec<u8>, days: &mut DayCache) -> Option<i64> {
         if self.peek()? == b'"' {
             let text = self.string(scratch)?;
             return naive_timestamp(text.as_bytes(), unit, days);
         }
-        let (first, last) = text_range(&DataType::Timestamp(unit, None))?;
-        self.signed_integer().filter(|v| (first..=last).contains(v))
+        self.signed_integer()
     }
 
     /// Skips any JSON value in strict syntax (an unknown field). Escapes and surrogates inside it
@@ -894,20 +893,12 @@ enum Guard {
 }
 
 impl Guard {
-    /// `hold_to_text`: times and timestamps must be ones text can hold ([`text_range`]).
-    fn of(data_type: &DataType, hold_to_text: bool) -> Guard {
+    fn of(data_type: &DataType) -> Guard {
         use DataType::*;
         let range = |min: i128, max: i128| Guard::Integer(min, max, data_type.to_string());
         match data_type {
             Int8 => range(i8::MIN.into(), i8::MAX.into()),
             Int16 => range(i16::MIN.into(), i16::MAX.into()),
-            Time32(_) | Time64(_) | Timestamp(_, _) if hold_to_text => {
-                let (first, last) = text_range(data_type).expect("a time or timestamp");
-                let holds = if matches!(data_type, Time32(_) | Time64(_)) { "a time of day" } else { "years -262143 to 262142" };
-                Guard::Integer(first.into(), last.into(), format!("{data_type} ({holds})"))
-            }
-            // Dates of any era are kept: PostgreSQL's reach year 5874897 (the postgres source
-            // sends them as days), which a Parquet or PostgreSQL sink writes back.
             Int32 | Date32 | Time32(_) => range(i32::MIN.into(), i32::MAX.into()),
             Int64 | Date64 | Time64(_) | Timestamp(_, _) | Duration(_) => range(i64::MIN.into(), i64::MAX.into()),
             UInt8 => range(0, u8::MAX.into()),
@@ -918,8 +909,8 @@ impl Guard {
             Float16 | Float32 => Guard::Float(true),
             Float64 => Guard::Float(false),
             Binary | LargeBinary | BinaryView | FixedSizeBinary(_) => Guard::Hex,
-            Struct(fields) => fields_guard(fields, hold_to_text).map_or(Guard::Skip, Guard::Struct),
-            List(item) | LargeList(item) | FixedSizeList(item, _) => match Guard::of(item.data_type(), hold_to_text) {
+            Struct(fields) => fields_guard(fields).map_or(Guard::Skip, Guard::Struct),
+            List(item) | LargeList(item) | FixedSizeList(item, _) => match Guard::of(item.data_type()) {
                 Guard::Skip => Guard::Skip,
                 guard => Guard::List(Box::new(guard)),
             },
@@ -928,42 +919,15 @@ impl Guard {
     }
 }
 
-/// The values of a timestamp or time type that text can hold: chrono's years -262143 to 262142,
-/// and a time of day under 24 hours. arrow's text writers write any other value as the text
-/// `ERROR: …` (the sinks refuse such a batch), so the JSON decoders take none: an integer epoch
-/// in a finer unit than its column's is a dead letter, not an instant 300 000 years away.
-pub(crate) fn text_range(data_type: &DataType) -> Option<(i64, i64)> {
-    const FIRST_DAY: i128 = -96_465_292; // -262143-01-01, in days since 1970-01-01
-    const LAST_DAY: i128 = 95_026_236; // +262142-12-31
-    let per_second = |unit: &TimeUnit| match unit {
-        TimeUnit::Second => 1,
-        TimeUnit::Millisecond => 1_000,
-        TimeUnit::Microsecond => 1_000_000,
-        TimeUnit::Nanosecond => 1_000_000_000,
-    };
-    let clamp = |v: i128| v.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
-    match data_type {
-        DataType::Timestamp(unit, _) => {
-            let per_day = 86_400 * per_second(unit);
-            Some((clamp(FIRST_DAY * per_day), clamp((LAST_DAY + 1) * per_day - 1)))
-        }
-        DataType::Time32(unit) | DataType::Time64(unit) => Some((0, clamp(86_400 * per_second(unit) - 1))),
-        _ => None,
-    }
-}
-
-fn fields_guard(fields: &arrow::datatypes::Fields, hold_to_text: bool) -> Option<Vec<(Box<[u8]>, Guard)>> {
-    let guards: Vec<(Box<[u8]>, Guard)> = fields.iter().map(|f| (f.name().as_bytes().into(), Guard::of(f.data_type(), hold_to_text))).collect();
+fn fields_guard(fields: &arrow::datatypes::Fields) -> Option<Vec<(Box<[u8]>, Guard)>> {
+    let guards: Vec<(Box<[u8]>, Guard)> = fields.iter().map(|f| (f.name().as_bytes().into(), Guard::of(f.data_type()))).collect();
     guards.iter().any(|(_, g)| !matches!(g, Guard::Skip)).then_some(guards)
 }
 
 impl ValueGuard {
-    /// None when no column of `schema` needs the check. `hold_to_text`: times and timestamps
-    /// must be ones text can hold (plain JSON, where an integer past that range is an epoch in the
-    /// wrong unit); change events keep any (Debezium writes PostgreSQL's `infinity` as
-    /// 9223372036825200000 µs, a sentinel a Parquet or Avro sink carries on).
-    pub fn try_new(schema: &SchemaRef, hold_to_text: bool) -> Option<Self> {
-        fields_guard(schema.fields(), hold_to_text).map(|root| ValueGuard { root })
+    /// None when no column of `schema` needs the check.
+    pub fn try_new(schema: &SchemaRef) -> Option<Self> {
+        fields_guard(schema.fields()).map(|root| ValueGuard { root })
     }
 
     /// Err(why) when a value of `record` does not fit its column, naming both.
@@ -1651,8 +1615,7 @@ mod tests {
         r#"{"ts_s":"9999-12-31 23:59:59.999999999","ts_ms":"9999-12-31 23:59:59.999","ts_us":"2000-02-29T12:34:56.789","ts_ns":"2262-04-11 23:47:16.854775807"}"#,
         r#"{"ts_s":"1600-02-29","ts_ms":"2100-02-28 00:00:00","ts_us":"1400-12-31 23:59:59","ts_ns":"1677-09-21T00:12:43.145224192"}"#,
         r#"{"ts_s":1700000000,"ts_ms":1700000000000,"ts_us":-1,"ts_ns":-9223372036854775808}"#,
-        r#"{"ts_s":0,"ts_ms":-0,"ts_us":8210266876799999999,"ts_ns":1}"#,
-        r#"{"ts_s":-8334601228800,"ts_ms":8210266876799999,"ts_us":-8334601228800000000,"ts_ns":9223372036854775807}"#,
+        r#"{"ts_s":0,"ts_ms":-0,"ts_us":9223372036854775807,"ts_ns":1}"#,
     ];
 
     #[test]
@@ -1731,10 +1694,7 @@ mod tests {
         br#"{"f64":NaN}"#,
         br#"{"f64":Infinity}"#,
         br#"{"f64":true}"#,
-        // Timestamps outside the naive forms, and integers past the years text can hold.
-        br#"{"ts_us":9223372036854775807}"#,
-        br#"{"ts_us":8210266876800000000}"#,
-        br#"{"ts_s":-8334601228801}"#,
+        // Timestamps outside the naive forms.
         br#"{"ts_ms":"2015-07-15T00:00:00+01:00"}"#,
         br#"{"ts_ms":"2015-07-15 00:00:00 +01"}"#,
         br#"{"ts_ms":"2015-07-15 000000"}"#,
