@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow::array::RecordBatch;
 use arrow::compute::concat_batches;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ArrowWriter;
 use serde::Deserialize;
 
@@ -23,9 +23,9 @@ pub const BLANK_LINE: &str = "blank line, skipped";
 /// microseconds, if it has any. parquet-rs reads INT96 as nanoseconds with wrapping arithmetic,
 /// so a date past 2262 (Spark's `9999-12-31` "no end") became a date in 1816, silently;
 /// microseconds hold years 1 to 9999 and beyond.
-fn int96_as_micros(builder: &ParquetRecordBatchReaderBuilder<File>) -> Option<SchemaRef> {
+fn int96_as_micros(metadata: &ArrowReaderMetadata) -> Option<SchemaRef> {
     use arrow::datatypes::{DataType, TimeUnit};
-    let int96: Vec<String> = builder
+    let int96: Vec<String> = metadata
         .parquet_schema()
         .columns()
         .iter()
@@ -35,7 +35,7 @@ fn int96_as_micros(builder: &ParquetRecordBatchReaderBuilder<File>) -> Option<Sc
     if int96.is_empty() {
         return None;
     }
-    let fields: Vec<arrow::datatypes::Field> = builder
+    let fields: Vec<arrow::datatypes::Field> = metadata
         .schema()
         .fields()
         .iter()
@@ -46,7 +46,7 @@ fn int96_as_micros(builder: &ParquetRecordBatchReaderBuilder<File>) -> Option<Sc
             _ => field.as_ref().clone(),
         })
         .collect();
-    Some(Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, builder.schema().metadata().clone())))
+    Some(Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, metadata.schema().metadata().clone())))
 }
 
 /// Schema metadata key of the reader's warnings.
@@ -114,17 +114,16 @@ impl FileReader {
         let file = File::open(&path).map_err(|e| CoreError::io(format!("cannot open {}: {e}", path.display())))?;
         match options.format {
             FileFormat::Parquet => {
-                let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| CoreError::from(e).context(path.display()))?;
-                let builder = match int96_as_micros(&builder) {
-                    // Reopened with the hint: the builder owns the file it read the footer from.
+                let cannot_read = |e: parquet::errors::ParquetError| CoreError::from(e).context(path.display());
+                let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(cannot_read)?;
+                let metadata = match int96_as_micros(&metadata) {
+                    // The footer already read, taken again with the hint.
                     Some(hint) => {
-                        let file = File::open(&path).map_err(|e| CoreError::io(format!("cannot open {}: {e}", path.display())))?;
-                        let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_schema(hint);
-                        ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
-                            .map_err(|e| CoreError::from(e).context(path.display()))?
+                        ArrowReaderMetadata::try_new(metadata.metadata().clone(), ArrowReaderOptions::new().with_schema(hint)).map_err(cannot_read)?
                     }
-                    None => builder,
+                    None => metadata,
                 };
+                let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata);
                 let file_schema = builder.schema().clone();
                 if let Some(declared) = schema {
                     if declared.fields() != file_schema.fields() {
