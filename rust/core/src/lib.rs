@@ -13,6 +13,7 @@ pub mod alloc_stats;
 pub mod avro;
 pub mod cdata;
 pub mod checked_arithmetic;
+mod checked_sum;
 #[cfg(test)]
 mod codec_fuzz;
 pub mod decode;

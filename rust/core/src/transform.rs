@@ -37,6 +37,7 @@ use futures::Stream;
 
 use crate::cdata::conform;
 use crate::checked_arithmetic::CheckedArithmetic;
+use crate::checked_sum::checked_sum;
 use crate::error::{CoreError, ErrorKind, Result};
 use crate::functions::register_builtins;
 use crate::plugin_udf::Functions;
@@ -295,6 +296,8 @@ pub fn streaming_context() -> Result<SessionContext> {
     let mut ctx = SessionContext::new_with_config(config);
     // Integer arithmetic fails on overflow instead of wrapping (checked_arithmetic.rs).
     ctx.add_analyzer_rule(Arc::new(CheckedArithmetic));
+    // So does `sum` (checked_sum.rs), registered over DataFusion's.
+    ctx.register_udaf(checked_sum());
     datafusion_functions_json::register_all(&mut ctx)?;
     register_builtins(&ctx);
     Ok(ctx)
