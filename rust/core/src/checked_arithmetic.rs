@@ -13,6 +13,8 @@
 //! float type that makes a finite value infinite (`CAST(1e300 AS REAL)`, `CAST('1e400' AS
 //! DOUBLE)`) fails as a CAST to an integer type does (a TRY_CAST gives NULL); one to a coarser
 //! timestamp unit, which arrow divides toward zero, is corrected to truncate toward the past.
+//! `date_bin`, which gives NULL for an instant outside nanoseconds' years 1677 to 2262 (a
+//! `timestamp(us)` of 9999-12-31), fails there instead.
 //! The failure names the values (`Arithmetic overflow: Overflow happened on: 9223372036854775807
 //! + 1`) and, like a failed CAST, fails the batch and the run.
 
@@ -108,6 +110,12 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         }
         // to_timestamp(seconds as a float) converts to nanoseconds with a saturating `as i64`:
         // 1.7e12 (an epoch in milliseconds) became 2262-04-11, NaN 1970-01-01.
+        // date_bin computes in nanoseconds and gives NULL for an instant it cannot hold (a
+        // timestamp(us) of 9999-12-31, a common "valid until" sentinel).
+        Expr::ScalarFunction(ScalarFunction { func, args }) if func.name() == "date_bin" => {
+            let checked = std::iter::once(expr.clone()).chain(args.iter().cloned()).collect();
+            Ok(Transformed::yes(call(&NULL_ONLY_FROM_NULL, checked)))
+        }
         Expr::ScalarFunction(ScalarFunction { func, args })
             if func.name() == "to_timestamp" && !args.is_empty() && args[0].get_type(schema)?.is_floating() =>
         {
@@ -205,6 +213,9 @@ enum Check {
     /// A CAST to a coarser timestamp unit (the first argument; the second is its source),
     /// corrected from toward zero to toward the past.
     TimestampFloored,
+    /// A date_bin (the first argument; the others are its arguments) NULL only where an
+    /// argument is.
+    NullOnlyFromNull,
 }
 
 static CHECKED_ADD: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Add));
@@ -216,6 +227,7 @@ static NANOSECONDS_IN_RANGE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked
 static FLOAT_IN_RANGE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::FloatInRange));
 static FLOAT_IN_RANGE_OR_NULL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::FloatInRangeOrNull));
 static TIMESTAMP_FLOORED: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::TimestampFloored));
+static NULL_ONLY_FROM_NULL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::NullOnlyFromNull));
 
 /// One checked operation as a scalar function. Not registered by name: only the rule calls it.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -226,13 +238,14 @@ struct Checked {
 
 impl Checked {
     fn udf(check: Check) -> Arc<ScalarUDF> {
-        let arity =
-            if matches!(check, Check::Add | Check::Sub | Check::Mul | Check::FloatInRange | Check::FloatInRangeOrNull | Check::TimestampFloored) {
-                2
-            } else {
-                1
-            };
-        Arc::new(ScalarUDF::new_from_impl(Checked { check, signature: Signature::any(arity, Volatility::Immutable) }))
+        let signature = match check {
+            Check::Add | Check::Sub | Check::Mul | Check::FloatInRange | Check::FloatInRangeOrNull | Check::TimestampFloored => {
+                Signature::any(2, Volatility::Immutable)
+            }
+            Check::NullOnlyFromNull => Signature::variadic_any(Volatility::Immutable),
+            _ => Signature::any(1, Volatility::Immutable),
+        };
+        Arc::new(ScalarUDF::new_from_impl(Checked { check, signature }))
     }
 }
 
@@ -248,6 +261,7 @@ impl ScalarUDFImpl for Checked {
             Check::FloatInRange => "sluice_float_in_range",
             Check::FloatInRangeOrNull => "sluice_float_in_range_or_null",
             Check::TimestampFloored => "sluice_timestamp_floored",
+            Check::NullOnlyFromNull => "sluice_date_bin_defined",
         }
     }
 
@@ -322,6 +336,18 @@ impl Checked {
                 let (cast, source) = (cast.to_array(1)?, source.to_array(1)?);
                 let out = floored(&cast, &source)?;
                 Ok(if scalar { ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?) } else { ColumnarValue::Array(out) })
+            }
+            (Check::NullOnlyFromNull, [result, inputs @ ..]) if inputs.len() >= 2 => {
+                let rows = args.iter().find_map(|a| if let ColumnarValue::Array(a) = a { Some(a.len()) } else { None }).unwrap_or(1);
+                let (result_array, inputs) = (result.to_array(rows)?, ColumnarValue::values_to_arrays(inputs)?);
+                let unexplained = (0..rows).find(|&row| result_array.is_null(row) && inputs.iter().all(|a| a.is_valid(row)));
+                if let Some(row) = unexplained {
+                    let value = arrow::util::display::ArrayFormatter::try_new(inputs[1].as_ref(), &Default::default())?.value(row).to_string();
+                    return exec_err!(
+                        "date_bin has no result for {value}: it computes in nanoseconds, years 1677 to 2262; leave such instants out (CASE WHEN or WHERE)"
+                    );
+                }
+                Ok(result.clone())
             }
             (check, args) => exec_err!("{check:?} was called with {} arguments", args.len()),
         }
@@ -572,6 +598,27 @@ mod tests {
         assert_eq!(widened[0].column(0).as_primitive::<Float64Type>().value(0), 1.5);
         let names: Vec<_> = widened[0].schema().fields().iter().map(|f| f.name().clone()).collect();
         assert_eq!(names, vec!["t.d", "t.s"]);
+    }
+
+    #[test]
+    fn date_bin_fails_where_it_has_no_result() {
+        use arrow::array::TimestampMicrosecondArray;
+        let hour_and_a_half = 5_400_000_000; // 1970-01-01T01:30:00 in microseconds
+        let sentinel = 253_402_214_400_000_000; // 9999-12-31T00:00:00, past nanoseconds' 2262
+        let times = |values: Vec<Option<i64>>| batch(vec![("t", Arc::new(TimestampMicrosecondArray::from(values)) as ArrayRef)]);
+        let in_range = times(vec![Some(hour_and_a_half), None, Some(-hour_and_a_half)]);
+        let out = transform_over("SELECT date_bin(INTERVAL '1 hour', t) AS b FROM t", &in_range).unwrap();
+        let binned: Vec<Option<i64>> = out[0].column(0).as_primitive::<arrow::datatypes::TimestampMicrosecondType>().iter().collect();
+        assert_eq!(binned, vec![Some(3_600_000_000), None, Some(-7_200_000_000)]);
+        let with_sentinel = times(vec![Some(hour_and_a_half), Some(sentinel)]);
+        for sql in [
+            "SELECT date_bin(INTERVAL '1 hour', t) AS b FROM t",
+            "SELECT date_bin(INTERVAL '1 day', t, TIMESTAMP '2000-01-01') AS b FROM t",
+            "SELECT t FROM t WHERE date_bin(INTERVAL '1 hour', t) IS NULL",
+        ] {
+            let err = transform_over(sql, &with_sentinel).expect_err(sql);
+            assert!(err.contains("date_bin has no result for 9999-12-31T00:00:00"), "{sql}: {err}");
+        }
     }
 
     #[test]

@@ -334,12 +334,14 @@ pub fn run_bounded_query_with(sql: &str, table: &str, batch: RecordBatch, allow_
                 CoreError::plan(format!("the query is read-only unless writes are allowed ({why})"))
             })?;
     }
-    let batches = runtime.block_on(async {
-        let frame = ctx.execute_logical_plan(plan).await?;
-        let schema = Arc::new(frame.schema().as_arrow().clone());
-        frame.collect().await.map(|batches| (schema, batches))
+    let (schema, batches) = runtime.block_on(async {
+        let plan = ctx.execute_logical_plan(plan).await?.create_physical_plan().await?;
+        // The executed plan's schema: the unanalyzed plan's may differ (UInt64 + Int64 is
+        // Decimal128(20, 0) there, Decimal128(21, 0) once coerced).
+        let schema = plan.schema();
+        datafusion::physical_plan::collect(plan, ctx.task_ctx()).await.map(|batches| (schema, batches))
     })?;
-    Ok(arrow::compute::concat_batches(&batches.0, &batches.1)?)
+    Ok(arrow::compute::concat_batches(&schema, &batches)?)
 }
 
 /// The names of the tables `sql` reads, as written (CTE names excluded).
@@ -560,6 +562,18 @@ mod tests {
         let out = run_bounded_query("SELECT count(*) AS n, max(id) AS top FROM state WHERE id > 0", "state", batch(&[0, 1, 2, 3])).unwrap();
         assert_eq!(out.num_rows(), 1);
         assert_eq!(out.column(0).as_any().downcast_ref::<Int64Array>().unwrap().value(0), 3);
+    }
+
+    #[test]
+    fn bounded_query_results_have_the_types_their_values_have() {
+        let schema = Arc::new(Schema::new(vec![Field::new("u", DataType::UInt64, false), Field::new("a", DataType::Int64, false)]));
+        let columns: Vec<arrow::array::ArrayRef> =
+            vec![Arc::new(arrow::array::UInt64Array::from(vec![u64::MAX])), Arc::new(Int64Array::from(vec![i64::MAX]))];
+        let out = run_bounded_query("SELECT u + a AS v FROM t", "t", RecordBatch::try_new(schema, columns).unwrap()).unwrap();
+        // Coerced to Decimal128(20, 0) each; the unanalyzed plan said the sum was one too.
+        assert_eq!(out.schema().field(0).data_type(), &DataType::Decimal128(21, 0));
+        let sum = out.column(0).as_any().downcast_ref::<arrow::array::Decimal128Array>().unwrap().value(0);
+        assert_eq!(sum, i128::from(u64::MAX) + i128::from(i64::MAX));
     }
 
     #[test]
