@@ -108,14 +108,14 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             let inner = inner.as_ref().clone();
             Ok(Transformed::yes(call(&CHECKED_NEG, vec![inner])))
         }
-        // to_timestamp(seconds as a float) converts to nanoseconds with a saturating `as i64`:
-        // 1.7e12 (an epoch in milliseconds) became 2262-04-11, NaN 1970-01-01.
         // date_bin computes in nanoseconds and gives NULL for an instant it cannot hold (a
         // timestamp(us) of 9999-12-31, a common "valid until" sentinel).
         Expr::ScalarFunction(ScalarFunction { func, args }) if func.name() == "date_bin" => {
             let checked = std::iter::once(expr.clone()).chain(args.iter().cloned()).collect();
-            Ok(Transformed::yes(call(&NULL_ONLY_FROM_NULL, checked)))
+            Ok(Transformed::yes(call(&DATE_BIN_DEFINED, checked)))
         }
+        // to_timestamp(seconds as a float) converts to nanoseconds with a saturating `as i64`:
+        // 1.7e12 (an epoch in milliseconds) became 2262-04-11, NaN 1970-01-01.
         Expr::ScalarFunction(ScalarFunction { func, args })
             if func.name() == "to_timestamp" && !args.is_empty() && args[0].get_type(schema)?.is_floating() =>
         {
@@ -213,9 +213,9 @@ enum Check {
     /// A CAST to a coarser timestamp unit (the first argument; the second is its source),
     /// corrected from toward zero to toward the past.
     TimestampFloored,
-    /// A date_bin (the first argument; the others are its arguments) NULL only where an
-    /// argument is.
-    NullOnlyFromNull,
+    /// A date_bin (the first argument; the others are its arguments), NULL only where one of its
+    /// arguments is.
+    DateBinDefined,
 }
 
 static CHECKED_ADD: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Add));
@@ -227,7 +227,7 @@ static NANOSECONDS_IN_RANGE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked
 static FLOAT_IN_RANGE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::FloatInRange));
 static FLOAT_IN_RANGE_OR_NULL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::FloatInRangeOrNull));
 static TIMESTAMP_FLOORED: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::TimestampFloored));
-static NULL_ONLY_FROM_NULL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::NullOnlyFromNull));
+static DATE_BIN_DEFINED: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::DateBinDefined));
 
 /// One checked operation as a scalar function. Not registered by name: only the rule calls it.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -242,7 +242,7 @@ impl Checked {
             Check::Add | Check::Sub | Check::Mul | Check::FloatInRange | Check::FloatInRangeOrNull | Check::TimestampFloored => {
                 Signature::any(2, Volatility::Immutable)
             }
-            Check::NullOnlyFromNull => Signature::variadic_any(Volatility::Immutable),
+            Check::DateBinDefined => Signature::variadic_any(Volatility::Immutable),
             _ => Signature::any(1, Volatility::Immutable),
         };
         Arc::new(ScalarUDF::new_from_impl(Checked { check, signature }))
@@ -261,7 +261,7 @@ impl ScalarUDFImpl for Checked {
             Check::FloatInRange => "sluice_float_in_range",
             Check::FloatInRangeOrNull => "sluice_float_in_range_or_null",
             Check::TimestampFloored => "sluice_timestamp_floored",
-            Check::NullOnlyFromNull => "sluice_date_bin_defined",
+            Check::DateBinDefined => "sluice_date_bin_defined",
         }
     }
 
@@ -337,7 +337,7 @@ impl Checked {
                 let out = floored(&cast, &source)?;
                 Ok(if scalar { ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?) } else { ColumnarValue::Array(out) })
             }
-            (Check::NullOnlyFromNull, [result, inputs @ ..]) if inputs.len() >= 2 => {
+            (Check::DateBinDefined, [result, inputs @ ..]) if inputs.len() >= 2 => {
                 let rows = args.iter().find_map(|a| if let ColumnarValue::Array(a) = a { Some(a.len()) } else { None }).unwrap_or(1);
                 let (result_array, inputs) = (result.to_array(rows)?, ColumnarValue::values_to_arrays(inputs)?);
                 let unexplained = (0..rows).find(|&row| result_array.is_null(row) && inputs.iter().all(|a| a.is_valid(row)));

@@ -139,12 +139,12 @@ impl AggregateUDFImpl for CheckedSum {
 
 /// What an overflow of the sum called `name` (of result type `sum_type`) is reported as.
 fn overflow(name: &str, sum_type: &DataType, what: impl std::fmt::Display) -> DataFusionError {
-    let wider = match sum_type {
-        DataType::Int64 | DataType::UInt64 | DataType::Duration(_) => "DECIMAL(38, 0)",
-        DataType::Decimal32(_, _) | DataType::Decimal64(_, _) | DataType::Decimal128(_, _) => "DECIMAL(76, s)",
-        _ => "none is wider",
+    let hint = match sum_type {
+        DataType::Int64 | DataType::UInt64 => "; CAST its argument to a wider type (DECIMAL(38, 0))",
+        DataType::Decimal32(_, _) | DataType::Decimal64(_, _) | DataType::Decimal128(_, _) => "; CAST its argument to a wider type (DECIMAL(76, s))",
+        _ => "",
     };
-    DataFusionError::Execution(format!("Arithmetic overflow: {name} does not fit {sum_type}: {what}; CAST its argument to a wider type ({wider})"))
+    DataFusionError::Execution(format!("Arithmetic overflow: {name} does not fit {sum_type}: {what}{hint}"))
 }
 
 /// An arrow arithmetic error as an overflow of the sum.
@@ -440,6 +440,10 @@ mod tests {
         assert_eq!(decimals.schema().field(0).data_type(), &DataType::Decimal128(38, 0));
         let value = decimals.column(0).as_any().downcast_ref::<Decimal128Array>().unwrap().value(0);
         assert_eq!(value, 2 * (10i128.pow(30) - 1));
+        // The wider type the error suggests for decimal(38) sums holds them.
+        let wide = query("SELECT sum(CAST(d AS DECIMAL(76, 0))) AS n FROM t", &t).unwrap();
+        assert_eq!(wide.schema().field(0).data_type(), &DataType::Decimal256(76, 0));
+        assert_eq!(arrow::util::display::array_value_to_string(wide.column(0), 0).unwrap(), format!("45{}", "0".repeat(37)));
         let empty = query("SELECT sum(a) AS n, sum(DISTINCT a) AS m FROM t WHERE k > 99", &t).unwrap();
         assert_eq!((int64s(&empty, 0), int64s(&empty, 1)), (vec![None], vec![None]));
     }

@@ -570,7 +570,7 @@ mod tests {
         let columns: Vec<arrow::array::ArrayRef> =
             vec![Arc::new(arrow::array::UInt64Array::from(vec![u64::MAX])), Arc::new(Int64Array::from(vec![i64::MAX]))];
         let out = run_bounded_query("SELECT u + a AS v FROM t", "t", RecordBatch::try_new(schema, columns).unwrap()).unwrap();
-        // Coerced to Decimal128(20, 0) each; the unanalyzed plan said the sum was one too.
+        // Both are coerced to Decimal128(20, 0); the unanalyzed plan typed their sum so as well.
         assert_eq!(out.schema().field(0).data_type(), &DataType::Decimal128(21, 0));
         let sum = out.column(0).as_any().downcast_ref::<arrow::array::Decimal128Array>().unwrap().value(0);
         assert_eq!(sum, i128::from(u64::MAX) + i128::from(i64::MAX));
