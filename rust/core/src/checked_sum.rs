@@ -109,11 +109,12 @@ impl AggregateUDFImpl for CheckedSum {
         self.builtin.create_groups_accumulator(args)
     }
 
+    /// The checked accumulators retract too, so they serve sliding window frames as they are.
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        match (is_checked(args.return_field.data_type()), args.is_distinct) {
-            (false, _) => self.builtin.create_sliding_accumulator(args),
-            (true, false) => by_sum_type!(args, running),
-            (true, true) => by_sum_type!(args, distinct),
+        if is_checked(args.return_field.data_type()) {
+            self.accumulator(args)
+        } else {
+            self.builtin.create_sliding_accumulator(args)
         }
     }
 
