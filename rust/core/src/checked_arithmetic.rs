@@ -339,7 +339,11 @@ impl Checked {
             }
             (Check::DateBinDefined, [result, inputs @ ..]) if inputs.len() >= 2 => {
                 let rows = args.iter().find_map(|a| if let ColumnarValue::Array(a) = a { Some(a.len()) } else { None }).unwrap_or(1);
-                let (result_array, inputs) = (result.to_array(rows)?, ColumnarValue::values_to_arrays(inputs)?);
+                let result_array = result.to_array(rows)?;
+                if result_array.null_count() == 0 {
+                    return Ok(result.clone());
+                }
+                let inputs = ColumnarValue::values_to_arrays(inputs)?;
                 let unexplained = (0..rows).find(|&row| result_array.is_null(row) && inputs.iter().all(|a| a.is_valid(row)));
                 if let Some(row) = unexplained {
                     let value = arrow::util::display::ArrayFormatter::try_new(inputs[1].as_ref(), &Default::default())?.value(row).to_string();
