@@ -292,6 +292,20 @@ int32_t sluice_batch_export(const struct SluiceBatch *batch,
 int32_t sluice_batch_num_rows(const struct SluiceBatch *batch, int64_t *out_rows);
 
 /*
+ A new batch of rows `offset .. offset + length` of `batch`, zero-copy (it shares the
+ buffers): the engine narrows a batch that failed down to the rows that fail.
+
+ # Safety
+ `batch` is NULL or a live batch handle, borrowed for the call; `out_batch` is NULL or writable
+ for one pointer; the caller owns the new batch and frees it once with `sluice_batch_free`.
+ Any thread, if no other thread frees `batch`.
+ */
+int32_t sluice_batch_slice(const struct SluiceBatch *batch,
+                           int64_t offset,
+                           int64_t length,
+                           struct SluiceBatch **out_batch);
+
+/*
  Address of buffer `buffer` (validity bitmap excluded) of column `column`: lets tests prove
  that an import shared the producer's memory instead of copying it.
 

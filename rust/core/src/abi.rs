@@ -505,6 +505,28 @@ pub unsafe extern "C" fn sluice_batch_num_rows(batch: *const SluiceBatch, out_ro
     guard(|| unsafe { write_out(out_rows, borrow(batch, "batch")?.batch.num_rows() as i64) })
 }
 
+/// A new batch of rows `offset .. offset + length` of `batch`, zero-copy (it shares the
+/// buffers): the engine narrows a batch that failed down to the rows that fail.
+///
+/// # Safety
+/// `batch` is NULL or a live batch handle, borrowed for the call; `out_batch` is NULL or writable
+/// for one pointer; the caller owns the new batch and frees it once with `sluice_batch_free`.
+/// Any thread, if no other thread frees `batch`.
+#[no_mangle]
+pub unsafe extern "C" fn sluice_batch_slice(batch: *const SluiceBatch, offset: i64, length: i64, out_batch: *mut *mut SluiceBatch) -> i32 {
+    guard(|| {
+        // SAFETY: batch is NULL or live (this function's contract).
+        let batch = &unsafe { borrow(batch, "batch") }?.batch;
+        let rows = batch.num_rows() as i64;
+        if offset < 0 || length < 0 || offset.checked_add(length).is_none_or(|end| end > rows) {
+            return Err(CoreError::invalid(format!("rows {offset} + {length} are outside a batch of {rows}")));
+        }
+        let slice = batch.slice(offset as usize, length as usize);
+        // SAFETY: out_batch is NULL or writable (this function's contract).
+        unsafe { write_out(out_batch, batch_handle(slice)) }
+    })
+}
+
 /// Address of buffer `buffer` (validity bitmap excluded) of column `column`: lets tests prove
 /// that an import shared the producer's memory instead of copying it.
 ///

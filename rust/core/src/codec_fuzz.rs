@@ -654,7 +654,7 @@ fn random_batches_come_back_from_a_csv_file_by_its_header() {
                 random_batch(&mut rng, &schema, rows)
             })
             .collect();
-        let mut writer = FileWriter::open(WriterOptions { path: path.clone(), format: FileFormat::Csv, header: true }).unwrap();
+        let mut writer = FileWriter::open(WriterOptions { path: path.clone(), format: FileFormat::Csv, header: true, continue_at: None }).unwrap();
         written.iter().for_each(|batch| writer.write(batch).unwrap());
         writer.finish().unwrap();
         // A random order of a random part of the columns (Fisher-Yates).

@@ -485,6 +485,11 @@ pub struct WriterOptions {
     /// CSV: write a header line.
     #[serde(default = "default_true")]
     pub header: bool,
+    /// Continue the file of an earlier run instead of replacing it: cut it back to this length
+    /// (what that run's last finalized checkpoint had made durable) and append after it. Not
+    /// for Parquet (unless 0: nothing was written), whose footer is written once.
+    #[serde(default)]
+    pub continue_at: Option<u64>,
 }
 
 /// Writes batches to one file. JSON lines and CSV are created at open (an empty run leaves an
@@ -504,10 +509,23 @@ enum WriterSink {
 
 impl FileWriter {
     pub fn open(options: WriterOptions) -> Result<FileWriter> {
+        if options.continue_at.is_some_and(|length| length > 0) && options.format == FileFormat::Parquet {
+            return Err(CoreError::config(format!(
+                "{}: a Parquet file cannot be continued by a resumed run (its footer is written once, at the end), \
+                 and replacing it would lose the rows written before the checkpoint; write JSON lines or CSV \
+                 from a source that resumes",
+                options.path.display()
+            )));
+        }
         let sink = match options.format {
             FileFormat::Parquet => WriterSink::Parquet(None),
             FileFormat::Json | FileFormat::Csv => {
-                WriterSink::Lines { out: BufWriter::with_capacity(1 << 20, create(&options.path)?), wrote_header: false }
+                // Nothing durable yet (a checkpoint before the first row): the same as a new file.
+                let (file, wrote_header) = match options.continue_at {
+                    Some(length) if length > 0 => (continue_at(&options.path, length)?, true),
+                    _ => (create(&options.path)?, false),
+                };
+                WriterSink::Lines { out: BufWriter::with_capacity(1 << 20, file), wrote_header }
             }
         };
         Ok(FileWriter { options, sink })
@@ -565,6 +583,26 @@ impl FileWriter {
     }
 }
 
+/// Opens the file an earlier run wrote, cut back to `length` bytes, for appending. A file shorter
+/// than that lost what the checkpoint counted on: refused rather than continued with a gap.
+fn continue_at(path: &Path, length: u64) -> Result<File> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| CoreError::io(format!("cannot continue {} from the last checkpoint: {e}", path.display())))?;
+    let found = file.metadata()?.len();
+    if found < length {
+        return Err(CoreError::io(format!(
+            "cannot continue {} from the last checkpoint: it holds {found} bytes, but the checkpoint made {length} durable \
+             (was it changed outside Sluice?); restore it, or remove the state directory to start over",
+            path.display()
+        )));
+    }
+    file.set_len(length)?;
+    file.seek(SeekFrom::End(0))?;
+    Ok(file)
+}
+
 fn create(path: &Path) -> Result<File> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| CoreError::io(format!("cannot create directory {}: {e}", parent.display())))?;
@@ -607,7 +645,8 @@ mod tests {
         std::fs::write(&csv, "id,name\n1,a\n2,b\n3,c\n").unwrap();
         let mut reader = FileReader::open(options(&csv, FileFormat::Csv, 2), None).unwrap();
         let parquet = temp("out.parquet");
-        let mut writer = FileWriter::open(WriterOptions { path: parquet.clone(), format: FileFormat::Parquet, header: true }).unwrap();
+        let mut writer =
+            FileWriter::open(WriterOptions { path: parquet.clone(), format: FileFormat::Parquet, header: true, continue_at: None }).unwrap();
         let mut batches = 0;
         while let Some(read) = reader.next_batch().unwrap() {
             assert!(read.errors.is_none());
@@ -621,6 +660,48 @@ mod tests {
         assert_eq!(batch.num_rows(), 3);
         assert_eq!(batch.column(1).as_string::<i32>().value(2), "c");
         assert_eq!(batch.column(1).null_count(), 0);
+    }
+
+    /// A resumed run continues the file from its checkpoint: what came after (written by the run
+    /// that crashed, replayed now) is cut off, the CSV header is not written twice, and a file
+    /// shorter than the checkpoint or a Parquet file is refused.
+    #[test]
+    fn a_resumed_run_continues_the_file_from_its_checkpoint() {
+        let ids = |values: Vec<i64>| {
+            let schema = Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new("id", arrow::datatypes::DataType::Int64, true)]));
+            RecordBatch::try_new(schema, vec![Arc::new(arrow::array::Int64Array::from(values))]).unwrap()
+        };
+        let path = temp("continued.csv");
+        let open =
+            |continue_at: Option<u64>, format: FileFormat| FileWriter::open(WriterOptions { path: path.clone(), format, header: true, continue_at });
+        let mut first = open(None, FileFormat::Csv).unwrap();
+        first.write(&ids(vec![1, 2])).unwrap();
+        first.flush().unwrap();
+        let checkpoint = std::fs::metadata(&path).unwrap().len();
+        first.write(&ids(vec![3])).unwrap();
+        first.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "id\n1\n2\n3\n");
+
+        let mut resumed = open(Some(checkpoint), FileFormat::Csv).unwrap();
+        resumed.write(&ids(vec![3, 4])).unwrap();
+        resumed.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "id\n1\n2\n3\n4\n");
+
+        let too_long = std::fs::metadata(&path).unwrap().len() + 1;
+        let shorter = open(Some(too_long), FileFormat::Csv).err().expect("a file shorter than its checkpoint is refused");
+        assert!(
+            shorter.message.contains(&format!("it holds {} bytes, but the checkpoint made {too_long} durable", too_long - 1)),
+            "{}",
+            shorter.message
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "id\n1\n2\n3\n4\n", "a refused continuation leaves the file alone");
+        let parquet = open(Some(1), FileFormat::Parquet).err().expect("a Parquet file cannot be continued");
+        assert!(parquet.message.contains("a Parquet file cannot be continued"), "{}", parquet.message);
+        std::fs::remove_file(&path).unwrap();
+        let missing = open(Some(2), FileFormat::Json).err().expect("a missing file is refused");
+        assert!(missing.message.contains("cannot continue"), "{}", missing.message);
+        open(Some(0), FileFormat::Json).unwrap().finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "", "nothing durable yet: a new file");
     }
 
     /// Issue 10: the three records of the issue on three lines are three dead letters, with

@@ -305,6 +305,32 @@ pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceBatchNu
     })
 }
 
+/// The JNI twin of [`sluice_batch_slice`](crate::abi::sluice_batch_slice):
+/// `JniCoreBridge.sluiceBatchSlice`.
+///
+/// # Safety
+/// Only the JVM calls this, as that native method: `env` is the calling thread's JNI environment;
+/// `out` is a `long[]` of at least 1 element or null; the addresses (`batch`) meet the `# Safety`
+/// requirements of `sluice_batch_slice`, as for a call over FFM.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_sluice_bridge_JniCoreBridge_sluiceBatchSlice(
+    env: Env,
+    _: jclass,
+    batch: jlong,
+    offset: jlong,
+    length: jlong,
+    out: jlongArray,
+) -> jint {
+    glue(|| {
+        let mut out_batch = null_mut();
+        // SAFETY: the addresses meet `sluice_batch_slice`'s requirements (this function's safety
+        // contract); the out-pointers point to the locals above.
+        let status = unsafe { c::sluice_batch_slice(ptr(batch), offset, length, &mut out_batch) };
+        // SAFETY: `env` and `out` are as this function's `# Safety` requires.
+        unsafe { outputs(env, out, status, &[out_batch as i64]) }
+    })
+}
+
 /// The JNI twin of [`sluice_batch_buffer_address`](crate::abi::sluice_batch_buffer_address):
 /// `JniCoreBridge.sluiceBatchBufferAddress`.
 ///

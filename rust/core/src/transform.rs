@@ -115,12 +115,15 @@ impl SqlTransform {
     }
 
     /// Pushes one batch into input `input` and runs the plan until it would block. The output
-    /// rows are then available from [`SqlTransform::next_output`].
+    /// rows are then available from [`SqlTransform::next_output`]. A push that fails adds no
+    /// output at all (a UNION ALL's other branches may have run already): the caller may push
+    /// the batch's rows again, e.g. in parts, to set the failing rows aside.
     pub fn push(&mut self, input: usize, batch: RecordBatch) -> Result<()> {
         let hub = self.hub(input)?;
         let batch = conform(&batch, &hub.schema)?;
         hub.publish(batch);
-        self.poll_outputs()
+        let before = self.ready.len();
+        self.poll_outputs().inspect_err(|_| self.ready.truncate(before))
     }
 
     /// The next output batch produced by earlier pushes, or None when all were taken.
@@ -635,6 +638,23 @@ mod tests {
             assert_eq!(err.kind, ErrorKind::Plan, "{sql}");
             assert!(err.message.starts_with("stateful SQL is not supported"), "{sql}: {}", err.message);
         }
+    }
+
+    /// A UNION ALL whose first branch ran before the second failed leaves no output of the
+    /// failed push behind: pushing the good rows again (as on_error does) gives them once.
+    #[test]
+    fn a_failed_push_leaves_no_output() {
+        let mut t = SqlTransform::new("SELECT id FROM s UNION ALL SELECT CAST(name AS BIGINT) FROM s", vec![("s".into(), schema())]).unwrap();
+        let names = |names: Vec<&str>| {
+            let ids: Vec<i64> = (1..=names.len() as i64).collect();
+            RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from(ids)), Arc::new(StringArray::from(names))]).unwrap()
+        };
+        assert!(t.push(0, names(vec!["10", "x"])).is_err());
+        assert_eq!(drain(&mut t), Vec::<i64>::new(), "the failed push's first branch left rows");
+        t.push(0, names(vec!["10"])).unwrap();
+        let mut got = drain(&mut t);
+        got.sort();
+        assert_eq!(got, vec![1, 10]);
     }
 
     #[test]

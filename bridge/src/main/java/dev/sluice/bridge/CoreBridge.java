@@ -120,6 +120,14 @@ public interface CoreBridge {
     long batchNumRows(long batch);
 
     /**
+     * A new batch of rows `offset .. offset + length` of `batch`, zero-copy (it shares the
+     * buffers): the engine narrows a batch that failed down to the rows that fail.
+     * <p>
+     * C function: {@code sluice_batch_slice}.
+     */
+    long batchSlice(long batch, long offset, long length);
+
+    /**
      * Address of buffer `buffer` (validity bitmap excluded) of column `column`: lets tests prove
      * that an import shared the producer's memory instead of copying it.
      * <p>

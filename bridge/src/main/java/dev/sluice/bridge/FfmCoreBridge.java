@@ -172,6 +172,13 @@ public final class FfmCoreBridge implements CoreBridge {
     }
 
     @Override
+    public long batchSlice(long batch, long offset, long length) {
+        MemorySegment out = SCRATCH.get();
+        check(sluice_batch_slice.call(batch, offset, length, out.address()));
+        return out.get(JAVA_LONG, 0);
+    }
+
+    @Override
     public long batchBufferAddress(long batch, long column, long buffer) {
         MemorySegment out = SCRATCH.get();
         check(sluice_batch_buffer_address.call(batch, column, buffer, out.address()));
@@ -657,6 +664,21 @@ public final class FfmCoreBridge implements CoreBridge {
         static int call(long batch, long outRows) {
             try {
                 return (int) HANDLE.invokeExact(batch, outRows);
+            } catch (RuntimeException | Error ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final class sluice_batch_slice {
+        static final MethodHandle HANDLE =
+                downcall("sluice_batch_slice", sluice_h.sluice_batch_slice$descriptor());
+
+        static int call(long batch, long offset, long length, long outBatch) {
+            try {
+                return (int) HANDLE.invokeExact(batch, offset, length, outBatch);
             } catch (RuntimeException | Error ex) {
                 throw ex;
             } catch (Throwable ex$) {

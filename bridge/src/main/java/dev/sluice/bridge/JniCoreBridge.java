@@ -41,6 +41,7 @@ public final class JniCoreBridge implements CoreBridge {
     private static native int sluiceBatchImport(long array, long schema, long[] out);
     private static native int sluiceBatchExport(long batch, long outArray, long outSchema);
     private static native int sluiceBatchNumRows(long batch, long[] out);
+    private static native int sluiceBatchSlice(long batch, long offset, long length, long[] out);
     private static native int sluiceBatchBufferAddress(long batch, long column, long buffer, long[] out);
     private static native int sluiceBatchFree(long batch);
     private static native int sluiceFunctionsCreate(long[] out);
@@ -180,6 +181,13 @@ public final class JniCoreBridge implements CoreBridge {
     public long batchNumRows(long batch) {
         long[] out = OUT.get();
         check(sluiceBatchNumRows(batch, out));
+        return out[0];
+    }
+
+    @Override
+    public long batchSlice(long batch, long offset, long length) {
+        long[] out = OUT.get();
+        check(sluiceBatchSlice(batch, offset, length, out));
         return out[0];
     }
 

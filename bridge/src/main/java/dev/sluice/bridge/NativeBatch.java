@@ -90,6 +90,11 @@ public final class NativeBatch extends NativeHandle implements Batch {
         }
     }
 
+    /** Rows {@code offset .. offset + length} of this batch as a new batch, zero-copy. */
+    public NativeBatch slice(long offset, long length) {
+        return new NativeBatch(core().batchSlice(address(), offset, length));
+    }
+
     /** Address of a column buffer as the core sees it (validity excluded), for zero-copy checks. */
     public long bufferAddress(int column, int buffer) {
         return core().batchBufferAddress(address(), column, buffer);

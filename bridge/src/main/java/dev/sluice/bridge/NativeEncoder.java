@@ -3,6 +3,7 @@ package dev.sluice.bridge;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -144,6 +145,13 @@ public final class NativeEncoder {
         this.optionsJson = Json.object(fields);
         this.separator = format.equals("raw") || format.equals("avro") ? 0 : 1;
         this.encodesKeys = !keyColumns.isEmpty();
+    }
+
+    /** The rows of {@code batch} as JSON lines: how a dead letter holds rows a stage refused. */
+    public static byte[] jsonLines(NativeBatch batch) {
+        byte[][] bytes = new byte[1][];
+        new NativeEncoder("json", false).encode(batch, data -> bytes[0] = data.toArray(ValueLayout.JAVA_BYTE));
+        return bytes[0];
     }
 
     /**

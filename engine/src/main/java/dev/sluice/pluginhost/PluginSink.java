@@ -1,6 +1,7 @@
 package dev.sluice.pluginhost;
 
 import dev.sluice.bridge.NativeBatch;
+import dev.sluice.bridge.NativeEncoder;
 import dev.sluice.ffm.plugin.SluiceSideOutput;
 import dev.sluice.ffm.plugin.SluiceSink;
 import dev.sluice.ffm.plugin.sluice_plugin_h;
@@ -130,7 +131,7 @@ public final class PluginSink extends PluginStage implements Sink {
                 if (!e.badData()) {
                     throw e;
                 }
-                context.reject(-1, PluginStage.rowsOf(nativeBatch), e.getMessage());
+                context.reject(-1, NativeEncoder.jsonLines(nativeBatch), e.getMessage());
             } finally {
                 inStruct.release(); // no-op when the plugin moved it in, as it must
             }

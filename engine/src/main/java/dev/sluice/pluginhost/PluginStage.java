@@ -2,8 +2,6 @@ package dev.sluice.pluginhost;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sluice.bridge.NativeBatch;
-import dev.sluice.bridge.NativeEncoder;
 import dev.sluice.ffm.plugin.SluiceInstanceInfo;
 import dev.sluice.ffm.plugin.sluice_plugin_h;
 import dev.sluice.plugin.InvalidSettingException;
@@ -171,13 +169,6 @@ abstract class PluginStage implements AutoCloseable {
     String describe(String what) {
         return "plugin " + PluginLibrary.Component.kindName(kind) + " '" + componentName + "' of " + library.name()
                 + " " + what;
-    }
-
-    /** The rows of a batch the plugin refused, as JSON lines for the dead letter. */
-    static byte[] rowsOf(NativeBatch batch) {
-        byte[][] bytes = new byte[1][];
-        new NativeEncoder("json", false).encode(batch, data -> bytes[0] = data.toArray(ValueLayout.JAVA_BYTE));
-        return bytes[0];
     }
 
     @Override

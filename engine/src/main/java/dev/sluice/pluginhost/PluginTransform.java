@@ -1,6 +1,7 @@
 package dev.sluice.pluginhost;
 
 import dev.sluice.bridge.NativeBatch;
+import dev.sluice.bridge.NativeEncoder;
 import dev.sluice.ffm.plugin.SluiceTransform;
 import dev.sluice.ffm.plugin.sluice_plugin_h;
 import dev.sluice.plugin.AbstractStageType;
@@ -113,7 +114,7 @@ public final class PluginTransform extends PluginStage implements Transform {
                 if (!e.badData()) {
                     throw e;
                 }
-                context.reject(-1, PluginStage.rowsOf(nativeBatch), e.getMessage());
+                context.reject(-1, NativeEncoder.jsonLines(nativeBatch), e.getMessage());
             } finally {
                 inStruct.release(); // no-op when the plugin moved it in, as it must
             }

@@ -5,32 +5,79 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.Base64;
 
 /**
  * A dead-letter destination as a JSON-lines file: one object per rejected record with the
  * node, position (line number or offset), error, time and the record itself (as text when it
- * is valid UTF-8, else base64). Created on the first rejected record; flushed at barriers.
+ * is valid UTF-8, else base64). Created on the first rejected record; flushed and synced at
+ * barriers, where its length is recorded with the epoch's positions. A resumed run continues
+ * the file from that length (lines of the epochs it replays are written again, once); a run
+ * that starts over replaces it.
  */
 public final class DeadLetterFile implements AutoCloseable {
 
     private static final JsonFactory JSON = new JsonFactory();
+    /** The position key of the file's length, as {@code {"bytes": N}}. */
+    private static final String LENGTH = "length";
+
+    private static final java.util.regex.Pattern BYTES = java.util.regex.Pattern.compile("\\{\"bytes\": ?(\\d+)}");
 
     private final Path path;
+    private final String stateKey;
+    /** The length to continue from (a resumed run), or -1 to replace the file. */
+    private final long continueAt;
+
+    private FileChannel channel;
     private OutputStream out;
     private long written;
+    /** The file's length at the last barrier, or -1 while unknown (not opened by a new run). */
+    private long durableLength;
 
-    public DeadLetterFile(Path path) {
+    /**
+     * @param stateKey the name its length is saved under in the state DB
+     * @param continueAt the length a resumed run continues from, or -1 to replace the file
+     */
+    public DeadLetterFile(Path path, String stateKey, long continueAt) {
         this.path = path;
+        this.stateKey = stateKey;
+        this.continueAt = continueAt;
+        this.durableLength = continueAt;
+    }
+
+    /** The length recorded in {@code positions} (as saved from {@link #positions()}), or -1. */
+    public static long restoredLength(java.util.Map<String, String> positions) {
+        String json = positions.get(LENGTH);
+        if (json == null) {
+            return -1;
+        }
+        java.util.regex.Matcher bytes = BYTES.matcher(json);
+        if (!bytes.matches()) {
+            throw new IllegalStateException("unreadable dead-letter length in the state DB: " + json);
+        }
+        return Long.parseLong(bytes.group(1));
     }
 
     public Path path() {
         return path;
+    }
+
+    /** The name of this file's row in the state DB. */
+    public String stateKey() {
+        return stateKey;
+    }
+
+    /** The length at the last barrier, for the state DB; empty while there is none to keep. */
+    public java.util.Map<String, String> positions() {
+        return durableLength < 0 ? java.util.Map.of() : java.util.Map.of(LENGTH, "{\"bytes\": " + durableLength + "}");
     }
 
     public long written() {
@@ -39,11 +86,7 @@ public final class DeadLetterFile implements AutoCloseable {
 
     public void write(String node, long position, byte[] record, String error) throws IOException {
         if (out == null) {
-            Path parent = path.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            out = new BufferedOutputStream(Files.newOutputStream(path));
+            open();
         }
         try (JsonGenerator json = JSON.createGenerator(new NonClosing(out))) {
             json.writeStartObject();
@@ -63,9 +106,38 @@ public final class DeadLetterFile implements AutoCloseable {
         written++;
     }
 
+    /**
+     * Opens the file: replaced by a new run; continued by a resumed one, cut back to the length
+     * its last finalized epoch recorded. A file shorter than that (moved away, rotated) is
+     * appended to as it is: nothing in it is this run's to cut.
+     */
+    private void open() throws IOException {
+        Path parent = path.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        if (continueAt < 0) {
+            channel = FileChannel.open(
+                    path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+        } else {
+            channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            if (channel.size() > continueAt) {
+                channel.truncate(continueAt);
+            }
+            channel.position(channel.size());
+        }
+        out = new BufferedOutputStream(Channels.newOutputStream(channel));
+    }
+
+    /** Makes what was written durable and records the length (at a barrier). */
     public void flush() throws IOException {
         if (out != null) {
             out.flush();
+            long length = channel.position();
+            if (length != durableLength) {
+                channel.force(false);
+                durableLength = length;
+            }
         }
     }
 

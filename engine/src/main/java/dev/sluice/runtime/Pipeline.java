@@ -342,14 +342,28 @@ public final class Pipeline implements AutoCloseable {
         Map<String, PipelineNode> byName = new HashMap<>();
         List<ConfigException> problems = new ArrayList<>();
         java.util.Set<String> failed = new java.util.HashSet<>();
+        // A run resumes when a source has positions from an earlier run: then sinks and dead
+        // letters continue what that run made durable; a run that starts over replaces them.
+        Map<String, Map<String, String>> sourcePositions = new HashMap<>();
+        for (PipelineNode node : order) {
+            if (node.kind() == NodeKind.SOURCE) {
+                sourcePositions.put(node.name(), positions.load(node.name()));
+            }
+        }
+        boolean resuming = sourcePositions.values().stream().anyMatch(p -> !p.isEmpty());
         for (PipelineNode node : order) {
             byName.put(node.name(), node);
             if (node.inputs.stream().anyMatch(failed::contains)) {
                 failed.add(node.name());
                 continue;
             }
+            Map<String, String> restored = switch (node.kind()) {
+                case SOURCE -> sourcePositions.get(node.name());
+                case SINK -> resuming ? positions.load(PositionStore.SINK + node.name()) : Map.of();
+                case TRANSFORM -> Map.of();
+            };
             try {
-                openNode(node, byName, defaultDeadLetterDir, lane);
+                openNode(node, byName, defaultDeadLetterDir, lane, restored, resuming);
             } catch (ConfigException e) {
                 failed.add(node.name());
                 problems.add(e);
@@ -376,8 +390,18 @@ public final class Pipeline implements AutoCloseable {
         }
     }
 
-    /** Opens one stage: its error policy and dead letter, its context, then the stage itself. */
-    private void openNode(PipelineNode node, Map<String, PipelineNode> byName, Path defaultDeadLetterDir, int lane) {
+    /**
+     * Opens one stage: its error policy and dead letter, its context, then the stage itself.
+     * {@code restored} are the node's positions to resume from; when {@code resuming}, its dead
+     * letter continues from the length the last finalized epoch recorded.
+     */
+    private void openNode(
+            PipelineNode node,
+            Map<String, PipelineNode> byName,
+            Path defaultDeadLetterDir,
+            int lane,
+            Map<String, String> restored,
+            boolean resuming) {
         ParsedConfig config = node.config;
         ErrorPolicy policy = definesKey(node, StandardKeys.ON_ERROR)
                 ? ErrorPolicy.parse(config.getString(StandardKeys.ON_ERROR))
@@ -400,7 +424,9 @@ public final class Pipeline implements AutoCloseable {
                         StandardKeys.DEAD_LETTER,
                         "the dead letter " + refusal + "; or set dead_letter: to a file inside them");
             }
-            deadLetter = new DeadLetterFile(path);
+            String key = PositionStore.DEAD_LETTER + node.name() + (lane > 0 ? ".lane" + lane : "");
+            deadLetter =
+                    new DeadLetterFile(path, key, resuming ? DeadLetterFile.restoredLength(positions.load(key)) : -1);
             deadLetters.add(deadLetter);
         }
         node.stats = stats.node(node.name());
@@ -412,7 +438,7 @@ public final class Pipeline implements AutoCloseable {
                 node.stats,
                 policy,
                 deadLetter,
-                node.kind() == NodeKind.SOURCE ? positions.load(node.name()) : Map.of(),
+                restored,
                 plugins,
                 node.inputs,
                 delivery.delivery(),

@@ -161,12 +161,24 @@ public final class PipelineRunner {
         }
     }
 
-    /** Every sink acknowledged {@code epoch}: persist the positions, then let sources commit. */
+    /**
+     * Every sink acknowledged {@code epoch}: persist the positions (the sources', and what sinks
+     * and dead letters made durable), then let sources commit.
+     */
     private void finalizeEpoch(long epoch) {
         Map<String, Map<String, String>> positions = new java.util.LinkedHashMap<>();
         for (PipelineNode node : pipeline.nodes()) {
             if (node.kind() == NodeKind.SOURCE) {
                 positions.put(node.name(), node.source().positions(epoch));
+            } else if (node.kind() == NodeKind.SINK) {
+                Map<String, String> durable = node.sink().positions(epoch);
+                if (!durable.isEmpty()) {
+                    positions.put(PositionStore.SINK + node.name(), durable);
+                }
+            }
+            DeadLetterFile deadLetter = node.context.deadLetter();
+            if (deadLetter != null && !deadLetter.positions().isEmpty()) {
+                positions.put(deadLetter.stateKey(), deadLetter.positions());
             }
         }
         Map<String, Map<String, String>> tables = pipeline.tables().checkpoint(pipeline.allocator());

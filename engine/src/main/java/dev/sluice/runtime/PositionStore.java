@@ -3,15 +3,21 @@ package dev.sluice.runtime;
 import java.util.Map;
 
 /**
- * Where finalized source positions live between runs (the state DB). The runtime writes the
- * positions of every finalized epoch and hands a node its saved positions when it opens.
+ * Where finalized positions live between runs (the state DB). The runtime writes the positions
+ * of every finalized epoch and hands a node its saved positions when it opens. A source's are
+ * stored under its node name; other things that checkpoint take a name with a prefix below.
  */
 public interface PositionStore extends AutoCloseable {
+
+    /** Prefix of a sink's positions: what it had made durable (a file sink's length). */
+    String SINK = "sink:";
+    /** Prefix of a dead letter's positions: its length, per node and lane. */
+    String DEAD_LETTER = "dead-letter:";
 
     /** The positions node {@code node} reported at the last finalized epoch (key → JSON). */
     Map<String, String> load(String node);
 
-    /** Saves, durably and atomically, the positions of all sources at {@code epoch}. */
+    /** Saves, durably and atomically, every position recorded at {@code epoch}. */
     void save(long epoch, Map<String, Map<String, String>> positionsByNode);
 
     /** Waits until the store can be used (it may open in the background); rethrows why it cannot. */

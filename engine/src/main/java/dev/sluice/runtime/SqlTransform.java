@@ -1,12 +1,16 @@
 package dev.sluice.runtime;
 
 import dev.sluice.bridge.NativeBatch;
+import dev.sluice.bridge.NativeDataException;
+import dev.sluice.bridge.NativeEncoder;
 import dev.sluice.bridge.NativeException;
+import dev.sluice.bridge.NativeExecutionException;
 import dev.sluice.bridge.NativePlanException;
 import dev.sluice.bridge.NativeTransform;
 import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.Emitter;
+import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.StageContext;
@@ -14,6 +18,7 @@ import dev.sluice.plugin.Transform;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
+import dev.sluice.plugin.config.StandardKeys;
 import dev.sluice.pluginhost.PluginContext;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +50,22 @@ public final class SqlTransform implements Transform {
                                 + "name such as raw.transactions is written as is. Stateless SQL only: WHERE, projections, "
                                 + "CAST, CASE, scalar functions (string, regex, datetime, math, JSON), UNION ALL, UNNEST, "
                                 + "joins with side tables.")
-                .defineSections(TABLES, SideTables.SECTION, SideTables.DOC);
+                .defineSections(TABLES, SideTables.SECTION, SideTables.DOC)
+                .defineEnum(
+                        StandardKeys.ON_ERROR,
+                        ErrorPolicy.CONFIG_NAMES,
+                        "fail",
+                        false,
+                        "What to do with a row the query fails on (a cast that fails, a value that does not fit its "
+                                + "type, an overflow): fail the run, write the input row with the error to the dead "
+                                + "letter, or skip it (counted). The other rows of its batch go on.")
+                .define(
+                        StandardKeys.DEAD_LETTER,
+                        ConfigType.PATH,
+                        null,
+                        false,
+                        "The dead-letter file (JSON lines). Default: <node>.dead-letter.jsonl next to the first file "
+                                + "sink's output, else next to the pipeline file.");
 
         public Type() {
             super(
@@ -65,7 +85,10 @@ public final class SqlTransform implements Transform {
 
         @Override
         public SqlTransform create(Settings settings) {
-            return new SqlTransform(settings.getString(SQL), SideTables.describe(settings));
+            return new SqlTransform(
+                    settings.getString(SQL),
+                    SideTables.describe(settings),
+                    ErrorPolicy.parse(settings.getString(StandardKeys.ON_ERROR)));
         }
 
         /** The tables the SQL names, less the side tables: the upstream nodes. */
@@ -92,21 +115,26 @@ public final class SqlTransform implements Transform {
     private final String sql;
     /** Side tables as the core reads them; see {@link SideTables}. */
     private final List<Map<String, Object>> sideTables;
+    /** {@code on_error}: FAIL fails the run on a batch's error; otherwise the failing rows are set aside. */
+    private final ErrorPolicy onError;
 
     private NativeTransform plan;
+    private StageContext context;
     private BufferAllocator allocator;
 
     public SqlTransform(String sql) {
-        this(sql, List.of());
+        this(sql, List.of(), ErrorPolicy.FAIL);
     }
 
-    SqlTransform(String sql, List<Map<String, Object>> sideTables) {
+    SqlTransform(String sql, List<Map<String, Object>> sideTables, ErrorPolicy onError) {
         this.sql = sql;
         this.sideTables = List.copyOf(sideTables);
+        this.onError = onError;
     }
 
     @Override
     public Schema open(StageContext context, List<String> inputNames, List<Schema> inputSchemas) {
+        this.context = context;
         allocator = context.allocator();
         try {
             plan = NativeTransform.plan(
@@ -132,12 +160,54 @@ public final class SqlTransform implements Transform {
     @Override
     public void process(int input, Batch batch, Emitter out) {
         if (batch instanceof NativeBatch nativeBatch) {
-            plan.push(input, nativeBatch);
-        } else {
+            push(input, nativeBatch, out);
+        } else if (onError == ErrorPolicy.FAIL) {
             try (VectorSchemaRoot root = batch.toVectors(allocator)) {
                 plan.push(input, root);
             }
+            drain(out);
+        } else {
+            NativeBatch.with(batch, allocator, nativeBatch -> push(input, nativeBatch, out));
         }
+    }
+
+    /** Pushes a batch and emits its output; a batch that fails on its rows goes to {@link #isolate}. */
+    private void push(int input, NativeBatch batch, Emitter out) {
+        try {
+            plan.push(input, batch);
+        } catch (NativeExecutionException | NativeDataException e) {
+            if (onError == ErrorPolicy.FAIL || batch.rowCount() == 0) {
+                throw e;
+            }
+            isolate(input, batch, e, out);
+            return;
+        }
+        drain(out);
+    }
+
+    /**
+     * Narrows a batch the query failed on down to the rows it fails on: pushes each half again
+     * (a failed push emits nothing, so no row is emitted twice), and each half of a half that
+     * fails, until a failing row stands alone; it is rejected with its own error, per
+     * {@code on_error}. The other rows' output is emitted in their order. One bad row among n
+     * costs about 2·log2(n) pushes of shrinking parts.
+     */
+    private void isolate(int input, NativeBatch failed, NativeException error, Emitter out) {
+        long rows = failed.rowCount();
+        if (rows == 1) {
+            context.reject(-1, NativeEncoder.jsonLines(failed), error.getMessage());
+            return;
+        }
+        long half = rows / 2;
+        try (NativeBatch first = failed.slice(0, half)) {
+            push(input, first, out);
+        }
+        try (NativeBatch second = failed.slice(half, rows - half)) {
+            push(input, second, out);
+        }
+    }
+
+    private void drain(Emitter out) {
         for (NativeBatch result = plan.drain(); result != null; result = plan.drain()) {
             out.emit(result);
         }

@@ -8,9 +8,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Source positions in the state DB: namespace = the pipeline's name, key =
+ * Positions in the state DB: namespace = the pipeline's name, key =
  * {@code source/<node>/<position key>}, data = the position as JSON (e.g. {@code
- * {"offset": 42, "epoch": 7}}). All positions of an epoch are written in one synced batch, so
+ * {"offset": 42, "epoch": 7}}); sinks', dead letters' and dynamic tables' under their own
+ * prefixes ({@link #prefixOf}). All positions of an epoch are written in one synced batch, so
  * a crash leaves either the previous epoch or this one.
  */
 public final class StatePositionStore implements PositionStore {
@@ -50,10 +51,17 @@ public final class StatePositionStore implements PositionStore {
 
     /**
      * Where a "node"'s rows live: a source's under {@code source/<node>/}, a dynamic table's
-     * checkpoint ("node" {@code table:<name>}) under {@code table/<name>/}.
+     * checkpoint ("node" {@code table:<name>}) under {@code table/<name>/}, a sink's
+     * ({@code sink:<node>}) under {@code sink/<node>/}, a dead letter's ({@code dead-letter:<node>})
+     * under {@code dead-letter/<node>/}.
      */
     private static String prefixOf(String node) {
-        return node.startsWith(TABLE_NODE) ? "table/" + node.substring(TABLE_NODE.length()) + "/" : PREFIX + node + "/";
+        for (String kind : List.of(TABLE_NODE, PositionStore.SINK, PositionStore.DEAD_LETTER)) {
+            if (node.startsWith(kind)) {
+                return kind.substring(0, kind.length() - 1) + "/" + node.substring(kind.length()) + "/";
+            }
+        }
+        return PREFIX + node + "/";
     }
 
     @Override

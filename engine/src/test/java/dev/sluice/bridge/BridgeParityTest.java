@@ -89,6 +89,15 @@ class BridgeParityTest {
                 b -> b.fileReaderOpen("{\"path\":\"/no/such/file.jsonl\",\"format\":\"json\"}", 0));
         failsAlike(NativeConfigException.class, b -> b.generatorCreate("{\"entity\":\"bids\"}"));
         failsAlike(NativeArgumentException.class, b -> b.generatorCreate("{not json"));
+        long generator = FFM.generatorCreate("{\"entity\":\"bid\",\"count\":10}");
+        long batch = FFM.generatorNext(generator, 10);
+        long rows = FFM.batchNumRows(batch);
+        NativeException outside = failsAlike(NativeArgumentException.class, b -> b.batchSlice(batch, rows - 2, 3));
+        assertTrue(
+                outside.getMessage().contains("rows " + (rows - 2) + " + 3 are outside a batch of " + rows),
+                outside.getMessage());
+        FFM.batchFree(batch);
+        FFM.generatorFree(generator);
         assertEquals(before, JNI.liveHandles(), "no handle left behind by the failures");
     }
 
@@ -118,6 +127,17 @@ class BridgeParityTest {
                     assertEquals(FFM.batchNumRows(a), JNI.batchNumRows(b));
                     // Same rows, encoded by the other bridge: the handles are plain addresses.
                     assertEquals(encodeAll(JNI, a), encodeAll(FFM, b));
+                    long sliceA = FFM.batchSlice(a, 10, 5);
+                    long sliceB = JNI.batchSlice(b, 10, 5);
+                    try {
+                        assertEquals(5, JNI.batchNumRows(sliceA));
+                        assertEquals(encodeAll(JNI, sliceA), encodeAll(FFM, sliceB));
+                        assertTrue(
+                                encodeAll(FFM, a).contains(encodeAll(FFM, sliceA)), "a slice holds the batch's rows");
+                    } finally {
+                        FFM.batchFree(sliceA);
+                        JNI.batchFree(sliceB);
+                    }
                 } finally {
                     JNI.batchFree(a);
                     FFM.batchFree(b);

@@ -197,6 +197,86 @@ class CliTest {
         assertTrue(run.stderr().contains("skipped 1 (blank lines)"), run.stderr());
     }
 
+    /**
+     * A SQL transform with {@code on_error: dead_letter} sets aside exactly the rows it fails
+     * on — alone, adjacent, first and last of their batch, in every branch of a UNION ALL — and
+     * the other rows' output goes on, in order, once; {@code skip} counts them; the default
+     * fails the run naming the node.
+     */
+    @Test
+    void sqlOnErrorSetsAsideTheRowsTheQueryFailsOn() throws IOException {
+        StringBuilder lines = new StringBuilder();
+        List<Integer> bad = List.of(1, 4, 5, 8, 13, 20);
+        for (int id = 1; id <= 20; id++) {
+            String amount = bad.contains(id) ? "x" + id : Integer.toString(id * 10);
+            lines.append("{\"id\": ")
+                    .append(id)
+                    .append(", \"amount\": \"")
+                    .append(amount)
+                    .append("\"}\n");
+        }
+        write("amounts.jsonl", lines.toString());
+        String pipeline = """
+                sources:
+                  events: {type: file, path: amounts.jsonl, schema: {id: bigint, amount: string}, batch_size: 4}
+                transforms:
+                  parsed:
+                    type: sql
+                    sql: >-
+                      SELECT id, CAST(amount AS BIGINT) AS amount FROM events
+                      UNION ALL SELECT id + 100, CAST(amount AS BIGINT) + 1 FROM events WHERE id > 10
+                    %s
+                sinks:
+                  out: {type: file, from: parsed, path: out/parsed.jsonl}
+                """;
+        Result run = sluice(
+                "run",
+                write("dead.yaml", pipeline.formatted("on_error: dead_letter")).toString());
+        assertEquals(0, run.code(), run.stderr());
+        List<Long> good = new java.util.ArrayList<>();
+        for (long id = 1; id <= 20; id++) {
+            if (!bad.contains((int) id)) {
+                good.add(id);
+            }
+        }
+        List<JsonNode> rows = readJsonLines(dir.resolve("out/parsed.jsonl"));
+        List<Long> firstBranch = rows.stream()
+                .map(r -> r.get("id").asLong())
+                .filter(id -> id < 100)
+                .toList();
+        assertEquals(good, firstBranch, "every good row once, in order");
+        assertEquals(
+                good.stream().filter(id -> id > 10).map(id -> id + 100).toList(),
+                rows.stream()
+                        .map(r -> r.get("id").asLong())
+                        .filter(id -> id > 100)
+                        .toList());
+        rows.forEach(r -> assertEquals(
+                (r.get("id").asLong() % 100) * 10 + (r.get("id").asLong() > 100 ? 1 : 0),
+                r.get("amount").asLong(),
+                r.toString()));
+        List<JsonNode> dead = readJsonLines(dir.resolve("out/parsed.dead-letter.jsonl"));
+        assertEquals(
+                bad.stream()
+                        .map(id -> "{\"id\":" + id + ",\"amount\":\"x" + id + "\"}")
+                        .toList(),
+                dead.stream().map(r -> r.get("record").asText().strip()).toList());
+        assertTrue(
+                dead.get(0).get("error").asText().contains("'x1'"), dead.get(0).toString());
+        assertTrue(dead.stream().allMatch(r -> r.get("node").asText().equals("parsed")), dead.toString());
+        assertTrue(run.stderr().contains("rejected 6"), run.stderr());
+
+        Result skip = sluice(
+                "run", write("skip.yaml", pipeline.formatted("on_error: skip")).toString());
+        assertEquals(0, skip.code(), skip.stderr());
+        assertEquals(rows.size(), readJsonLines(dir.resolve("out/parsed.jsonl")).size());
+        assertTrue(skip.stderr().contains("rejected 6"), skip.stderr());
+
+        Result fail = sluice("run", write("fail.yaml", pipeline.formatted("")).toString());
+        assertEquals(Main.EXIT_FAILED, fail.code(), fail.stderr());
+        assertTrue(fail.stderr().contains("node 'parsed'") && fail.stderr().contains("'x1'"), fail.stderr());
+    }
+
     /** Issue 10: a column of mixed types is inferred as a string, with a warning naming it. */
     @Test
     void mixedTypesInferAStringColumnWithAWarning() throws IOException {

@@ -1021,6 +1021,71 @@ public class sluice_h {
         }
     }
 
+    private static final FunctionDescriptor sluice_batch_slice$DESC = FunctionDescriptor.of(
+        sluice_h.C_INT,
+        sluice_h.C_POINTER,
+        sluice_h.C_LONG,
+        sluice_h.C_LONG,
+        sluice_h.C_POINTER
+    );
+
+    private static class sluice_batch_slice {
+        public static final FunctionDescriptor DESC = sluice_batch_slice$DESC;
+
+        public static final MemorySegment ADDR = sluice_h.findOrThrow("sluice_batch_slice");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t sluice_batch_slice(const struct SluiceBatch *batch, int64_t offset, int64_t length, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static FunctionDescriptor sluice_batch_slice$descriptor() {
+        return sluice_batch_slice$DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t sluice_batch_slice(const struct SluiceBatch *batch, int64_t offset, int64_t length, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static MethodHandle sluice_batch_slice$handle() {
+        return sluice_batch_slice.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t sluice_batch_slice(const struct SluiceBatch *batch, int64_t offset, int64_t length, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static MemorySegment sluice_batch_slice$address() {
+        return sluice_batch_slice.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t sluice_batch_slice(const struct SluiceBatch *batch, int64_t offset, int64_t length, struct SluiceBatch **out_batch)
+     * }
+     */
+    public static int sluice_batch_slice(MemorySegment batch, long offset, long length, MemorySegment out_batch) {
+        var mh$ = sluice_batch_slice.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("sluice_batch_slice", batch, offset, length, out_batch);
+            }
+            return (int)mh$.invokeExact(batch, offset, length, out_batch);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static final FunctionDescriptor sluice_batch_buffer_address$DESC = FunctionDescriptor.of(
         sluice_h.C_INT,
         sluice_h.C_POINTER,

@@ -30,6 +30,17 @@ public interface Sink extends AutoCloseable {
     void onBarrier(Barrier barrier) throws Exception;
 
     /**
+     * What this sink had made durable at the barrier of {@code epoch}, as key → JSON (a file
+     * sink's length), saved in the state DB with the sources' positions. A run that resumes
+     * from that epoch hands them back through {@link StageContext#restoredPositions()}, so that
+     * the sink continues its destination instead of replacing it; a run that starts over (its
+     * sources have no positions) gets none. Default: none.
+     */
+    default java.util.Map<String, String> positions(long epoch) {
+        return java.util.Map.of();
+    }
+
+    /**
      * Epoch {@code epoch} is finalized: every sink made it durable and the runtime recorded the
      * sources' positions (a transactional sink may commit here). Default: nothing to do.
      */

@@ -33,7 +33,8 @@ public interface StageContext {
 
     /**
      * The positions this node reported for the last finalized checkpoint of a previous run
-     * (key → JSON, as returned by {@link Source#positions}); empty on a first run.
+     * (key → JSON, as returned by {@link Source#positions} or {@link Sink#positions}); empty on
+     * a first run. A sink gets them only when the run resumes (some source has positions).
      */
     default java.util.Map<String, String> restoredPositions() {
         return java.util.Map.of();

@@ -14,16 +14,23 @@ import dev.sluice.plugin.StageContext;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * The {@code file} sink: JSON lines, CSV or Parquet, encoded and written in the core. The file
- * is replaced when the run starts (never by validation). JSON lines and CSV are synced to disk at every barrier; a Parquet file
- * is complete when the run ends (its footer is written last).
+ * is replaced when a run starts over (never by validation) and continued when a run resumes
+ * from a checkpoint: its length at every barrier is saved with the epoch's positions, and a
+ * resumed run cuts the file back to it and appends, so the rows of the epochs it replays are
+ * written once. JSON lines and CSV are synced to disk at every barrier; a Parquet file is
+ * complete when the run ends (its footer is written last) and cannot be continued.
  */
 public final class FileSink implements Sink {
 
@@ -43,7 +50,8 @@ public final class FileSink implements Sink {
                         ConfigType.PATH,
                         null,
                         true,
-                        "The file to write, relative to the pipeline file; replaced when a run starts (validate leaves it alone).")
+                        "The file to write, relative to the pipeline file; replaced when a run starts over, continued "
+                                + "from its last checkpoint when a run resumes (validate leaves it alone).")
                 .defineEnum(
                         FORMAT,
                         FileFormats.ALL,
@@ -75,8 +83,15 @@ public final class FileSink implements Sink {
     private final Path path;
     private final String format;
     private final boolean header;
+    /** The position key of the file's length, as {@code {"bytes": N}}. */
+    private static final String FILE = "file";
+
+    private static final Pattern BYTES = Pattern.compile("\\{\"bytes\": ?(\\d+)}");
+
     private NativeFileWriter writer;
     private StageContext context;
+    /** The file's length at the last barrier, or -1 before the first. */
+    private long durableLength = -1;
 
     FileSink(Settings config) {
         this.path = config.getPath(PATH);
@@ -93,11 +108,22 @@ public final class FileSink implements Sink {
         }
     }
 
-    /** Creates (or replaces) the file: a run only. */
+    /** Creates (or replaces) the file, or continues it when the run resumes: a run only. */
     @Override
     public void start() {
+        Map<String, Object> options =
+                new HashMap<>(Map.of("path", path.toString(), "format", format, "header", header));
+        String restored = context.restoredPositions().get(FILE);
+        if (restored != null) {
+            Matcher bytes = BYTES.matcher(restored);
+            if (!bytes.matches()) {
+                throw new IllegalStateException("unreadable file length in the state DB: " + restored);
+            }
+            durableLength = Long.parseLong(bytes.group(1));
+            options.put("continue_at", durableLength);
+        }
         try {
-            writer = NativeFileWriter.open(Map.of("path", path.toString(), "format", format, "header", header));
+            writer = NativeFileWriter.open(options);
         } catch (NativeException e) {
             throw new InvalidSettingException(PATH, e.getMessage(), e);
         }
@@ -109,12 +135,19 @@ public final class FileSink implements Sink {
     }
 
     @Override
-    public void onBarrier(Barrier barrier) {
+    public void onBarrier(Barrier barrier) throws IOException {
         if (barrier.last()) {
             writer.finish();
         } else {
             writer.flush();
         }
+        // A Parquet file is recorded too: a resumed run must refuse it rather than replace it.
+        durableLength = Files.exists(path) ? Files.size(path) : 0;
+    }
+
+    @Override
+    public Map<String, String> positions(long epoch) {
+        return durableLength < 0 ? Map.of() : Map.of(FILE, "{\"bytes\": " + durableLength + "}");
     }
 
     @Override
