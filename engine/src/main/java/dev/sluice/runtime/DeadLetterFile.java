@@ -14,6 +14,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A dead-letter destination as a JSON-lines file: one object per rejected record with the
@@ -29,7 +32,7 @@ public final class DeadLetterFile implements AutoCloseable {
     /** The position key of the file's length, as {@code {"bytes": N}}. */
     private static final String LENGTH = "length";
 
-    private static final java.util.regex.Pattern BYTES = java.util.regex.Pattern.compile("\\{\"bytes\": ?(\\d+)}");
+    private static final Pattern BYTES = Pattern.compile("\\{\"bytes\": ?(\\d+)}");
 
     private final Path path;
     private final String stateKey;
@@ -54,12 +57,12 @@ public final class DeadLetterFile implements AutoCloseable {
     }
 
     /** The length recorded in {@code positions} (as saved from {@link #positions()}), or -1. */
-    public static long restoredLength(java.util.Map<String, String> positions) {
+    public static long restoredLength(Map<String, String> positions) {
         String json = positions.get(LENGTH);
         if (json == null) {
             return -1;
         }
-        java.util.regex.Matcher bytes = BYTES.matcher(json);
+        Matcher bytes = BYTES.matcher(json);
         if (!bytes.matches()) {
             throw new IllegalStateException("unreadable dead-letter length in the state DB: " + json);
         }
@@ -76,8 +79,8 @@ public final class DeadLetterFile implements AutoCloseable {
     }
 
     /** The length at the last barrier, for the state DB; empty while there is none to keep. */
-    public java.util.Map<String, String> positions() {
-        return durableLength < 0 ? java.util.Map.of() : java.util.Map.of(LENGTH, "{\"bytes\": " + durableLength + "}");
+    public Map<String, String> positions() {
+        return durableLength < 0 ? Map.of() : Map.of(LENGTH, "{\"bytes\": " + durableLength + "}");
     }
 
     public long written() {

@@ -41,6 +41,11 @@ public final class FileSink implements Sink {
     /** The {@code header} setting. */
     public static final String HEADER = "header";
 
+    /** The position key of the file's length, as {@code {"bytes": N}}. */
+    private static final String FILE = "file";
+
+    private static final Pattern BYTES = Pattern.compile("\\{\"bytes\": ?(\\d+)}");
+
     /** The {@code file} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
 
@@ -83,11 +88,6 @@ public final class FileSink implements Sink {
     private final Path path;
     private final String format;
     private final boolean header;
-    /** The position key of the file's length, as {@code {"bytes": N}}. */
-    private static final String FILE = "file";
-
-    private static final Pattern BYTES = Pattern.compile("\\{\"bytes\": ?(\\d+)}");
-
     private NativeFileWriter writer;
     private StageContext context;
     /** The file's length at the last barrier, or -1 before the first. */
