@@ -40,32 +40,22 @@ public final class SqlTransform implements Transform {
         /** Static side tables (SECTIONS, see {@link SideTables}). */
         public static final String TABLES = "tables";
 
-        private static final ConfigDef CONFIG = new ConfigDef()
-                .define(
-                        SQL,
-                        ConfigType.STRING,
-                        null,
-                        true,
-                        "The query. Its FROM clauses name upstream sources or transforms, and side tables; a dotted node "
-                                + "name such as raw.transactions is written as is. Stateless SQL only: WHERE, projections, "
-                                + "CAST, CASE, scalar functions (string, regex, datetime, math, JSON), UNION ALL, UNNEST, "
-                                + "joins with side tables.")
-                .defineSections(TABLES, SideTables.SECTION, SideTables.DOC)
-                .defineEnum(
-                        StandardKeys.ON_ERROR,
-                        ErrorPolicy.CONFIG_NAMES,
-                        "fail",
-                        false,
-                        "What to do with a row the query fails on (a cast that fails, a value that does not fit its "
-                                + "type, an overflow): fail the run, write the input row with the error to the dead "
-                                + "letter, or skip it (counted). The other rows of its batch go on.")
-                .define(
-                        StandardKeys.DEAD_LETTER,
-                        ConfigType.PATH,
-                        null,
-                        false,
-                        "The dead-letter file (JSON lines). Default: <node>.dead-letter.jsonl next to the first file "
-                                + "sink's output, else next to the pipeline file.");
+        private static final ConfigDef CONFIG = StandardKeys.errorHandling(
+                new ConfigDef()
+                        .define(
+                                SQL,
+                                ConfigType.STRING,
+                                null,
+                                true,
+                                "The query. Its FROM clauses name upstream sources or transforms, and side tables; a "
+                                        + "dotted node name such as raw.transactions is written as is. Stateless SQL "
+                                        + "only: WHERE, projections, CAST, CASE, scalar functions (string, regex, "
+                                        + "datetime, math, JSON), UNION ALL, UNNEST, joins with side tables.")
+                        .defineSections(TABLES, SideTables.SECTION, SideTables.DOC),
+                "fail",
+                "What to do with a row the query fails on (a cast that fails, a value that does not fit its type, an "
+                        + "overflow): fail the run, write the input row with the error to the dead letter, or skip it "
+                        + "(counted). The other rows of its batch go on.");
 
         public Type() {
             super(

@@ -5,7 +5,6 @@ import static dev.sluice.connector.postgres.PgTypes.ident;
 import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
-import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.PrimaryKey;
@@ -106,72 +105,62 @@ public final class PostgresSink implements Sink {
     /** The {@code postgres} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
 
-        private static final ConfigDef CONFIG = PgConnections.defineTable(
-                        new ConfigDef(), true, "The table to write (used exactly as written, quoted).")
-                .define(
-                        PRIMARY_KEY,
-                        ConfigType.LIST,
-                        List.of(),
-                        false,
-                        "Columns that identify a row: upserts and deletes match on them, and the table needs a primary "
-                                + "key or unique index on exactly them. Default: the primary key of the source the rows "
-                                + "come from (its `primary_key`), if the rows still have its columns.")
-                .define(
-                        StandardKeys.BATCH_SIZE,
-                        ConfigType.INT,
-                        10_000,
-                        false,
-                        "Rows buffered before they are sent to the table (changes of one key in a flush: the last "
-                                + "wins).",
-                        Validator.positive())
-                .define(
-                        StandardKeys.BATCH_FLUSH_INTERVAL,
-                        ConfigType.DURATION,
-                        "1s",
-                        false,
-                        "Longest rows stay buffered, checked when a batch arrives; a checkpoint always flushes and commits.")
-                .defineEnum(
-                        ON_CONFLICT,
-                        List.of("update", "nothing"),
-                        "update",
-                        false,
-                        "What an upsert does to an existing row with the same key: overwrite its columns, or leave it.")
-                .define(
-                        UPDATE_WHERE,
-                        ConfigType.STRING,
-                        null,
-                        false,
-                        "With `on_conflict: update`, an SQL condition an existing row must meet to be overwritten; the "
-                                + "existing row is `t`, the new one `excluded`, e.g. `excluded.version > t.version`. "
-                                + "Deletes are not affected.")
-                .define(
-                        CREATE_TABLE,
-                        ConfigType.BOOLEAN,
-                        false,
-                        false,
-                        "Create the table when it is missing, with the columns' mapped types and the primary key.")
-                .define(
-                        MAX_RETRIES,
-                        ConfigType.INT,
-                        8,
-                        false,
-                        "Attempts after a transient error (connection lost, serialization failure, deadlock, server "
-                                + "shutdown), with doubling backoff from 200 ms to 10 s; then the run fails.",
-                        Validator.nonNegative())
-                .defineEnum(
-                        StandardKeys.ON_ERROR,
-                        ErrorPolicy.CONFIG_NAMES,
-                        "fail",
-                        false,
-                        "What to do with a row the table refuses (a constraint violation, a value the column cannot "
-                                + "hold): fail the run, write it with the reason to the dead letter, or skip it (counted).")
-                .define(
-                        StandardKeys.DEAD_LETTER,
-                        ConfigType.PATH,
-                        null,
-                        false,
-                        "The dead-letter file (JSON lines). Default: <node>.dead-letter.jsonl next to the first file "
-                                + "sink's output, else next to the pipeline file.");
+        private static final ConfigDef CONFIG = StandardKeys.errorHandling(
+                PgConnections.defineTable(
+                                new ConfigDef(), true, "The table to write (used exactly as written, quoted).")
+                        .define(
+                                PRIMARY_KEY,
+                                ConfigType.LIST,
+                                List.of(),
+                                false,
+                                "Columns that identify a row: upserts and deletes match on them, and the table needs a primary "
+                                        + "key or unique index on exactly them. Default: the primary key of the source the rows "
+                                        + "come from (its `primary_key`), if the rows still have its columns.")
+                        .define(
+                                StandardKeys.BATCH_SIZE,
+                                ConfigType.INT,
+                                10_000,
+                                false,
+                                "Rows buffered before they are sent to the table (changes of one key in a flush: the last "
+                                        + "wins).",
+                                Validator.positive())
+                        .define(
+                                StandardKeys.BATCH_FLUSH_INTERVAL,
+                                ConfigType.DURATION,
+                                "1s",
+                                false,
+                                "Longest rows stay buffered, checked when a batch arrives; a checkpoint always flushes and commits.")
+                        .defineEnum(
+                                ON_CONFLICT,
+                                List.of("update", "nothing"),
+                                "update",
+                                false,
+                                "What an upsert does to an existing row with the same key: overwrite its columns, or leave it.")
+                        .define(
+                                UPDATE_WHERE,
+                                ConfigType.STRING,
+                                null,
+                                false,
+                                "With `on_conflict: update`, an SQL condition an existing row must meet to be overwritten; the "
+                                        + "existing row is `t`, the new one `excluded`, e.g. `excluded.version > t.version`. "
+                                        + "Deletes are not affected.")
+                        .define(
+                                CREATE_TABLE,
+                                ConfigType.BOOLEAN,
+                                false,
+                                false,
+                                "Create the table when it is missing, with the columns' mapped types and the primary key.")
+                        .define(
+                                MAX_RETRIES,
+                                ConfigType.INT,
+                                8,
+                                false,
+                                "Attempts after a transient error (connection lost, serialization failure, deadlock, server "
+                                        + "shutdown), with doubling backoff from 200 ms to 10 s; then the run fails.",
+                                Validator.nonNegative()),
+                "fail",
+                "What to do with a row the table refuses (a constraint violation, a value the column cannot "
+                        + "hold): fail the run, write it with the reason to the dead letter, or skip it (counted).");
 
         public Type() {
             super(

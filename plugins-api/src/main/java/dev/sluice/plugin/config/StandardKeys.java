@@ -43,15 +43,21 @@ public final class StandardKeys {
                         "Longest a partly filled batch waits for more rows before it is sent on.");
     }
 
-    /** Adds {@code on_error} and {@code dead_letter} to {@code def}. */
+    /** Adds {@code on_error} (for records that cannot be decoded) and {@code dead_letter} to {@code def}. */
     public static ConfigDef errorHandling(ConfigDef def) {
-        return def.defineEnum(
-                        ON_ERROR,
-                        ErrorPolicy.CONFIG_NAMES,
-                        "dead_letter",
-                        false,
-                        "What to do with a record that cannot be decoded: write it with the error to the dead letter, "
-                                + "skip it (counted), or fail the run.")
+        return errorHandling(
+                def,
+                "dead_letter",
+                "What to do with a record that cannot be decoded: write it with the error to the dead letter, "
+                        + "skip it (counted), or fail the run.");
+    }
+
+    /**
+     * Adds {@code on_error}, with the type's own default policy and description of what it
+     * rejects, and {@code dead_letter} to {@code def}.
+     */
+    public static ConfigDef errorHandling(ConfigDef def, String defaultPolicy, String onErrorDoc) {
+        return def.defineEnum(ON_ERROR, ErrorPolicy.CONFIG_NAMES, defaultPolicy, false, onErrorDoc)
                 .define(
                         DEAD_LETTER,
                         ConfigType.PATH,
