@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.LongStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -512,6 +513,52 @@ class KafkaPipelineTest {
                 KafkaTestSupport.consumeAll(servers, out, 1_500, Duration.ofSeconds(30));
         List<Long> ids = results.stream().map(KafkaPipelineTest::idOf).sorted().toList();
         assertEquals(List.copyOf(expectedIds(3_000)), ids);
+    }
+
+    /**
+     * Kafka → file, run twice with one state DB (as after a Ctrl-C and a restart): the second
+     * run resumes after the first run's records, so it must continue the file and the dead
+     * letter, not replace them, or the first run's rows are lost for good.
+     */
+    @Test
+    void aResumedKafkaToFileRunContinuesItsFileAndDeadLetter() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        KafkaTestSupport.createTopics(servers, 1, in);
+        Path file = dir.resolve("to-file.yaml");
+        Files.writeString(file, """
+                name: kafka-to-file
+                checkpoint: {interval: 500ms}
+                sources:
+                  events:
+                    type: kafka
+                    topic: %s
+                    group_id: g-%s
+                    bootstrap_servers: %s
+                    schema: {id: bigint, name: string, amount: bigint}
+                    bounded: true
+                sinks:
+                  out: {type: file, from: events, path: out.jsonl}
+                """.formatted(in, in, servers));
+        Path state = dir.resolve("state");
+        List<String[]> input = records(1_000);
+        for (int run = 0; run < 2; run++) {
+            List<String[]> part = new ArrayList<>(input.subList(run * 500, run * 500 + 500));
+            part.add(250, new String[] {"poison" + run, "not json " + run});
+            KafkaTestSupport.produce(servers, in, part);
+            CliResult result = sluice("run", file.toString(), "--state-dir", state.toString());
+            assertEquals(0, result.code(), result.stderr());
+        }
+        List<Long> ids = new ArrayList<>();
+        for (String line : Files.readAllLines(dir.resolve("out.jsonl"))) {
+            ids.add(JSON.readTree(line).get("id").asLong());
+        }
+        assertEquals(LongStream.range(0, 1_000).boxed().toList(), ids, "both runs' rows, once each, in order");
+        List<String> dead = new ArrayList<>();
+        for (String line : Files.readAllLines(dir.resolve("events.dead-letter.jsonl"))) {
+            dead.add(JSON.readTree(line).get("record").asText());
+        }
+        assertEquals(List.of("not json 0", "not json 1"), dead, "both runs' dead letters");
     }
 
     private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
