@@ -2,6 +2,7 @@ package dev.sluice.runtime;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.sluice.plugin.FileCheckpoint;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -15,8 +16,6 @@ import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * A dead-letter destination as a JSON-lines file: one object per rejected record with the
@@ -29,10 +28,8 @@ import java.util.regex.Pattern;
 public final class DeadLetterFile implements AutoCloseable {
 
     private static final JsonFactory JSON = new JsonFactory();
-    /** The position key of the file's length, as {@code {"bytes": N}}. */
+    /** The position key of the file's length ({@link FileCheckpoint}). */
     private static final String LENGTH = "length";
-
-    private static final Pattern BYTES = Pattern.compile("\\{\"bytes\": ?(\\d+)}");
 
     private final Path path;
     private final String stateKey;
@@ -56,17 +53,13 @@ public final class DeadLetterFile implements AutoCloseable {
         this.durableLength = continueAt;
     }
 
-    /** The length recorded in {@code positions} (as saved from {@link #positions()}), or -1. */
-    public static long restoredLength(Map<String, String> positions) {
+    /**
+     * The length recorded in {@code positions} (as saved from {@link #positions()}) for
+     * {@code path}, or -1 when none was, or for another file (the dead letter moved).
+     */
+    public static long restoredLength(Map<String, String> positions, Path path) {
         String json = positions.get(LENGTH);
-        if (json == null) {
-            return -1;
-        }
-        Matcher bytes = BYTES.matcher(json);
-        if (!bytes.matches()) {
-            throw new IllegalStateException("unreadable dead-letter length in the state DB: " + json);
-        }
-        return Long.parseLong(bytes.group(1));
+        return json == null ? -1 : FileCheckpoint.parse(json).lengthOf(path);
     }
 
     public Path path() {
@@ -80,7 +73,7 @@ public final class DeadLetterFile implements AutoCloseable {
 
     /** The length at the last barrier, for the state DB; empty while there is none to keep. */
     public Map<String, String> positions() {
-        return durableLength < 0 ? Map.of() : Map.of(LENGTH, "{\"bytes\": " + durableLength + "}");
+        return durableLength < 0 ? Map.of() : Map.of(LENGTH, new FileCheckpoint(path, durableLength).toJson());
     }
 
     public long written() {

@@ -425,8 +425,8 @@ public final class Pipeline implements AutoCloseable {
                         "the dead letter " + refusal + "; or set dead_letter: to a file inside them");
             }
             String key = PositionStore.DEAD_LETTER + node.name() + (lane > 0 ? ".lane" + lane : "");
-            deadLetter =
-                    new DeadLetterFile(path, key, resuming ? DeadLetterFile.restoredLength(positions.load(key)) : -1);
+            deadLetter = new DeadLetterFile(
+                    path, key, resuming ? DeadLetterFile.restoredLength(positions.load(key), path) : -1);
             deadLetters.add(deadLetter);
         }
         node.stats = stats.node(node.name());

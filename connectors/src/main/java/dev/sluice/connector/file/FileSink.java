@@ -7,6 +7,7 @@ import dev.sluice.bridge.NativeFileWriter;
 import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
+import dev.sluice.plugin.FileCheckpoint;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Sink;
@@ -20,16 +21,14 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * The {@code file} sink: JSON lines, CSV or Parquet, encoded and written in the core. The file
  * is replaced when a run starts over (never by validation) and continued when a run resumes
  * from a checkpoint: its length at every barrier is saved with the epoch's positions, and a
- * resumed run cuts the file back to it and appends, so the rows of the epochs it replays are
- * written once. JSON lines and CSV are synced to disk at every barrier; a Parquet file is
+ * resumed run that writes the same path cuts the file back to it and appends, so the rows of
+ * the epochs it replays are written once. JSON lines and CSV are synced to disk at every barrier; a Parquet file is
  * complete when the run ends (its footer is written last) and cannot be continued.
  */
 public final class FileSink implements Sink {
@@ -41,10 +40,8 @@ public final class FileSink implements Sink {
     /** The {@code header} setting. */
     public static final String HEADER = "header";
 
-    /** The position key of the file's length, as {@code {"bytes": N}}. */
+    /** The position key of the file's length ({@link FileCheckpoint}). */
     private static final String FILE = "file";
-
-    private static final Pattern BYTES = Pattern.compile("\\{\"bytes\": ?(\\d+)}");
 
     /** The {@code file} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
@@ -114,13 +111,10 @@ public final class FileSink implements Sink {
         Map<String, Object> options =
                 new HashMap<>(Map.of("path", path.toString(), "format", format, "header", header));
         String restored = context.restoredPositions().get(FILE);
-        if (restored != null) {
-            Matcher bytes = BYTES.matcher(restored);
-            if (!bytes.matches()) {
-                throw new IllegalStateException("unreadable file length in the state DB: " + restored);
-            }
-            durableLength = Long.parseLong(bytes.group(1));
-            options.put("continue_at", durableLength);
+        long continueAt = restored == null ? -1 : FileCheckpoint.parse(restored).lengthOf(path);
+        if (continueAt >= 0) {
+            options.put("continue_at", continueAt);
+            durableLength = continueAt;
         }
         try {
             writer = NativeFileWriter.open(options);
@@ -147,7 +141,7 @@ public final class FileSink implements Sink {
 
     @Override
     public Map<String, String> positions(long epoch) {
-        return durableLength < 0 ? Map.of() : Map.of(FILE, "{\"bytes\": " + durableLength + "}");
+        return durableLength < 0 ? Map.of() : Map.of(FILE, new FileCheckpoint(path, durableLength).toJson());
     }
 
     @Override

@@ -518,7 +518,8 @@ class KafkaPipelineTest {
     /**
      * Kafka → file, run twice with one state DB (as after a Ctrl-C and a restart): the second
      * run resumes after the first run's records, so it must continue the file and the dead
-     * letter, not replace them, or the first run's rows are lost for good.
+     * letter, not replace them, or the first run's rows are lost for good. A run whose output
+     * moved to another path starts that file.
      */
     @Test
     void aResumedKafkaToFileRunContinuesItsFileAndDeadLetter() throws Exception {
@@ -559,6 +560,18 @@ class KafkaPipelineTest {
             dead.add(JSON.readTree(line).get("record").asText());
         }
         assertEquals(List.of("not json 0", "not json 1"), dead, "both runs' dead letters");
+
+        // Output moved to another file: that file starts anew, the old one is left as it was.
+        Files.writeString(file, Files.readString(file).replace("path: out.jsonl", "path: moved.jsonl"));
+        KafkaTestSupport.produce(servers, in, records(1_100).subList(1_000, 1_100));
+        CliResult moved = sluice("run", file.toString(), "--state-dir", state.toString());
+        assertEquals(0, moved.code(), moved.stderr());
+        assertEquals(1_000, Files.readAllLines(dir.resolve("out.jsonl")).size());
+        List<Long> movedIds = new ArrayList<>();
+        for (String line : Files.readAllLines(dir.resolve("moved.jsonl"))) {
+            movedIds.add(JSON.readTree(line).get("id").asLong());
+        }
+        assertEquals(LongStream.range(1_000, 1_100).boxed().toList(), movedIds);
     }
 
     private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
