@@ -512,8 +512,8 @@ impl FileWriter {
         if options.continue_at.is_some_and(|length| length > 0) && options.format == FileFormat::Parquet {
             return Err(CoreError::config(format!(
                 "{}: a Parquet file cannot be continued by a resumed run (its footer is written once, at the end), \
-                 and replacing it would lose the rows written before the checkpoint; write JSON lines or CSV \
-                 from a source that resumes",
+                 and replacing it would lose the rows written before the checkpoint; point `path` at a new \
+                 file to go on there, and write JSON lines or CSV from a source that resumes",
                 options.path.display()
             )));
         }
