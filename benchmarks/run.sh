@@ -25,6 +25,9 @@
 #   benchmarks/run.sh codec-ab REV_A REV_B [PAIRS [ROWS]]  the native core's JSON encode and decode at two
 #                                         commits, alternating runs in process (default 8 pairs, 1 000 000
 #                                         bids; codec_ab.py)
+#   benchmarks/run.sh sql-errors [ROWS [REPEATS]]  what a SQL transform's on_error costs: no bad row, one in
+#                                         1 000, one in 100, set aside (default 1 000 000 rows, 5 rounds;
+#                                         sql_errors_bench.py)
 #   benchmarks/run.sh restart [REPEATS]  restart to first new output record after kill -9 and SIGTERM
 #                                         (default 5 restarts per mode; see restart_bench.py)
 #   benchmarks/run.sh service [RUNS]     the service JAR: resume and apply to first output record, serve vs run
@@ -134,6 +137,13 @@ case "$mode" in
       echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)${SLUICE_JAVA_OPTS:+; SLUICE_JAVA_OPTS=$SLUICE_JAVA_OPTS}"
       python3 benchmarks/startup_bench.py "$@"
     } | tee "benchmarks/results/startup-$(date -u +%Y%m%dT%H%M%SZ).txt"
+    ;;
+  sql-errors)
+    mvn -q -B -ntp -Dstyle.color=never -DskipTests package -pl engine -am >&2
+    {
+      echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
+      python3 benchmarks/sql_errors_bench.py "$@"
+    } | tee "benchmarks/results/sql-errors-$(date -u +%Y%m%dT%H%M%SZ).txt"
     ;;
   restart)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am
