@@ -594,7 +594,7 @@ fn continue_at(path: &Path, length: u64) -> Result<File> {
     if found < length {
         return Err(CoreError::io(format!(
             "cannot continue {} from the last checkpoint: it holds {found} bytes, but the checkpoint made {length} durable \
-             (was it changed outside Sluice?); restore it, or remove the state directory to start over",
+             (was it changed outside Sluice?); restore it, or point `path` at a new file to go on there",
             path.display()
         )));
     }
