@@ -28,7 +28,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * The {@code sql} transform: stateless SQL planned once in the core over its inputs, which the
- * SQL names as tables. Every batch is pushed into the plan and the output drained at once.
+ * SQL names as tables. Every batch is pushed into the plan and the output drained at once; a
+ * batch the plan fails on fails the run, or with {@code on_error} its failing rows are found
+ * and set aside ({@link #isolate}).
  */
 public final class SqlTransform implements Transform {
 
