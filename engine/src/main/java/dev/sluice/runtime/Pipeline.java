@@ -357,9 +357,12 @@ public final class Pipeline implements AutoCloseable {
                 failed.add(node.name());
                 continue;
             }
+            if (node.kind() == NodeKind.SINK) {
+                node.sinkStateKey = PositionStore.SINK + node.name() + laneSuffix(lane);
+            }
             Map<String, String> restored = switch (node.kind()) {
                 case SOURCE -> sourcePositions.get(node.name());
-                case SINK -> resuming ? positions.load(PositionStore.SINK + node.name()) : Map.of();
+                case SINK -> resuming ? positions.load(node.sinkStateKey) : Map.of();
                 case TRANSFORM -> Map.of();
             };
             try {
@@ -424,7 +427,7 @@ public final class Pipeline implements AutoCloseable {
                         StandardKeys.DEAD_LETTER,
                         "the dead letter " + refusal + "; or set dead_letter: to a file inside them");
             }
-            String key = PositionStore.DEAD_LETTER + node.name() + (lane > 0 ? ".lane" + lane : "");
+            String key = PositionStore.DEAD_LETTER + node.name() + laneSuffix(lane);
             deadLetter = new DeadLetterFile(
                     path, key, resuming ? DeadLetterFile.restoredLength(positions.load(key), path) : -1);
             deadLetters.add(deadLetter);
@@ -570,6 +573,11 @@ public final class Pipeline implements AutoCloseable {
             }
         }
         return directory(spec);
+    }
+
+    /** How a lane after the first tells its sinks' and dead letters' state rows apart from the first's. */
+    private static String laneSuffix(int lane) {
+        return lane > 0 ? ".lane" + lane : "";
     }
 
     /** The lane's shared object under {@code key}, made by {@code create} on first use. */

@@ -29,6 +29,8 @@ final class PipelineNode {
     NodeContext context;
     NodeStats stats;
     Emitter emitter;
+    /** A sink's name for its positions in the state DB, one per lane ({@link PositionStore#SINK}). */
+    String sinkStateKey;
     /** The dynamic tables this node's output fills ({@link DynamicTables}); usually none. */
     List<DynamicTables.Table> tableFeeds = List.of();
 

@@ -173,7 +173,7 @@ public final class PipelineRunner {
             } else if (node.kind() == NodeKind.SINK) {
                 Map<String, String> durable = node.sink().positions(epoch);
                 if (!durable.isEmpty()) {
-                    positions.put(PositionStore.SINK + node.name(), durable);
+                    positions.put(node.sinkStateKey, durable);
                 }
             }
             DeadLetterFile deadLetter = node.context.deadLetter();
