@@ -513,7 +513,8 @@ impl FileWriter {
             return Err(CoreError::config(format!(
                 "{}: a Parquet file cannot be continued by a resumed run (its footer is written once, at the end), \
                  and replacing it would lose the rows written before the checkpoint; point `path` at a new \
-                 file to go on there, and write JSON lines or CSV from a source that resumes",
+                 file to go on there, and from a source that resumes write Parquet as part files (`parts: true`, \
+                 `path` a directory), one completed at each checkpoint",
                 options.path.display()
             )));
         }

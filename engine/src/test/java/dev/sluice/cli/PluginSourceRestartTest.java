@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +36,45 @@ class PluginSourceRestartTest {
 
     @Test
     void positionsAreRestoredAfterKill9AndTheFileHoldsEveryIdOnce() throws Exception {
+        Path out = dir.resolve("out.jsonl");
+        Path file = pipeline("out: {type: file, from: checked, path: out.jsonl}");
+        killThreeTimesThenFinish(file, () -> lines(out), 3_000);
+        assertEquals(
+                good(), ids(Files.readAllLines(out), "id"), "one line per good id: none lost, none twice, none cut");
+        List<String> dead = Files.readAllLines(dir.resolve("checked.dead-letter.jsonl"));
+        assertEquals(bad(), ids(dead, "record"), "one dead letter per bad id");
+    }
+
+    /**
+     * Parquet part files: each kill leaves the part being written unfinished (hidden, no footer)
+     * and perhaps a part completed after the last finalized checkpoint; the next run deletes
+     * both and writes those rows again, so the directory read back holds every good id once.
+     */
+    @Test
+    void parquetPartFilesHoldEveryIdOnceAfterKill9() throws Exception {
+        Path parts = dir.resolve("parts");
+        Path file = pipeline("out: {type: file, from: checked, path: parts, format: parquet, parts: true}");
+        killThreeTimesThenFinish(file, () -> partCount(parts), 3);
+        try (var listing = Files.list(parts)) {
+            List<String> names =
+                    listing.map(p -> p.getFileName().toString()).sorted().toList();
+            assertTrue(
+                    names.stream().allMatch(n -> n.matches("part-\\d{8}\\.parquet")), "only complete parts: " + names);
+        }
+        Path read = dir.resolve("read.yaml");
+        Files.writeString(read, """
+                sources:
+                  parts: {type: file, path: parts}
+                sinks:
+                  back: {type: file, from: parts, path: back.jsonl}
+                """);
+        assertEquals(0, Main.execute("run", read.toString()));
+        assertEquals(good(), ids(Files.readAllLines(dir.resolve("back.jsonl")), "id"), "one row per good id");
+        List<String> dead = Files.readAllLines(dir.resolve("checked.dead-letter.jsonl"));
+        assertEquals(bad(), ids(dead, "record"), "one dead letter per bad id");
+    }
+
+    private Path pipeline(String sink) throws IOException {
         Path plugins = Files.createDirectories(dir.resolve("plugins"));
         Files.copy(PluginPipelineTest.BUILT.resolve(PluginPipelineTest.RUST), plugins.resolve(PluginPipelineTest.RUST));
         Path file = dir.resolve("p.yaml");
@@ -52,15 +92,26 @@ class PluginSourceRestartTest {
                     sql: SELECT id FROM seq WHERE CAST(CASE WHEN id %% %d = 7 THEN 'bad' ELSE '1' END AS BIGINT) = 1
                     on_error: dead_letter
                 sinks:
-                  out: {type: file, from: checked, path: out.jsonl}
-                """.formatted(PluginPipelineTest.RUST, COUNT, BAD_EVERY));
-        Path out = dir.resolve("out.jsonl");
+                  %s
+                """.formatted(PluginPipelineTest.RUST, COUNT, BAD_EVERY, sink));
+        return file;
+    }
+
+    /** How far the output got: lines, or part files. */
+    private interface Progress {
+        long get() throws IOException;
+    }
+
+    /**
+     * Runs the pipeline three times, each killed (kill -9) once its output grew by {@code step}
+     * (past at least one checkpoint, 200 ms apart), then once to the end.
+     */
+    private void killThreeTimesThenFinish(Path file, Progress progress, long step) throws Exception {
         long before = 0;
         for (int kill = 0; kill < 3; kill++) {
             Process run = start(file, kill);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            // Kill once this run wrote output past at least one checkpoint (200 ms apart).
-            while (lines(out) < before + 3_000 && run.isAlive() && System.nanoTime() < deadline) {
+            while (progress.get() < before + step && run.isAlive() && System.nanoTime() < deadline) {
                 Thread.sleep(50);
             }
             Thread.sleep(500);
@@ -68,21 +119,37 @@ class PluginSourceRestartTest {
                     run.isAlive(),
                     "run " + kill + " ended before it was killed: " + Files.readString(dir.resolve("err" + kill)));
             run.destroyForcibly().waitFor();
-            long after = lines(out);
-            assertTrue(after > before, "run " + kill + " continued the file: " + before + " lines, then " + after);
+            long after = progress.get();
+            assertTrue(after > before, "run " + kill + " continued the output: " + before + ", then " + after);
             before = after;
         }
         Process last = start(file, 3);
         assertTrue(last.waitFor(120, TimeUnit.SECONDS), "the last run did not finish");
         assertEquals(0, last.exitValue(), Files.readString(dir.resolve("err3")));
-        List<Long> good = new ArrayList<>();
-        List<Long> bad = new ArrayList<>();
-        for (long id = 0; id < COUNT; id++) {
-            (id % BAD_EVERY == 7 ? bad : good).add(id);
+    }
+
+    private static List<Long> good() {
+        return LongStream.range(0, COUNT)
+                .filter(id -> id % BAD_EVERY != 7)
+                .boxed()
+                .toList();
+    }
+
+    private static List<Long> bad() {
+        return LongStream.range(0, COUNT)
+                .filter(id -> id % BAD_EVERY == 7)
+                .boxed()
+                .toList();
+    }
+
+    private static long partCount(Path parts) throws IOException {
+        if (!Files.isDirectory(parts)) {
+            return 0;
         }
-        assertEquals(good, ids(Files.readAllLines(out), "id"), "one line per good id: none lost, none twice, none cut");
-        List<String> dead = Files.readAllLines(dir.resolve("checked.dead-letter.jsonl"));
-        assertEquals(bad, ids(dead, "record"), "one dead letter per bad id");
+        try (var listing = Files.list(parts)) {
+            return listing.filter(p -> p.getFileName().toString().startsWith("part-"))
+                    .count();
+        }
     }
 
     /** The ids of JSON lines, or of the rows in their {@code record} field (a dead letter's). */

@@ -49,6 +49,8 @@ class ValidateSideEffectsTest {
               as_csv:    {type: file, from: cheap, path: out.csv}
               as_parquet: {type: file, from: cheap, path: out.parquet}
               fresh:     {type: file, from: cheap, path: new/deeper/fresh.jsonl}
+              as_parts:  {type: file, from: cheap, path: parts, format: parquet, parts: true}
+              new_parts: {type: file, from: cheap, path: new-parts, format: csv, parts: true}
               console:   {type: stdout, from: cheap}
               nowhere:   {type: blackhole, from: cheap}
               from_file: {type: file, from: ids, path: ids.jsonl}
@@ -60,7 +62,9 @@ class ValidateSideEffectsTest {
         Path pipeline = dir.resolve("p.yaml");
         Files.writeString(pipeline, PIPELINE);
         Map<String, byte[]> before = new LinkedHashMap<>();
-        for (String name : new String[] {"out.jsonl", "out.csv", "out.parquet", "ids.jsonl"}) {
+        Files.createDirectories(dir.resolve("parts"));
+        for (String name :
+                new String[] {"out.jsonl", "out.csv", "out.parquet", "ids.jsonl", "parts/part-00000001.parquet"}) {
             byte[] sentinel = ("previous output of " + name + "\n").getBytes(StandardCharsets.UTF_8);
             Files.write(dir.resolve(name), sentinel);
             before.put(name, sentinel);
@@ -72,6 +76,7 @@ class ValidateSideEffectsTest {
         before.forEach(
                 (name, bytes) -> assertArrayEquals(bytes, read(dir.resolve(name)), name + " was changed by validate"));
         assertFalse(Files.exists(dir.resolve("new")), "validate created the directory of a file sink");
+        assertFalse(Files.exists(dir.resolve("new-parts")), "validate created the directory of part files");
         assertFalse(Files.exists(dir.resolve("lines.dead-letter.jsonl")), "validate created a dead letter");
         assertEquals("", validate.stdout(), "validate printed rows on stdout");
 
@@ -83,6 +88,7 @@ class ValidateSideEffectsTest {
                 new String(read(dir.resolve(name)), StandardCharsets.UTF_8),
                 name + " was not written by the run"));
         assertTrue(Files.size(dir.resolve("new/deeper/fresh.jsonl")) > 0);
+        assertTrue(Files.size(dir.resolve("new-parts/part-00000001.csv")) > 0);
         assertTrue(Files.exists(dir.resolve("lines.dead-letter.jsonl")));
         assertFalse(run.stdout().isEmpty(), "the stdout sink printed nothing in the run");
     }

@@ -19,9 +19,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@code file} sink: JSON lines, CSV or Parquet, encoded and written in the core. The file
@@ -29,9 +32,13 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * from a checkpoint: its length at every barrier is saved with the epoch's positions, and a
  * resumed run that writes the same path cuts the file back to it and appends, so the rows of
  * the epochs it replays are written once. JSON lines and CSV are synced to disk at every barrier; a Parquet file is
- * complete when the run ends (its footer is written last) and cannot be continued.
+ * complete when the run ends (its footer is written last) and cannot be continued. With
+ * {@code parts: true} the path is a directory of {@link PartFiles}, one completed at each
+ * barrier, which a resumed run continues in every format.
  */
 public final class FileSink implements Sink {
+
+    private static final Logger LOG = LoggerFactory.getLogger(FileSink.class);
 
     /** The {@code path} setting. */
     public static final String PATH = "path";
@@ -39,9 +46,13 @@ public final class FileSink implements Sink {
     public static final String FORMAT = "format";
     /** The {@code header} setting. */
     public static final String HEADER = "header";
+    /** The {@code parts} setting. */
+    public static final String PARTS = "parts";
 
     /** The position key of the file's length ({@link FileCheckpoint}). */
     private static final String FILE = "file";
+    /** The position key of the last completed part ({@link PartFiles#checkpoint}). */
+    private static final String LAST_PART = "parts";
 
     /** The {@code file} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
@@ -60,10 +71,19 @@ public final class FileSink implements Sink {
                         null,
                         false,
                         "json (lines), csv or parquet. Default: from the file extension.")
-                .define(HEADER, ConfigType.BOOLEAN, true, false, "CSV: write a header line.");
+                .define(HEADER, ConfigType.BOOLEAN, true, false, "CSV: write a header line (in every part).")
+                .define(
+                        PARTS,
+                        ConfigType.BOOLEAN,
+                        false,
+                        false,
+                        "Write `path` as a directory of part files, one completed at each checkpoint "
+                                + "(part-00000001.parquet, ...; the one being written is hidden until then). A resumed run "
+                                + "deletes the parts after its checkpoint and goes on with the next; a run that starts over "
+                                + "deletes every part. How to write Parquet from a source that resumes (Kafka).");
 
         public Type() {
-            super(NodeKind.SINK, "file", "Writes every row to one file.", CONFIG);
+            super(NodeKind.SINK, "file", "Writes every row to one file, or to part files in a directory.", CONFIG);
         }
 
         @Override
@@ -85,6 +105,9 @@ public final class FileSink implements Sink {
     private final Path path;
     private final String format;
     private final boolean header;
+    /** With {@code parts: true}: the directory's parts; else null. */
+    private final PartFiles parts;
+
     private NativeFileWriter writer;
     private StageContext context;
     /** The file's length at the last barrier, or -1 before the first. */
@@ -94,30 +117,55 @@ public final class FileSink implements Sink {
         this.path = config.getPath(PATH);
         this.format = FileFormats.resolve(config.has(FORMAT) ? config.getString(FORMAT) : null, path);
         this.header = config.getBoolean(HEADER);
+        this.parts = config.getBoolean(PARTS) ? new PartFiles(path, format) : null;
     }
 
     /** Checks the path without touching it: validation calls only this. */
     @Override
     public void open(StageContext context, Schema schema) {
         this.context = context;
-        if (Files.isDirectory(path)) {
-            throw new InvalidSettingException(PATH, path + " is a directory; name the file to write");
+        if (parts != null && Files.exists(path) && !Files.isDirectory(path)) {
+            throw new InvalidSettingException(PATH, path + " is a file; with parts: true, name the directory to write");
+        }
+        if (parts == null && Files.isDirectory(path)) {
+            throw new InvalidSettingException(
+                    PATH,
+                    path + " is a directory; name the file to write, or set parts: true to write part files there");
         }
     }
 
     /** Creates (or replaces) the file, or continues it when the run resumes: a run only. */
     @Override
-    public void start() {
-        Map<String, Object> options =
-                new HashMap<>(Map.of("path", path.toString(), "format", format, "header", header));
+    public void start() throws IOException {
+        if (parts != null) {
+            List<String> deleted = parts.begin(context.restoredPositions().get(LAST_PART));
+            if (!deleted.isEmpty()) {
+                LOG.info(
+                        "node '{}': deleted {} part file(s) no checkpoint counts on in {}: {}",
+                        context.nodeName(),
+                        deleted.size(),
+                        path,
+                        String.join(", ", deleted));
+            }
+            return; // each part is opened by its first batch
+        }
+        Map<String, Object> options = options(path);
         String restored = context.restoredPositions().get(FILE);
         long continueAt = restored == null ? -1 : FileCheckpoint.parse(restored).lengthOf(path);
         if (continueAt >= 0) {
             options.put("continue_at", continueAt);
             durableLength = continueAt;
         }
+        writer = open(options);
+    }
+
+    private Map<String, Object> options(Path file) {
+        return new HashMap<>(Map.of("path", file.toString(), "format", format, "header", header));
+    }
+
+    private static NativeFileWriter open(Map<String, Object> options) {
         try {
-            writer = NativeFileWriter.open(options);
+            return NativeFileWriter.open(options);
         } catch (NativeException e) {
             throw new InvalidSettingException(PATH, e.getMessage(), e);
         }
@@ -125,11 +173,23 @@ public final class FileSink implements Sink {
 
     @Override
     public void write(Batch batch) {
+        if (writer == null) {
+            writer = open(options(parts.inProgress()));
+        }
         NativeBatch.with(batch, context.allocator(), writer::write);
     }
 
     @Override
     public void onBarrier(Barrier barrier) throws IOException {
+        if (parts != null) {
+            if (writer != null) {
+                writer.finish();
+                writer.close();
+                writer = null;
+                parts.complete();
+            }
+            return;
+        }
         if (barrier.last()) {
             writer.finish();
         } else {
@@ -141,6 +201,9 @@ public final class FileSink implements Sink {
 
     @Override
     public Map<String, String> positions(long epoch) {
+        if (parts != null) {
+            return Map.of(LAST_PART, parts.checkpoint());
+        }
         return durableLength < 0 ? Map.of() : Map.of(FILE, new FileCheckpoint(path, durableLength).toJson());
     }
 

@@ -15,11 +15,14 @@ import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
 import dev.sluice.plugin.config.StandardKeys;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
@@ -30,8 +33,10 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * The {@code file} source: a JSON-lines, CSV or Parquet file, read and decoded in the core.
- * Lines that do not decode go to the node's {@code on_error} policy with their line number.
+ * The {@code file} source: a JSON-lines, CSV or Parquet file, read and decoded in the core, or
+ * a directory's files of one format one after the other in name order (the part files a
+ * {@code file} sink with {@code parts: true} writes), all with the first one's schema.
+ * Lines that do not decode go to the node's {@code on_error} policy with their file and line number.
  */
 public final class FileSource implements Source {
 
@@ -54,13 +59,20 @@ public final class FileSource implements Source {
     public static final class Type extends AbstractStageType {
 
         private static final ConfigDef CONFIG = StandardKeys.errorHandling(StandardKeys.batching(new ConfigDef()
-                .define(PATH, ConfigType.PATH, null, true, "The file to read, relative to the pipeline file.")
+                .define(
+                        PATH,
+                        ConfigType.PATH,
+                        null,
+                        true,
+                        "The file to read, relative to the pipeline file; or a directory, whose files of the format "
+                                + "(by extension; hidden ones and those starting with _ left out) are read in name order.")
                 .defineEnum(
                         FORMAT,
                         FileFormats.ALL,
                         null,
                         false,
-                        "json (one object per line), csv or parquet. Default: from the file extension.")
+                        "json (one object per line), csv or parquet. Default: from the file extension (a directory: "
+                                + "its first file's).")
                 .define(
                         SCHEMA,
                         ConfigType.MAP,
@@ -97,17 +109,34 @@ public final class FileSource implements Source {
     static final String BLANK_LINE = "blank line, skipped";
 
     private final Path path;
+    /** The files to read: {@code path}, or the directory's in name order. */
+    private final List<Path> files;
+
     private final String format;
     private final Map<String, String> declared;
     private final Map<String, Object> options = new HashMap<>();
     private NativeFileReader reader;
+    /** The index in {@code files} of the one {@code reader} reads. */
+    private int current;
+
+    private Schema schema;
     private StageContext context;
 
     FileSource(Settings config) {
         this.path = config.getPath(PATH);
-        this.format = FileFormats.resolve(config.has(FORMAT) ? config.getString(FORMAT) : null, path);
+        String configured = config.has(FORMAT) ? config.getString(FORMAT) : null;
+        if (Files.isDirectory(path)) {
+            List<Path> all = listed(path);
+            this.format = configured != null ? configured : FileFormats.resolve(null, all.get(0));
+            this.files = all.stream().filter(f -> format.equals(formatOf(f))).toList();
+            if (files.isEmpty()) {
+                throw new InvalidSettingException(PATH, "the directory " + path + " holds no " + format + " files");
+            }
+        } else {
+            this.format = FileFormats.resolve(configured, path);
+            this.files = List.of(path);
+        }
         this.declared = config.has(SCHEMA) ? config.getMap(SCHEMA) : null;
-        options.put("path", path.toString());
         options.put("format", format);
         options.put("batch_size", config.getInt(StandardKeys.BATCH_SIZE));
         options.put("header", config.getBoolean(HEADER));
@@ -115,13 +144,38 @@ public final class FileSource implements Source {
         options.put("infer_rows", config.getInt(INFER_ROWS));
     }
 
+    /** A directory's files that are not hidden, in name order; refused when there are none. */
+    private static List<Path> listed(Path directory) {
+        try (Stream<Path> entries = Files.list(directory)) {
+            List<Path> files = entries.filter(Files::isRegularFile)
+                    .filter(f -> !f.getFileName().toString().startsWith(".")
+                            && !f.getFileName().toString().startsWith("_"))
+                    .sorted()
+                    .toList();
+            if (files.isEmpty()) {
+                throw new InvalidSettingException(PATH, "the directory " + directory + " holds no files to read");
+            }
+            return files;
+        } catch (IOException e) {
+            throw new InvalidSettingException(PATH, "cannot list " + directory + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The format a file's extension implies, or null. */
+    private static String formatOf(Path file) {
+        try {
+            return FileFormats.resolve(null, file);
+        } catch (InvalidSettingException e) {
+            return null;
+        }
+    }
+
     @Override
     public Schema open(StageContext context) {
         this.context = context;
-        if (!Files.isRegularFile(path)) {
+        if (!Files.isRegularFile(files.get(0))) {
             throw new InvalidSettingException(PATH, "the file " + path + " does not exist");
         }
-        Schema schema = null;
         if (declared != null) {
             if (format.equals("parquet")) {
                 throw new InvalidSettingException(SCHEMA, "a Parquet file carries its own schema; remove `schema:`");
@@ -132,25 +186,35 @@ public final class FileSource implements Source {
                 throw new InvalidSettingException(SCHEMA, e.getMessage());
             }
         }
-        try {
-            reader = NativeFileReader.open(context.allocator(), options, schema);
-        } catch (NativeException e) {
-            throw new InvalidSettingException(PATH, e.getMessage(), e);
-        }
+        reader = openFile(files.get(0), schema);
         for (String warning : reader.warnings()) {
             try (var pipeline = MDC.putCloseable("pipeline", context.pipelineName());
                     var node = MDC.putCloseable("node", context.nodeName())) {
                 LOG.warn("warning: node '{}': {}", context.nodeName(), warning);
             }
         }
-        return reader.schema();
+        schema = reader.schema();
+        return schema;
+    }
+
+    /** A reader of {@code file}: with {@code schema} (null: inferred, or the Parquet file's). */
+    private NativeFileReader openFile(Path file, Schema schema) {
+        options.put("path", file.toString());
+        try {
+            return NativeFileReader.open(context.allocator(), options, schema);
+        } catch (NativeException e) {
+            throw new InvalidSettingException(PATH, e.getMessage(), e);
+        }
     }
 
     @Override
     public Poll poll(Emitter out) {
         NativeFileReader.Read read = reader.next();
-        if (read == null) {
-            return Poll.END;
+        while (read == null) {
+            if (!nextFile()) {
+                return Poll.END;
+            }
+            read = reader.next();
         }
         if (read.errors() != null) {
             try (NativeBatch errors = read.errors()) {
@@ -166,6 +230,27 @@ public final class FileSource implements Source {
         }
         out.emit(read.batch());
         return Poll.EMITTED;
+    }
+
+    /**
+     * Moves on to the directory's next file, if any. JSON and CSV files are read with the first
+     * one's schema; a Parquet file carries its own, which must be the first one's.
+     */
+    private boolean nextFile() {
+        if (current + 1 >= files.size()) {
+            return false;
+        }
+        reader.close();
+        reader = null;
+        Path file = files.get(++current);
+        reader = openFile(file, format.equals("parquet") ? null : schema);
+        if (!reader.schema().equals(schema)) {
+            throw new InvalidSettingException(
+                    PATH,
+                    file + " has the columns " + reader.schema().getFields() + ", not those of " + files.get(0) + ": "
+                            + schema.getFields());
+        }
+        return true;
     }
 
     /**
@@ -185,7 +270,7 @@ public final class FileSource implements Source {
                 context.reject(
                         lines.get(i),
                         records.get(i),
-                        path.getFileName() + ":" + lines.get(i) + ": "
+                        files.get(current).getFileName() + ":" + lines.get(i) + ": "
                                 + new String(messages.get(i), StandardCharsets.UTF_8));
             }
         }

@@ -2,6 +2,7 @@ package dev.sluice.connector.kafka;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -572,6 +573,69 @@ class KafkaPipelineTest {
             movedIds.add(JSON.readTree(line).get("id").asLong());
         }
         assertEquals(LongStream.range(1_000, 1_100).boxed().toList(), movedIds);
+    }
+
+    /**
+     * Kafka to Parquet: part files, one completed per checkpoint, continue across runs (a single
+     * Parquet file cannot be, and the resumed run says what to do instead).
+     */
+    @Test
+    void aResumedKafkaToParquetRunContinuesItsPartFiles() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        KafkaTestSupport.createTopics(servers, 1, in);
+        Path file = dir.resolve("to-parquet.yaml");
+        Files.writeString(file, """
+                name: kafka-to-parquet
+                checkpoint: {interval: 500ms}
+                sources:
+                  events:
+                    type: kafka
+                    topic: %s
+                    group_id: g-%s
+                    bootstrap_servers: %s
+                    schema: {id: bigint, name: string, amount: bigint}
+                    bounded: true
+                sinks:
+                  out: {type: file, from: events, path: parts, format: parquet, parts: true}
+                """.formatted(in, in, servers));
+        Path state = dir.resolve("state");
+        List<String[]> input = records(1_000);
+        for (int run = 0; run < 2; run++) {
+            KafkaTestSupport.produce(servers, in, input.subList(run * 500, run * 500 + 500));
+            CliResult result = sluice("run", file.toString(), "--state-dir", state.toString());
+            assertEquals(0, result.code(), result.stderr());
+        }
+        Path read = dir.resolve("read.yaml");
+        Files.writeString(read, """
+                sources:
+                  parts: {type: file, path: parts}
+                sinks:
+                  back: {type: file, from: parts, path: back.jsonl}
+                """);
+        assertEquals(0, sluice("run", read.toString()).code());
+        List<Long> ids = new ArrayList<>();
+        for (String line : Files.readAllLines(dir.resolve("back.jsonl"))) {
+            ids.add(JSON.readTree(line).get("id").asLong());
+        }
+        assertEquals(LongStream.range(0, 1_000).boxed().toList(), ids, "both runs' rows, once each, in order");
+
+        // One Parquet file: the resumed run refuses to replace it, and names the way out.
+        Files.writeString(
+                file, Files.readString(file).replace("path: parts, format: parquet, parts: true", "path: one.parquet"));
+        Path oneState = dir.resolve("one-state");
+        KafkaTestSupport.produce(servers, in, records(1_100).subList(1_000, 1_100));
+        assertEquals(
+                0,
+                sluice("run", file.toString(), "--state-dir", oneState.toString())
+                        .code());
+        KafkaTestSupport.produce(servers, in, records(1_200).subList(1_100, 1_200));
+        CliResult again = sluice("run", file.toString(), "--state-dir", oneState.toString());
+        assertNotEquals(0, again.code());
+        assertTrue(
+                again.stderr().contains("a Parquet file cannot be continued")
+                        && again.stderr().contains("parts: true"),
+                again.stderr());
     }
 
     private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
