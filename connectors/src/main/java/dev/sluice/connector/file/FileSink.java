@@ -63,8 +63,9 @@ public final class FileSink implements Sink {
                         ConfigType.PATH,
                         null,
                         true,
-                        "The file to write, relative to the pipeline file; replaced when a run starts over, continued "
-                                + "from its last checkpoint when a run resumes (validate leaves it alone).")
+                        "The file to write (with parts: true, the directory), relative to the pipeline file; replaced "
+                                + "when a run starts over, continued from its last checkpoint when a run resumes (validate "
+                                + "leaves it alone).")
                 .defineEnum(
                         FORMAT,
                         FileFormats.ALL,
