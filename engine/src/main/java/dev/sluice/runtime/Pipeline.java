@@ -185,15 +185,17 @@ public final class Pipeline implements AutoCloseable {
                 throw ConfigException.of(tableProblems);
             }
             order = PipelineGraph.link(nodes);
-            List<ConfigException> deliveryProblems = new ArrayList<>(delivery.problems(order));
+            List<ConfigException> graphProblems = new ArrayList<>(delivery.problems(order));
             if (!tables.isEmpty() && GraphValidation.laneCount(order) > 1) {
-                deliveryProblems.add(new ConfigException(
+                graphProblems.add(new ConfigException(
                         spec.topLevel().get(DynamicTables.BLOCK).location(),
                         "tables: a dynamic table must see every change, but parallelism > 1 runs lanes that would each "
                                 + "see a part of them; run the pipeline with parallelism 1"));
             }
-            if (!deliveryProblems.isEmpty()) {
-                throw ConfigException.of(deliveryProblems);
+            Path deadLetterDir = defaultDeadLetterDirectory(spec, order);
+            graphProblems.addAll(FileClaims.problems(order, node -> deadLetterPath(node, deadLetterDir, lane)));
+            if (!graphProblems.isEmpty()) {
+                throw ConfigException.of(graphProblems);
             }
         } catch (RuntimeException e) {
             tables.close();
@@ -411,14 +413,7 @@ public final class Pipeline implements AutoCloseable {
                 : ErrorPolicy.FAIL;
         DeadLetterFile deadLetter = null;
         if (policy == ErrorPolicy.DEAD_LETTER) {
-            Path path = definesKey(node, StandardKeys.DEAD_LETTER) && config.has(StandardKeys.DEAD_LETTER)
-                    ? config.getPath(StandardKeys.DEAD_LETTER)
-                    : defaultDeadLetterDir.resolve(node.name() + ".dead-letter.jsonl");
-            if (lane > 0) {
-                // Each lane writes its own file: two writers must not share one.
-                path = path.resolveSibling(
-                        path.getFileName().toString().replaceFirst("(\\.[^.]*)?$", ".lane" + lane + "$1"));
-            }
+            Path path = deadLetterPath(node, defaultDeadLetterDir, lane);
             // A dead_letter setting was checked as a path; the default next to the output must stay inside too.
             String refusal = spec.paths().refusal(path);
             if (refusal != null) {
@@ -534,6 +529,23 @@ public final class Pipeline implements AutoCloseable {
             }
         }
         return first;
+    }
+
+    /** Where {@code node}'s lane {@code lane} writes its dead letters; null unless its on_error is dead_letter. */
+    private static Path deadLetterPath(PipelineNode node, Path defaultDeadLetterDir, int lane) {
+        if (!definesKey(node, StandardKeys.ON_ERROR)
+                || ErrorPolicy.parse(node.config.getString(StandardKeys.ON_ERROR)) != ErrorPolicy.DEAD_LETTER) {
+            return null;
+        }
+        Path path = definesKey(node, StandardKeys.DEAD_LETTER) && node.config.has(StandardKeys.DEAD_LETTER)
+                ? node.config.getPath(StandardKeys.DEAD_LETTER)
+                : defaultDeadLetterDir.resolve(node.name() + ".dead-letter.jsonl");
+        if (lane > 0) {
+            // Each lane writes its own file: two writers must not share one.
+            path = path.resolveSibling(
+                    path.getFileName().toString().replaceFirst("(\\.[^.]*)?$", ".lane" + lane + "$1"));
+        }
+        return path;
     }
 
     private static boolean definesKey(PipelineNode node, String key) {
