@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -23,7 +24,7 @@ import java.util.function.Function;
  * refused before anything opens. A directory (of part files, or read file by file) counts for
  * every file inside it.
  */
-final class FileClaims {
+public final class FileClaims {
 
     private FileClaims() {}
 
@@ -35,18 +36,7 @@ final class FileClaims {
      * {@code deadLetterOf} gives a node's dead-letter file, if it has one.
      */
     static List<ConfigException> problems(List<PipelineNode> order, Function<PipelineNode, Path> deadLetterOf) {
-        List<Claim> claims = new ArrayList<>();
-        for (PipelineNode node : order) {
-            Optional<Path> output = node.kind() == NodeKind.SINK ? node.type.outputFile(node.config) : Optional.empty();
-            addPaths(claims, node.name(), node.config, output.orElse(null), "");
-            Path deadLetter = deadLetterOf.apply(node);
-            if (deadLetter != null) {
-                Location where = node.config.has(StandardKeys.DEAD_LETTER)
-                        ? node.config.locationOf(StandardKeys.DEAD_LETTER)
-                        : node.config.locationOf(StandardKeys.ON_ERROR);
-                claims.add(claim(deadLetter, true, node.name(), "its dead letter", where));
-            }
-        }
+        List<Claim> claims = claims(order, deadLetterOf);
         List<ConfigException> problems = new ArrayList<>();
         for (int later = 1; later < claims.size(); later++) {
             Claim b = claims.get(later);
@@ -59,6 +49,41 @@ final class FileClaims {
             }
         }
         return problems;
+    }
+
+    /**
+     * The files {@code order}'s nodes write (symbolic links resolved as far as they exist), each
+     * with the node that writes it.
+     */
+    static Map<Path, String> written(List<PipelineNode> order, Function<PipelineNode, Path> deadLetterOf) {
+        Map<Path, String> written = new LinkedHashMap<>();
+        for (Claim claim : claims(order, deadLetterOf)) {
+            if (claim.writes) {
+                written.putIfAbsent(claim.real, claim.node);
+            }
+        }
+        return written;
+    }
+
+    /** Whether two files, as {@link #written} gives them, are one, or one is inside the other. */
+    public static boolean overlapping(Path a, Path b) {
+        return a.startsWith(b) || b.startsWith(a);
+    }
+
+    private static List<Claim> claims(List<PipelineNode> order, Function<PipelineNode, Path> deadLetterOf) {
+        List<Claim> claims = new ArrayList<>();
+        for (PipelineNode node : order) {
+            Optional<Path> output = node.kind() == NodeKind.SINK ? node.type.outputFile(node.config) : Optional.empty();
+            addPaths(claims, node.name(), node.config, output.orElse(null), "");
+            Path deadLetter = deadLetterOf.apply(node);
+            if (deadLetter != null) {
+                Location where = node.config.has(StandardKeys.DEAD_LETTER)
+                        ? node.config.locationOf(StandardKeys.DEAD_LETTER)
+                        : node.config.locationOf(StandardKeys.ON_ERROR);
+                claims.add(claim(deadLetter, true, node.name(), "its dead letter", where));
+            }
+        }
+        return claims;
     }
 
     /** The path settings of {@code config} (and of its sections, such as side tables). */
@@ -101,7 +126,7 @@ final class FileClaims {
 
     /** The same file, or one inside the other (a directory). */
     private static boolean overlap(Claim a, Claim b) {
-        return a.real.startsWith(b.real) || b.real.startsWith(a.real);
+        return overlapping(a.real, b.real);
     }
 
     private static String conflict(Claim a, Claim b) {

@@ -248,6 +248,16 @@ public final class Pipeline implements AutoCloseable {
         return spec;
     }
 
+    /**
+     * The files this pipeline writes (its sinks' and its dead letters'), symbolic links resolved,
+     * each with the node writing it: the service holds them against its other pipelines'
+     * ({@link FileClaims#overlapping}).
+     */
+    public Map<Path, String> writtenFiles() {
+        Path deadLetterDir = defaultDeadLetterDirectory(spec, order);
+        return FileClaims.written(order, node -> deadLetterPath(node, deadLetterDir, 0));
+    }
+
     public String name() {
         return spec.name();
     }

@@ -73,6 +73,7 @@ final class HostedPipeline {
     private volatile Duration checkpointTimeout = Duration.ofSeconds(60);
     private volatile int lanes;
     private volatile int restarts;
+    private volatile Map<Path, String> claimedFiles = Map.of();
     private volatile String lastError;
     private volatile Instant lastErrorAt;
     private volatile Instant startedAt;
@@ -91,6 +92,15 @@ final class HostedPipeline {
         this.types = types;
         this.log = log;
         define(definition);
+    }
+
+    /** The files this pipeline writes, each with its node: from its last apply or run (none before either). */
+    Map<Path, String> claimedFiles() {
+        return claimedFiles;
+    }
+
+    void claimFiles(Map<Path, String> files) {
+        claimedFiles = Map.copyOf(files);
     }
 
     /** Takes a new definition; applies at the next {@link #start}. */
@@ -170,6 +180,7 @@ final class HostedPipeline {
             try {
                 PipelineSpec spec = Preprocessors.parse(running.yaml(), file);
                 pipeline = Pipeline.assemble(spec, types, StatePositionStore.in(store, name));
+                claimedFiles = Map.copyOf(pipeline.writtenFiles());
                 policy = pipeline.restartPolicy();
                 checkpointTimeout = pipeline.checkpointSettings().timeout();
                 stats = pipeline.stats();

@@ -5,6 +5,7 @@ import dev.sluice.config.PipelineSpec;
 import dev.sluice.config.Secrets;
 import dev.sluice.config.StageTypes;
 import dev.sluice.pluginhost.Preprocessors;
+import dev.sluice.runtime.FileClaims;
 import dev.sluice.runtime.Pipeline;
 import dev.sluice.state.StateStore;
 import java.io.PrintStream;
@@ -47,6 +48,9 @@ public final class PipelineService implements AutoCloseable {
     private final PrintStream echo;
     private final Map<String, HostedPipeline> pipelines = new ConcurrentSkipListMap<>();
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
+    /** Held while a definition's files are checked against the other pipelines' and claimed. */
+    private final Object fileClaims = new Object();
+
     private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(
             runnable -> Thread.ofPlatform().daemon().name("sluice-rates").unstarted(runnable));
     private volatile boolean ready;
@@ -104,7 +108,7 @@ public final class PipelineService implements AutoCloseable {
             if (existing != null && existing.definition().yaml().equals(yaml)) {
                 return Applied.UNCHANGED;
             }
-            validate(name, yaml);
+            Map<Path, String> writes = validate(name, yaml);
             PipelineDefinition definition = new PipelineDefinition(
                     name,
                     yaml,
@@ -112,9 +116,19 @@ public final class PipelineService implements AutoCloseable {
                     existing != null && existing.definition().paused(),
                     Instant.now());
             if (existing == null) {
-                definitions.save(definition);
-                host(definition).start();
+                HostedPipeline created;
+                synchronized (fileClaims) { // checked and claimed at once: two applies cannot both pass
+                    refuseFilesOfOthers(name, writes);
+                    definitions.save(definition);
+                    created = host(definition);
+                    created.claimFiles(writes);
+                }
+                created.start();
                 return Applied.CREATED;
+            }
+            synchronized (fileClaims) {
+                refuseFilesOfOthers(name, writes);
+                existing.claimFiles(writes);
             }
             boolean wasRunning = !definition.paused();
             existing.stop();
@@ -125,6 +139,33 @@ public final class PipelineService implements AutoCloseable {
                 existing.start();
             }
             return Applied.UPDATED;
+        }
+    }
+
+    /**
+     * Refuses a definition that would write a file another hosted pipeline writes (relative paths
+     * of all pipelines resolve against one base directory, and default dead letters are named
+     * after their node: two pipelines' {@code events} nodes would share one).
+     */
+    private void refuseFilesOfOthers(String name, Map<Path, String> writes) {
+        List<String> problems = new ArrayList<>();
+        for (HostedPipeline other : pipelines.values()) {
+            if (other.name().equals(name)) {
+                continue;
+            }
+            other.claimedFiles()
+                    .forEach((theirs, theirNode) -> writes.forEach((file, node) -> {
+                        if (FileClaims.overlapping(file, theirs)) {
+                            problems.add(fileOf(name) + ": node '" + node + "' writes " + file + ", which pipeline '"
+                                    + other.name() + "' (node '" + theirNode + "') writes"
+                                    + (file.equals(theirs) ? "" : " as " + theirs + " (one inside the other)")
+                                    + " too: each would replace the other's rows; give each its own file (a dead letter: "
+                                    + "set dead_letter:)");
+                        }
+                    }));
+        }
+        if (!problems.isEmpty()) {
+            throw new InvalidPipelineException(problems);
         }
     }
 
@@ -241,8 +282,12 @@ public final class PipelineService implements AutoCloseable {
         return baseDir.resolve(name + ".yaml");
     }
 
-    /** As {@code sluice validate}: checks the config and plans the SQL, without running. */
-    private void validate(String name, String yaml) {
+    /**
+     * As {@code sluice validate}: checks the config and plans the SQL, without running.
+     *
+     * @return the files the pipeline writes, each with its node
+     */
+    private Map<Path, String> validate(String name, String yaml) {
         Path file = fileOf(name);
         Secrets secrets = Secrets.of(yaml, file);
         try {
@@ -252,7 +297,9 @@ public final class PipelineService implements AutoCloseable {
                         + secrets.apply(spec.name()) + "' in its file but applied as '" + name
                         + "'; use the same name (or leave 'name' out)"));
             }
-            Pipeline.assemble(spec, types).close();
+            try (Pipeline pipeline = Pipeline.assemble(spec, types)) {
+                return pipeline.writtenFiles();
+            }
         } catch (ConfigException e) {
             throw new InvalidPipelineException(e.problems().stream()
                     .map(problem -> secrets.apply(problem.getMessage()))

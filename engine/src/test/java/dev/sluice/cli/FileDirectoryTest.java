@@ -110,6 +110,7 @@ class FileDirectoryTest {
     @Test
     void aPathOfTheWrongKindIsRefusedWithTheWayOut() throws IOException {
         write("ids.jsonl", "{\"id\": 1}\n");
+        write("earlier.jsonl", "{\"id\": 0}\n");
         Files.createDirectories(dir.resolve("a-directory"));
         Result directory = sluice("validate", write("d.yaml", """
                 sources:
@@ -125,7 +126,7 @@ class FileDirectoryTest {
                 sources:
                   events: {type: file, path: ids.jsonl}
                 sinks:
-                  out: {type: file, from: events, path: ids.jsonl, parts: true}
+                  out: {type: file, from: events, path: earlier.jsonl, parts: true}
                 """).toString());
         assertEquals(2, file.code(), file.stderr());
         assertTrue(file.stderr().contains("is a file; with parts: true, name the directory to write"), file.stderr());

@@ -46,9 +46,11 @@ class PluginSourceRestartTest {
     }
 
     /**
-     * Parquet part files: each kill leaves the part being written unfinished (hidden, no footer)
-     * and perhaps a part completed after the last finalized checkpoint; the next run deletes
-     * both and writes those rows again, so the directory read back holds every good id once.
+     * Parquet part files: each kill leaves the part being written unfinished (hidden, no footer),
+     * perhaps a part completed after the last finalized checkpoint (hidden, pending) and perhaps
+     * one the last checkpoint counted but not yet made visible; the next run deletes the first two
+     * and writes their rows again, and makes the third visible, so the directory read back holds
+     * every good id once.
      */
     @Test
     void parquetPartFilesHoldEveryIdOnceAfterKill9() throws Exception {

@@ -182,6 +182,76 @@ class ServiceApiTest {
         }
     }
 
+    /**
+     * Relative paths of every pipeline resolve against one base directory, and a default dead
+     * letter is named after its node: two pipelines must not write one file. The second apply is
+     * refused (its files are not touched); renaming the file or deleting the first lets it in.
+     */
+    @Test
+    void aPipelineWritingAFileAnotherWritesIsRefused() throws Exception {
+        startService("127.0.0.1", null);
+        String writer = """
+                name: %s
+                sources:
+                  events: {type: generator, entity: bid, rate: 100, batch_size: 10}
+                transforms:
+                  checked:
+                    type: sql
+                    sql: SELECT auction FROM events
+                    on_error: dead_letter
+                sinks:
+                  out: {type: file, from: checked, path: %s}
+                """;
+        assertEquals(
+                201,
+                send("PUT", "/pipelines/first", writer.formatted("first", "out/first.jsonl"))
+                        .status());
+        Reply sameDeadLetter = send("PUT", "/pipelines/second", writer.formatted("second", "out/second.jsonl"));
+        assertEquals(422, sameDeadLetter.status(), sameDeadLetter.body().toString());
+        String problem = sameDeadLetter.body().path("problems").get(0).asText();
+        assertTrue(
+                problem.startsWith(dir.resolve("second.yaml") + ": node 'checked' writes "
+                                + dir.resolve("out/checked.dead-letter.jsonl")
+                                + ", which pipeline 'first' (node 'checked') writes too")
+                        && problem.contains("set dead_letter:"),
+                problem);
+        Reply sameOutput = send(
+                "PUT",
+                "/pipelines/second",
+                writer.formatted("second", "out/first.jsonl").replace("on_error: dead_letter", "on_error: skip"));
+        assertEquals(422, sameOutput.status(), sameOutput.body().toString());
+        assertTrue(
+                sameOutput
+                        .body()
+                        .path("problems")
+                        .get(0)
+                        .asText()
+                        .contains("node 'out' writes " + dir.resolve("out/first.jsonl")),
+                sameOutput.body().toString());
+        assertEquals(404, send("GET", "/pipelines/second", null).status(), "a refused pipeline is not hosted");
+
+        String ownDeadLetter = writer.formatted("second", "out/second.jsonl")
+                .replace(
+                        "on_error: dead_letter",
+                        "on_error: dead_letter\n    dead_letter: out/second.dead-letter.jsonl");
+        assertEquals(201, send("PUT", "/pipelines/second", ownDeadLetter).status());
+        assertEquals(
+                200,
+                send("PUT", "/pipelines/first", writer.formatted("first", "out/first-v2.jsonl"))
+                        .status(),
+                "reapplying checks against the others, not itself");
+        send("DELETE", "/pipelines/second", null);
+        assertEquals(
+                201,
+                send(
+                                "PUT",
+                                "/pipelines/third",
+                                writer.formatted("third", "out/second.jsonl")
+                                        .replace("on_error: dead_letter", "on_error: skip"))
+                        .status(),
+                "a deleted pipeline's files are free");
+    }
+
     @Test
     void everyErrorCaseHasItsStatusAndMessage() throws Exception {
         startService("127.0.0.1", null);

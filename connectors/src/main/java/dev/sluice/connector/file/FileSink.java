@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * the epochs it replays are written once. JSON lines and CSV are synced to disk at every barrier; a Parquet file is
  * complete when the run ends (its footer is written last) and cannot be continued. With
  * {@code parts: true} the path is a directory of {@link PartFiles}, one completed at each
- * barrier, which a resumed run continues in every format.
+ * barrier and made visible when its checkpoint is finalized, which a resumed run continues in
+ * every format.
  */
 public final class FileSink implements Sink {
 
@@ -78,10 +79,11 @@ public final class FileSink implements Sink {
                         ConfigType.BOOLEAN,
                         false,
                         false,
-                        "Write `path` as a directory of part files, one completed at each checkpoint "
-                                + "(part-00000001.parquet, ...; the one being written is hidden until then). A resumed run "
-                                + "deletes the parts after its checkpoint and goes on with the next; a run that starts over "
-                                + "deletes every part. How to write Parquet from a source that resumes (Kafka).");
+                        "Write `path` as a directory of part files, one per checkpoint (part-00000001.parquet, ...), "
+                                + "each hidden until its checkpoint is finalized, then whole and never taken back. A resumed "
+                                + "run goes on with the next number (deleting hidden parts its checkpoint did not count); a "
+                                + "run that starts over deletes every part. How to write Parquet from a source that resumes "
+                                + "(Kafka).");
 
         public Type() {
             super(NodeKind.SINK, "file", "Writes every row to one file, or to part files in a directory.", CONFIG);
@@ -198,6 +200,14 @@ public final class FileSink implements Sink {
         }
         // A Parquet file is recorded too: a resumed run must refuse it rather than replace it.
         durableLength = Files.exists(path) ? Files.size(path) : 0;
+    }
+
+    /** Parts completed for a finalized checkpoint become visible. */
+    @Override
+    public void onCheckpointComplete(long epoch) throws IOException {
+        if (parts != null) {
+            parts.commit();
+        }
     }
 
     @Override
