@@ -28,15 +28,19 @@ public final class FileClaims {
 
     private FileClaims() {}
 
-    /** One node's use of one file. */
+    /** One node's use of one file (node null: the pipeline file, read to define the pipeline). */
     private record Claim(Path path, Path real, boolean writes, String node, String what, Location where) {}
 
     /**
-     * The conflicts among the files of {@code order}'s nodes, each reported at the later claim.
-     * {@code deadLetterOf} gives a node's dead-letter file, if it has one.
+     * The conflicts among the files of {@code order}'s nodes and the pipeline file itself, each
+     * reported at the later claim. {@code deadLetterOf} gives a node's dead-letter file, if it
+     * has one.
      */
-    static List<ConfigException> problems(List<PipelineNode> order, Function<PipelineNode, Path> deadLetterOf) {
-        List<Claim> claims = claims(order, deadLetterOf);
+    static List<ConfigException> problems(
+            Path pipelineFile, List<PipelineNode> order, Function<PipelineNode, Path> deadLetterOf) {
+        List<Claim> claims = new ArrayList<>();
+        claims.add(claim(pipelineFile, false, null, "the pipeline file", Location.of(pipelineFile)));
+        claims.addAll(claims(order, deadLetterOf));
         List<ConfigException> problems = new ArrayList<>();
         for (int later = 1; later < claims.size(); later++) {
             Claim b = claims.get(later);
@@ -130,6 +134,10 @@ public final class FileClaims {
     }
 
     private static String conflict(Claim a, Claim b) {
+        if (a.node == null) {
+            return b.what + " " + b.path + " is the pipeline file itself: the run would replace its own definition; "
+                    + "write to another file";
+        }
         String by = (a.writes ? "written" : "read") + " by node '" + a.node + "'"
                 + (a.where == null ? "" : " (line " + a.where.line() + ")");
         String relation = a.real.equals(b.real)

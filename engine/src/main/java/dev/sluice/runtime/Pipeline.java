@@ -193,7 +193,8 @@ public final class Pipeline implements AutoCloseable {
                                 + "see a part of them; run the pipeline with parallelism 1"));
             }
             Path deadLetterDir = defaultDeadLetterDirectory(spec, order);
-            graphProblems.addAll(FileClaims.problems(order, node -> deadLetterPath(node, deadLetterDir, lane)));
+            graphProblems.addAll(FileClaims.problems(
+                    spec.file(), order, node -> deadLetterPath(node, deadLetterDir, spec.name(), lane)));
             if (!graphProblems.isEmpty()) {
                 throw ConfigException.of(graphProblems);
             }
@@ -255,7 +256,7 @@ public final class Pipeline implements AutoCloseable {
      */
     public Map<Path, String> writtenFiles() {
         Path deadLetterDir = defaultDeadLetterDirectory(spec, order);
-        return FileClaims.written(order, node -> deadLetterPath(node, deadLetterDir, 0));
+        return FileClaims.written(order, node -> deadLetterPath(node, deadLetterDir, spec.name(), 0));
     }
 
     public String name() {
@@ -423,7 +424,7 @@ public final class Pipeline implements AutoCloseable {
                 : ErrorPolicy.FAIL;
         DeadLetterFile deadLetter = null;
         if (policy == ErrorPolicy.DEAD_LETTER) {
-            Path path = deadLetterPath(node, defaultDeadLetterDir, lane);
+            Path path = deadLetterPath(node, defaultDeadLetterDir, spec.name(), lane);
             // A dead_letter setting was checked as a path; the default next to the output must stay inside too.
             String refusal = spec.paths().refusal(path);
             if (refusal != null) {
@@ -541,15 +542,19 @@ public final class Pipeline implements AutoCloseable {
         return first;
     }
 
-    /** Where {@code node}'s lane {@code lane} writes its dead letters; null unless its on_error is dead_letter. */
-    private static Path deadLetterPath(PipelineNode node, Path defaultDeadLetterDir, int lane) {
+    /**
+     * Where {@code node}'s lane {@code lane} writes its dead letters; null unless its on_error is
+     * dead_letter. The default name holds the pipeline's name as well as the node's: pipelines
+     * in one directory (the service's base directory) often share node names like {@code events}.
+     */
+    private static Path deadLetterPath(PipelineNode node, Path defaultDeadLetterDir, String pipeline, int lane) {
         if (!definesKey(node, StandardKeys.ON_ERROR)
                 || ErrorPolicy.parse(node.config.getString(StandardKeys.ON_ERROR)) != ErrorPolicy.DEAD_LETTER) {
             return null;
         }
         Path path = definesKey(node, StandardKeys.DEAD_LETTER) && node.config.has(StandardKeys.DEAD_LETTER)
                 ? node.config.getPath(StandardKeys.DEAD_LETTER)
-                : defaultDeadLetterDir.resolve(node.name() + ".dead-letter.jsonl");
+                : defaultDeadLetterDir.resolve(pipeline + "." + node.name() + ".dead-letter.jsonl");
         if (lane > 0) {
             // Each lane writes its own file: two writers must not share one.
             path = path.resolveSibling(

@@ -172,7 +172,7 @@ class AllowedDirsTest {
         assertEquals(Main.EXIT_CONFIG, result.code(), result.stderr());
         assertTrue(
                 result.stderr()
-                        .contains("node 'ids': the dead letter " + pipelines.resolve("ids.dead-letter.jsonl")
+                        .contains("node 'ids': the dead letter " + pipelines.resolve("dl.ids.dead-letter.jsonl")
                                 + " is outside"),
                 result.stderr());
     }

@@ -146,7 +146,7 @@ class CliTest {
         assertEquals(
                 List.of(2L, 5L, 6L),
                 rows.stream().map(r -> r.get("id").asLong()).toList());
-        List<JsonNode> dead = readJsonLines(dir.resolve("out/events.dead-letter.jsonl"));
+        List<JsonNode> dead = readJsonLines(dir.resolve("out/bad-lines.events.dead-letter.jsonl"));
         assertEquals(
                 List.of(3L, 4L),
                 dead.stream().map(r -> r.get("position").asLong()).toList());
@@ -187,7 +187,7 @@ class CliTest {
                 rows.stream()
                         .map(r -> r.get("id").asLong() + ":" + r.get("v").asText())
                         .toList());
-        List<JsonNode> dead = readJsonLines(dir.resolve("out/events.dead-letter.jsonl"));
+        List<JsonNode> dead = readJsonLines(dir.resolve("out/glued.events.dead-letter.jsonl"));
         assertEquals(
                 List.of(2L, 3L, 4L, 6L),
                 dead.stream().map(r -> r.get("position").asLong()).toList());
@@ -255,7 +255,7 @@ class CliTest {
                 (r.get("id").asLong() % 100) * 10 + (r.get("id").asLong() > 100 ? 1 : 0),
                 r.get("amount").asLong(),
                 r.toString()));
-        List<JsonNode> dead = readJsonLines(dir.resolve("out/parsed.dead-letter.jsonl"));
+        List<JsonNode> dead = readJsonLines(dir.resolve("out/dead.parsed.dead-letter.jsonl"));
         assertEquals(
                 bad.stream()
                         .map(id -> "{\"id\":" + id + ",\"amount\":\"x" + id + "\"}")

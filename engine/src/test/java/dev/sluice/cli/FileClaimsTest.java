@@ -92,6 +92,24 @@ class FileClaimsTest {
     }
 
     @Test
+    void aSinkOverThePipelineFileIsRefused() throws IOException {
+        write("in.jsonl", "{\"id\": 1}\n");
+        Path pipeline = write("p.yaml", """
+                sources:
+                  events: {type: file, path: in.jsonl}
+                sinks:
+                  out: {type: file, from: events, path: p.yaml, format: json}
+                """);
+        String before = Files.readString(pipeline);
+        Result result = sluice("run", pipeline.toString());
+        assertEquals(2, result.code(), result.stderr());
+        assertTrue(
+                result.stderr().contains("node 'out': `path` " + pipeline + " is the pipeline file itself"),
+                result.stderr());
+        assertEquals(before, Files.readString(pipeline));
+    }
+
+    @Test
     void readingOneFileTwiceAndWritingBesideItIsFine() throws IOException {
         write("in.jsonl", "{\"id\": 1}\n");
         Result result = sluice("run", write("p.yaml", """

@@ -42,7 +42,7 @@ class FileDirectoryTest {
         assertEquals(
                 List.of("{\"id\":1}", "{\"id\":2}", "{\"id\":3}", "{\"id\":4}"),
                 Files.readAllLines(dir.resolve("out.jsonl")));
-        String dead = Files.readString(dir.resolve("events.dead-letter.jsonl"));
+        String dead = Files.readString(dir.resolve("read.events.dead-letter.jsonl"));
         assertTrue(dead.contains("b.jsonl:2: "), dead);
     }
 

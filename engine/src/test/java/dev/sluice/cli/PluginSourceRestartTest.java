@@ -41,7 +41,7 @@ class PluginSourceRestartTest {
         killThreeTimesThenFinish(file, () -> lines(out), 3_000);
         assertEquals(
                 good(), ids(Files.readAllLines(out), "id"), "one line per good id: none lost, none twice, none cut");
-        List<String> dead = Files.readAllLines(dir.resolve("checked.dead-letter.jsonl"));
+        List<String> dead = Files.readAllLines(dir.resolve("p.checked.dead-letter.jsonl"));
         assertEquals(bad(), ids(dead, "record"), "one dead letter per bad id");
     }
 
@@ -72,7 +72,7 @@ class PluginSourceRestartTest {
                 """);
         assertEquals(0, Main.execute("run", read.toString()));
         assertEquals(good(), ids(Files.readAllLines(dir.resolve("back.jsonl")), "id"), "one row per good id");
-        List<String> dead = Files.readAllLines(dir.resolve("checked.dead-letter.jsonl"));
+        List<String> dead = Files.readAllLines(dir.resolve("p.checked.dead-letter.jsonl"));
         assertEquals(bad(), ids(dead, "record"), "one dead letter per bad id");
     }
 

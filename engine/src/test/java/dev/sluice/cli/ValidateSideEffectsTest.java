@@ -77,7 +77,7 @@ class ValidateSideEffectsTest {
                 (name, bytes) -> assertArrayEquals(bytes, read(dir.resolve(name)), name + " was changed by validate"));
         assertFalse(Files.exists(dir.resolve("new")), "validate created the directory of a file sink");
         assertFalse(Files.exists(dir.resolve("new-parts")), "validate created the directory of part files");
-        assertFalse(Files.exists(dir.resolve("lines.dead-letter.jsonl")), "validate created a dead letter");
+        assertFalse(Files.exists(dir.resolve("p.lines.dead-letter.jsonl")), "validate created a dead letter");
         assertEquals("", validate.stdout(), "validate printed rows on stdout");
 
         // The same pipeline run for real writes every one of them.
@@ -89,7 +89,7 @@ class ValidateSideEffectsTest {
                 name + " was not written by the run"));
         assertTrue(Files.size(dir.resolve("new/deeper/fresh.jsonl")) > 0);
         assertTrue(Files.size(dir.resolve("new-parts/part-00000001.csv")) > 0);
-        assertTrue(Files.exists(dir.resolve("lines.dead-letter.jsonl")));
+        assertTrue(Files.exists(dir.resolve("p.lines.dead-letter.jsonl")));
         assertFalse(run.stdout().isEmpty(), "the stdout sink printed nothing in the run");
     }
 

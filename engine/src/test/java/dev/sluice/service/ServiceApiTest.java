@@ -183,9 +183,10 @@ class ServiceApiTest {
     }
 
     /**
-     * Relative paths of every pipeline resolve against one base directory, and a default dead
-     * letter is named after its node: two pipelines must not write one file. The second apply is
-     * refused (its files are not touched); renaming the file or deleting the first lets it in.
+     * Relative paths of every pipeline resolve against one base directory: two pipelines must not
+     * write one file. The second apply is refused (its files are not touched); its own file, or
+     * deleting the first, lets it in. Default dead letters carry the pipeline's name, so two
+     * pipelines' nodes of one name do not meet.
      */
     @Test
     void aPipelineWritingAFileAnotherWritesIsRefused() throws Exception {
@@ -198,27 +199,28 @@ class ServiceApiTest {
                   checked:
                     type: sql
                     sql: SELECT auction FROM events
-                    on_error: dead_letter
+                    on_error: dead_letter%s
                 sinks:
                   out: {type: file, from: checked, path: %s}
                 """;
         assertEquals(
                 201,
-                send("PUT", "/pipelines/first", writer.formatted("first", "out/first.jsonl"))
+                send("PUT", "/pipelines/first", writer.formatted("first", "", "out/first.jsonl"))
                         .status());
-        Reply sameDeadLetter = send("PUT", "/pipelines/second", writer.formatted("second", "out/second.jsonl"));
+        Reply sameDeadLetter = send(
+                "PUT",
+                "/pipelines/second",
+                writer.formatted(
+                        "second", "\n    dead_letter: out/first.checked.dead-letter.jsonl", "out/second.jsonl"));
         assertEquals(422, sameDeadLetter.status(), sameDeadLetter.body().toString());
         String problem = sameDeadLetter.body().path("problems").get(0).asText();
         assertTrue(
                 problem.startsWith(dir.resolve("second.yaml") + ": node 'checked' writes "
-                                + dir.resolve("out/checked.dead-letter.jsonl")
+                                + dir.resolve("out/first.checked.dead-letter.jsonl")
                                 + ", which pipeline 'first' (node 'checked') writes too")
-                        && problem.contains("set dead_letter:"),
+                        && problem.contains("give each its own file"),
                 problem);
-        Reply sameOutput = send(
-                "PUT",
-                "/pipelines/second",
-                writer.formatted("second", "out/first.jsonl").replace("on_error: dead_letter", "on_error: skip"));
+        Reply sameOutput = send("PUT", "/pipelines/second", writer.formatted("second", "", "out/first.jsonl"));
         assertEquals(422, sameOutput.status(), sameOutput.body().toString());
         assertTrue(
                 sameOutput
@@ -230,24 +232,20 @@ class ServiceApiTest {
                 sameOutput.body().toString());
         assertEquals(404, send("GET", "/pipelines/second", null).status(), "a refused pipeline is not hosted");
 
-        String ownDeadLetter = writer.formatted("second", "out/second.jsonl")
-                .replace(
-                        "on_error: dead_letter",
-                        "on_error: dead_letter\n    dead_letter: out/second.dead-letter.jsonl");
-        assertEquals(201, send("PUT", "/pipelines/second", ownDeadLetter).status());
+        assertEquals(
+                201,
+                send("PUT", "/pipelines/second", writer.formatted("second", "", "out/second.jsonl"))
+                        .status(),
+                "own default dead letter");
         assertEquals(
                 200,
-                send("PUT", "/pipelines/first", writer.formatted("first", "out/first-v2.jsonl"))
+                send("PUT", "/pipelines/first", writer.formatted("first", "", "out/first-v2.jsonl"))
                         .status(),
                 "reapplying checks against the others, not itself");
         send("DELETE", "/pipelines/second", null);
         assertEquals(
                 201,
-                send(
-                                "PUT",
-                                "/pipelines/third",
-                                writer.formatted("third", "out/second.jsonl")
-                                        .replace("on_error: dead_letter", "on_error: skip"))
+                send("PUT", "/pipelines/third", writer.formatted("third", "", "out/second.jsonl"))
                         .status(),
                 "a deleted pipeline's files are free");
     }

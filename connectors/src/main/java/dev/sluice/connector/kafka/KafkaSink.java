@@ -104,7 +104,7 @@ public final class KafkaSink implements Sink {
                                 null,
                                 false,
                                 "The dead-letter file (JSON lines: node, position = the row's number in this run's output, "
-                                        + "error, record). Default: <node>.dead-letter.jsonl next to the first file sink's "
+                                        + "error, record). Default: <pipeline>.<node>.dead-letter.jsonl next to the first file sink's "
                                         + "output, else next to the pipeline file.")),
                 false);
 

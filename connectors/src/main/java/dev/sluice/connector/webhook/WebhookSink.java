@@ -156,7 +156,7 @@ public final class WebhookSink implements Sink {
                         null,
                         false,
                         "The dead-letter file (JSON lines, one line per row of a refused request). Default: "
-                                + "<node>.dead-letter.jsonl next to the first file sink's output, else next to the "
+                                + "<pipeline>.<node>.dead-letter.jsonl next to the first file sink's output, else next to the "
                                 + "pipeline file.");
 
         public Type() {

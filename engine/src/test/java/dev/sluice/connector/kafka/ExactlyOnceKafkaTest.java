@@ -302,7 +302,7 @@ class ExactlyOnceKafkaTest {
                 readCommitted(servers, out, 200, Duration.ofSeconds(10)); // 199 arrive: it reads until the time is up
         assertEquals(199, verified.distinct, log());
         assertEquals(0, verified.duplicates);
-        List<String> dead = Files.readAllLines(dir.resolve("out.dead-letter.jsonl"));
+        List<String> dead = Files.readAllLines(dir.resolve("eos-big.out.dead-letter.jsonl"));
         assertEquals(1, dead.size(), log());
         JsonNode letter = JSON.readTree(dead.get(0));
         assertTrue(letter.get("record").asText().startsWith("{\"id\":7,\"name\":\"xxx"), log());

@@ -440,7 +440,7 @@ class KafkaPipelineTest {
         withoutBoth.remove(8L);
         assertEquals(withoutBoth, idSet(KafkaTestSupport.consumeAll(servers, small, 198, Duration.ofSeconds(30))));
         // on_error's default: each sink's dead letter (next to the pipeline file) has what it refused, and why.
-        List<String> dead = Files.readAllLines(dir.resolve("out.dead-letter.jsonl"));
+        List<String> dead = Files.readAllLines(dir.resolve("big-rows.out.dead-letter.jsonl"));
         assertEquals(1, dead.size(), run.stderr());
         JsonNode letter = JSON.readTree(dead.get(0));
         assertEquals("out", letter.get("node").asText());
@@ -450,7 +450,7 @@ class KafkaPipelineTest {
         assertTrue(
                 letter.get("error").asText().contains("max.request.size (1048576 bytes)"),
                 letter.get("error").asText());
-        List<String> deadSmall = Files.readAllLines(dir.resolve("small.dead-letter.jsonl"));
+        List<String> deadSmall = Files.readAllLines(dir.resolve("big-rows.small.dead-letter.jsonl"));
         assertEquals(2, deadSmall.size(), run.stderr());
         JsonNode second = JSON.readTree(deadSmall.get(1));
         assertEquals(
@@ -557,7 +557,7 @@ class KafkaPipelineTest {
         }
         assertEquals(LongStream.range(0, 1_000).boxed().toList(), ids, "both runs' rows, once each, in order");
         List<String> dead = new ArrayList<>();
-        for (String line : Files.readAllLines(dir.resolve("events.dead-letter.jsonl"))) {
+        for (String line : Files.readAllLines(dir.resolve("kafka-to-file.events.dead-letter.jsonl"))) {
             dead.add(JSON.readTree(line).get("record").asText());
         }
         assertEquals(List.of("not json 0", "not json 1"), dead, "both runs' dead letters");

@@ -63,7 +63,7 @@ public final class StandardKeys {
                         ConfigType.PATH,
                         null,
                         false,
-                        "The dead-letter file (JSON lines). Default: <node>.dead-letter.jsonl next to the first file "
+                        "The dead-letter file (JSON lines). Default: <pipeline>.<node>.dead-letter.jsonl next to the first file "
                                 + "sink's output, else next to the pipeline file.");
     }
 }
