@@ -114,6 +114,12 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             let checked = std::iter::once(expr.clone()).chain(args.iter().cloned()).collect();
             Ok(Transformed::yes(call(&DATE_BIN_DEFINED, checked)))
         }
+        // A JSON number beyond a double's range (1e400) came out of json_get_float (and casts of
+        // `->` to a float, which the JSON functions rewrite to it) as an infinity; JSON has none.
+        Expr::ScalarFunction(ScalarFunction { func, args }) if func.name() == "json_get_float" && !args.is_empty() => {
+            let checked = std::iter::once(expr.clone()).chain(args.iter().cloned()).collect();
+            Ok(Transformed::yes(call(&JSON_FLOAT_FINITE, checked)))
+        }
         // to_timestamp(seconds as a float) converts to nanoseconds with a saturating `as i64`:
         // 1.7e12 (an epoch in milliseconds) became 2262-04-11, NaN 1970-01-01.
         Expr::ScalarFunction(ScalarFunction { func, args })
@@ -216,6 +222,9 @@ enum Check {
     /// A date_bin (the first argument; the others are its arguments), NULL only where one of its
     /// arguments is.
     DateBinDefined,
+    /// A json_get_float (the first argument; the others are its arguments) infinite only where its
+    /// value is a string naming an infinity (`"inf"`), which it parses; JSON numbers have none.
+    JsonFloatFinite,
 }
 
 static CHECKED_ADD: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::Add));
@@ -228,6 +237,7 @@ static FLOAT_IN_RANGE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(
 static FLOAT_IN_RANGE_OR_NULL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::FloatInRangeOrNull));
 static TIMESTAMP_FLOORED: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::TimestampFloored));
 static DATE_BIN_DEFINED: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::DateBinDefined));
+static JSON_FLOAT_FINITE: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Checked::udf(Check::JsonFloatFinite));
 
 /// One checked operation as a scalar function. Not registered by name: only the rule calls it.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -242,7 +252,7 @@ impl Checked {
             Check::Add | Check::Sub | Check::Mul | Check::FloatInRange | Check::FloatInRangeOrNull | Check::TimestampFloored => {
                 Signature::any(2, Volatility::Immutable)
             }
-            Check::DateBinDefined => Signature::variadic_any(Volatility::Immutable),
+            Check::DateBinDefined | Check::JsonFloatFinite => Signature::variadic_any(Volatility::Immutable),
             _ => Signature::any(1, Volatility::Immutable),
         };
         Arc::new(ScalarUDF::new_from_impl(Checked { check, signature }))
@@ -262,6 +272,7 @@ impl ScalarUDFImpl for Checked {
             Check::FloatInRangeOrNull => "sluice_float_in_range_or_null",
             Check::TimestampFloored => "sluice_timestamp_floored",
             Check::DateBinDefined => "sluice_date_bin_defined",
+            Check::JsonFloatFinite => "sluice_json_float_finite",
         }
     }
 
@@ -353,6 +364,28 @@ impl Checked {
                 }
                 Ok(result.clone())
             }
+            (Check::JsonFloatFinite, [value, document, path @ ..]) => {
+                let rows = args.iter().find_map(|a| if let ColumnarValue::Array(a) = a { Some(a.len()) } else { None }).unwrap_or(1);
+                let values = value.to_array(rows)?;
+                let floats = arrow::compute::cast(&values, &DataType::Float64)?;
+                let floats = floats.as_primitive::<arrow::datatypes::Float64Type>();
+                if !floats.values().iter().any(|v| v.is_infinite()) {
+                    return Ok(value.clone());
+                }
+                let document = document.to_array(rows)?;
+                let path = path.iter().map(|p| p.to_array(rows)).collect::<Result<Vec<_>>>()?;
+                for row in (0..rows).filter(|&row| floats.is_valid(row) && floats.value(row).is_infinite()) {
+                    let text = arrow::util::display::ArrayFormatter::try_new(document.as_ref(), &Default::default())?.value(row).to_string();
+                    let keys = path.iter().map(|a| ScalarValue::try_from_array(a.as_ref(), row)).collect::<Result<Vec<_>>>()?;
+                    if !names_an_infinity(&text, &keys) {
+                        let shown: String = text.chars().take(200).collect();
+                        return exec_err!(
+                            "json_get_float: a number in {shown} is beyond a double's range (it would be infinite); read it with json_get_str, or leave the row out"
+                        );
+                    }
+                }
+                Ok(value.clone())
+            }
             (check, args) => exec_err!("{check:?} was called with {} arguments", args.len()),
         }
     }
@@ -411,6 +444,32 @@ fn overflows(cast: &ArrayRef, source: &ArrayRef) -> Result<arrow::array::Boolean
         _ => Box::new(|_| false),
     };
     Ok((0..cast.len()).map(|row| Some(cast.is_valid(row) && cast.value(row).is_infinite() && !source_is_infinite(row))).collect())
+}
+
+/// Whether the value json_get_float read at `path` in `document` is a string naming an infinity
+/// (`"inf"`, `"-Infinity"`), rather than a number (or a string of one) beyond a double's range.
+/// Called only for rows it made infinite, so the second parse costs nothing in the common case.
+fn names_an_infinity(document: &str, path: &[ScalarValue]) -> bool {
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(document) else {
+        return false; // serde_json refuses a number beyond a double: that is what was read
+    };
+    for key in path {
+        value = match (value, key) {
+            (
+                serde_json::Value::Object(mut members),
+                ScalarValue::Utf8(Some(k)) | ScalarValue::LargeUtf8(Some(k)) | ScalarValue::Utf8View(Some(k)),
+            ) => members.remove(k.as_str()).unwrap_or_default(),
+            (serde_json::Value::Array(items), index) => {
+                let Ok(ScalarValue::Int64(Some(i))) = index.cast_to(&DataType::Int64) else { return false };
+                let i = if i < 0 { items.len() as i64 + i } else { i };
+                usize::try_from(i).ok().and_then(|i| items.into_iter().nth(i)).unwrap_or_default()
+            }
+            _ => return false,
+        };
+    }
+    let serde_json::Value::String(text) = value else { return false };
+    let word = text.trim().trim_start_matches(['+', '-']);
+    word.eq_ignore_ascii_case("inf") || word.eq_ignore_ascii_case("infinity")
 }
 
 /// The first row `overflows` finds; a cast without an infinite value (the common case) costs one
@@ -544,6 +603,39 @@ mod tests {
         let b = batch(vec![("a", Arc::new(Int64Array::from(vec![1])) as ArrayRef)]);
         let err = transform_over("SELECT a, 9223372036854775807 + 1 AS v FROM t", &b).expect_err("folded constant");
         assert!(err.contains("Overflow happened on"), "{err}");
+    }
+
+    /// The README says so: `^` is DataFusion's bitwise XOR, not PostgreSQL's power.
+    #[test]
+    fn caret_is_bitwise_xor() {
+        let b = batch(vec![("a", Arc::new(Int64Array::from(vec![2])) as ArrayRef)]);
+        let out = transform_over("SELECT a ^ 3 AS x, CAST(power(a, 3) AS BIGINT) AS p FROM t", &b).unwrap();
+        assert_eq!(out[0].column(0).as_primitive::<arrow::datatypes::Int64Type>().value(0), 1);
+        assert_eq!(out[0].column(1).as_primitive::<arrow::datatypes::Int64Type>().value(0), 8);
+    }
+
+    #[test]
+    fn json_numbers_beyond_a_double_fail_instead_of_becoming_infinite() {
+        let docs = arrow::array::StringArray::from(vec![Some(r#"{"a": 1.5, "b": "inf"}"#), None, Some(r#"{"a": -1e400}"#)]);
+        let b = batch(vec![("doc", Arc::new(docs) as ArrayRef)]);
+        for sql in ["SELECT json_get_float(doc, 'a') AS v FROM t", "SELECT CAST(doc->'a' AS DOUBLE) AS v FROM t"] {
+            let err = transform_over(sql, &b).expect_err(sql);
+            assert!(err.contains(r#"json_get_float: a number in {"a": -1e400} is beyond a double's range"#), "{sql}: {err}");
+        }
+        let out =
+            transform_over("SELECT json_get_float(doc, 'a') AS v, json_get_float(doc, 'b') AS s FROM t WHERE doc IS NULL OR doc LIKE '%1.5%'", &b)
+                .unwrap();
+        let out = arrow::compute::concat_batches(&out[0].schema(), &out).unwrap();
+        let v = out.column(0).as_primitive::<arrow::datatypes::Float64Type>();
+        assert_eq!((v.value(0), v.is_null(1)), (1.5, true));
+        // A string naming an infinity is one (json_get_float parses strings); a string of a
+        // number beyond the range is not.
+        assert_eq!(out.column(1).as_primitive::<arrow::datatypes::Float64Type>().value(0), f64::INFINITY);
+        let nested = batch(vec![("doc", Arc::new(arrow::array::StringArray::from(vec![r#"{"x": [1, {"y": "-Infinity"}, "1e400"]}"#])) as ArrayRef)]);
+        let ok = transform_over("SELECT json_get_float(doc, 'x', 1, 'y') AS v FROM t", &nested).unwrap();
+        assert_eq!(ok[0].column(0).as_primitive::<arrow::datatypes::Float64Type>().value(0), f64::NEG_INFINITY);
+        let err = transform_over("SELECT json_get_float(doc, 'x', 2) AS v FROM t", &nested).expect_err("a string of 1e400");
+        assert!(err.contains("beyond a double's range"), "{err}");
     }
 
     #[test]

@@ -24,6 +24,8 @@ import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -146,7 +148,21 @@ public final class SqlTransform implements Transform {
             }
             throw e;
         }
+        for (Field field : plan.outputSchema().getFields()) {
+            if (holdsUnion(field)) {
+                throw new InvalidSettingException(
+                        Type.SQL,
+                        "SQL error: column '" + field.getName() + "' holds a union of JSON types (what json_get and -> "
+                                + "give), which no sink writes; take one type: json_get_str, json_get_int, json_get_float, "
+                                + "json_get_bool, or ->> for the text");
+            }
+        }
         return plan.outputSchema();
+    }
+
+    private static boolean holdsUnion(Field field) {
+        return field.getType() instanceof ArrowType.Union
+                || field.getChildren().stream().anyMatch(SqlTransform::holdsUnion);
     }
 
     @Override

@@ -368,6 +368,26 @@ class CliTest {
                         && column.stderr().contains("nope"),
                 column.stderr());
 
+        // json_get's union of JSON types failed the run at the sink ("Unsupported data type for JSON encoding").
+        Path union = write("union.yaml", """
+                sources:
+                  bid: {type: generator, entity: bid, count: 10}
+                transforms:
+                  t:
+                    type: sql
+                    sql: >-
+                      SELECT json_get('{"a": 1}', 'a') AS ga, auction FROM bid
+                sinks:
+                  out: {type: stdout, from: t}
+                """);
+        Result unionResult = sluice("validate", union.toString());
+        assertEquals(Main.EXIT_CONFIG, unionResult.code(), unionResult.stderr());
+        assertTrue(
+                unionResult
+                        .stderr()
+                        .contains("union.yaml:6:5: node 't': SQL error: column 'ga' holds a union of JSON types"),
+                unionResult.stderr());
+
         Path stateful = write("stateful.yaml", """
                 sources:
                   bid: {type: generator, entity: bid, count: 10}
