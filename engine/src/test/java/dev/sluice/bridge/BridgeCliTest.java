@@ -1,13 +1,11 @@
 package dev.sluice.bridge;
 
+import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.cli.Main;
-import java.io.ByteArrayOutputStream;
+import dev.sluice.cli.InProcessCli.Result;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
@@ -25,19 +23,6 @@ class BridgeCliTest {
     @AfterEach
     void restoreTheBridgeOfThisSuite() {
         NativeCore.select(bridgeBefore);
-    }
-
-    private record Result(int code, String stderr) {}
-
-    private static Result sluice(String... args) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            return new Result(Main.execute(args), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setErr(original);
-        }
     }
 
     @Test

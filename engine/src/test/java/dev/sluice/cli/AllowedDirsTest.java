@@ -1,13 +1,12 @@
 package dev.sluice.cli;
 
+import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
+import dev.sluice.cli.InProcessCli.Result;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,19 +34,6 @@ class AllowedDirsTest {
         outside = Files.createDirectories(root.resolve("outside"));
         Files.writeString(outside.resolve("victim.jsonl"), "precious\n");
         Files.writeString(pipelines.resolve("in.jsonl"), "{\"id\": 1}\n");
-    }
-
-    private record Result(int code, String stderr) {}
-
-    private static Result sluice(String... args) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            return new Result(Main.execute(args), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setErr(original);
-        }
     }
 
     private Path pipeline(String sinkPath, String extra) throws IOException {

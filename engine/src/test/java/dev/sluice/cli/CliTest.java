@@ -1,5 +1,6 @@
 package dev.sluice.cli;
 
+import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,10 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.bridge.NativeCore;
-import java.io.ByteArrayOutputStream;
+import dev.sluice.cli.InProcessCli.Result;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -24,21 +23,6 @@ class CliTest {
     Path dir;
 
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    /** Runs the CLI and captures stderr (stdout sinks write to the real file descriptor). */
-    private Result sluice(String... args) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            int code = Main.execute(args);
-            return new Result(code, err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setErr(original);
-        }
-    }
-
-    private record Result(int code, String stderr) {}
 
     private Path write(String name, String content) throws IOException {
         Path file = dir.resolve(name);

@@ -1,14 +1,13 @@
 package dev.sluice.cli;
 
+import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
+import dev.sluice.cli.InProcessCli.Result;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -124,19 +123,6 @@ class FileClaimsTest {
         assertEquals(0, result.code(), result.stderr());
         assertEquals(2, Files.readAllLines(dir.resolve("in-copy.jsonl")).size());
     }
-
-    private Result sluice(String... args) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            return new Result(Main.execute(args), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setErr(original);
-        }
-    }
-
-    private record Result(int code, String stderr) {}
 
     private Path write(String name, String content) throws IOException {
         Path file = dir.resolve(name);

@@ -1,5 +1,6 @@
 package dev.sluice.connector.kafka;
 
+import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -8,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.cli.InProcessCli.Result;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -426,7 +428,7 @@ class KafkaPipelineTest {
                   small: {type: kafka, from: t, topic: %s, key: [id], bootstrap_servers: %s,
                           compression: none, properties: {batch.size: 1000}}
                 """.formatted(in, group, servers, out, servers, small, servers));
-        CliResult run = sluice(
+        Result run = sluice(
                 "run", file.toString(), "--state-dir", dir.resolve("state").toString());
         assertEquals(0, run.code(), run.stderr());
         Set<Long> all = new java.util.TreeSet<>();
@@ -527,28 +529,14 @@ class KafkaPipelineTest {
         String servers = KafkaTestSupport.bootstrap();
         String in = KafkaTestSupport.uniqueTopic("in");
         KafkaTestSupport.createTopics(servers, 1, in);
-        Path file = dir.resolve("to-file.yaml");
-        Files.writeString(file, """
-                name: kafka-to-file
-                checkpoint: {interval: 500ms}
-                sources:
-                  events:
-                    type: kafka
-                    topic: %s
-                    group_id: g-%s
-                    bootstrap_servers: %s
-                    schema: {id: bigint, name: string, amount: bigint}
-                    bounded: true
-                sinks:
-                  out: {type: file, from: events, path: out.jsonl}
-                """.formatted(in, in, servers));
+        Path file = boundedToFile("kafka-to-file", in, servers, "path: out.jsonl");
         Path state = dir.resolve("state");
         List<String[]> input = records(1_000);
         for (int run = 0; run < 2; run++) {
             List<String[]> part = new ArrayList<>(input.subList(run * 500, run * 500 + 500));
             part.add(250, new String[] {"poison" + run, "not json " + run});
             KafkaTestSupport.produce(servers, in, part);
-            CliResult result = sluice("run", file.toString(), "--state-dir", state.toString());
+            Result result = sluice("run", file.toString(), "--state-dir", state.toString());
             assertEquals(0, result.code(), result.stderr());
         }
         List<Long> ids = new ArrayList<>();
@@ -565,7 +553,7 @@ class KafkaPipelineTest {
         // Output moved to another file: that file starts anew, the old one is left as it was.
         Files.writeString(file, Files.readString(file).replace("path: out.jsonl", "path: moved.jsonl"));
         KafkaTestSupport.produce(servers, in, records(1_100).subList(1_000, 1_100));
-        CliResult moved = sluice("run", file.toString(), "--state-dir", state.toString());
+        Result moved = sluice("run", file.toString(), "--state-dir", state.toString());
         assertEquals(0, moved.code(), moved.stderr());
         assertEquals(1_000, Files.readAllLines(dir.resolve("out.jsonl")).size());
         List<Long> movedIds = new ArrayList<>();
@@ -584,26 +572,12 @@ class KafkaPipelineTest {
         String servers = KafkaTestSupport.bootstrap();
         String in = KafkaTestSupport.uniqueTopic("in");
         KafkaTestSupport.createTopics(servers, 1, in);
-        Path file = dir.resolve("to-parquet.yaml");
-        Files.writeString(file, """
-                name: kafka-to-parquet
-                checkpoint: {interval: 500ms}
-                sources:
-                  events:
-                    type: kafka
-                    topic: %s
-                    group_id: g-%s
-                    bootstrap_servers: %s
-                    schema: {id: bigint, name: string, amount: bigint}
-                    bounded: true
-                sinks:
-                  out: {type: file, from: events, path: parts, format: parquet, parts: true}
-                """.formatted(in, in, servers));
+        Path file = boundedToFile("kafka-to-parquet", in, servers, "path: parts, format: parquet, parts: true");
         Path state = dir.resolve("state");
         List<String[]> input = records(1_000);
         for (int run = 0; run < 2; run++) {
             KafkaTestSupport.produce(servers, in, input.subList(run * 500, run * 500 + 500));
-            CliResult result = sluice("run", file.toString(), "--state-dir", state.toString());
+            Result result = sluice("run", file.toString(), "--state-dir", state.toString());
             assertEquals(0, result.code(), result.stderr());
         }
         Path read = dir.resolve("read.yaml");
@@ -630,12 +604,32 @@ class KafkaPipelineTest {
                 sluice("run", file.toString(), "--state-dir", oneState.toString())
                         .code());
         KafkaTestSupport.produce(servers, in, records(1_200).subList(1_100, 1_200));
-        CliResult again = sluice("run", file.toString(), "--state-dir", oneState.toString());
+        Result again = sluice("run", file.toString(), "--state-dir", oneState.toString());
         assertNotEquals(0, again.code());
         assertTrue(
                 again.stderr().contains("a Parquet file cannot be continued")
                         && again.stderr().contains("parts: true"),
                 again.stderr());
+    }
+
+    /** A bounded pipeline {@code name} from topic {@code in} to a file sink with {@code sink}'s settings. */
+    private Path boundedToFile(String name, String in, String servers, String sink) throws IOException {
+        Path file = dir.resolve(name + ".yaml");
+        Files.writeString(file, """
+                name: %s
+                checkpoint: {interval: 500ms}
+                sources:
+                  events:
+                    type: kafka
+                    topic: %s
+                    group_id: g-%s
+                    bootstrap_servers: %s
+                    schema: {id: bigint, name: string, amount: bigint}
+                    bounded: true
+                sinks:
+                  out: {type: file, from: events, %s}
+                """.formatted(name, in, in, servers, sink));
+        return file;
     }
 
     private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
@@ -680,7 +674,7 @@ class KafkaPipelineTest {
     void anUnreachableBrokerFailsFastAndQuietly() throws Exception {
         Path file = pipeline("127.0.0.1:1", "in", "out", "g", "");
         long start = System.nanoTime();
-        CliResult validate = sluice("validate", file.toString());
+        Result validate = sluice("validate", file.toString());
         long millis = (System.nanoTime() - start) / 1_000_000;
         String message = validate.stderr();
         assertEquals(2, validate.code(), message);
@@ -699,7 +693,7 @@ class KafkaPipelineTest {
         int n = 20_000;
         KafkaTestSupport.produce(servers, in, records(n));
         Path file = pipeline(servers, in, out, "g-" + in, "parallelism: 2\nbounded: true");
-        CliResult run = sluice(
+        Result run = sluice(
                 "run", file.toString(), "--state-dir", dir.resolve("state").toString());
         String stderr = run.stderr();
         assertEquals(0, run.code(), stderr);
@@ -937,7 +931,7 @@ class KafkaPipelineTest {
         String in = KafkaTestSupport.uniqueTopic("in");
         KafkaTestSupport.createTopics(servers, 1, in);
         // alice authenticates but has no ACLs: the source may not read the topic.
-        CliResult noAcl = sluice(
+        Result noAcl = sluice(
                 "validate", saslPipeline(sasl, in, "alice", "alice-secret").toString());
         assertEquals(2, noAcl.code(), noAcl.stderr());
         assertTrue(
@@ -946,7 +940,7 @@ class KafkaPipelineTest {
                         && noAcl.stderr().contains("'" + in + "'"),
                 noAcl.stderr());
         // A wrong password is refused by the broker, and said so.
-        CliResult wrong =
+        Result wrong =
                 sluice("validate", saslPipeline(sasl, in, "alice", "wrong").toString());
         assertEquals(2, wrong.code(), wrong.stderr());
         assertTrue(wrong.stderr().contains("Authentication failed"), wrong.stderr());
@@ -957,7 +951,7 @@ class KafkaPipelineTest {
                         && !wrong.stderr().contains("Exception"),
                 wrong.stderr());
         // The super user passes the same checks.
-        CliResult admin = sluice(
+        Result admin = sluice(
                 "validate", saslPipeline(sasl, in, "admin", "admin-secret").toString());
         assertEquals(0, admin.code(), admin.stderr());
     }
@@ -988,7 +982,7 @@ class KafkaPipelineTest {
         String out = KafkaTestSupport.uniqueTopic("out");
         KafkaTestSupport.createTopics(servers, 1, out);
         Path file = pipeline(servers, "no-such-topic-" + out, out, "g-" + out, "");
-        CliResult validate = sluice("validate", file.toString());
+        Result validate = sluice("validate", file.toString());
         String message = validate.stderr();
         assertEquals(2, validate.code(), message);
         assertTrue(
@@ -1031,7 +1025,7 @@ class KafkaPipelineTest {
                 sinks:
                   out: {type: blackhole, from: events}
                 """.formatted(in, servers));
-        CliResult run = sluice(
+        Result run = sluice(
                 "run", file.toString(), "--state-dir", dir.resolve("state").toString());
         assertEquals(0, run.code(), run.stderr());
         java.util.regex.Matcher latency = java.util.regex.Pattern.compile(
@@ -1059,7 +1053,7 @@ class KafkaPipelineTest {
                     .get(30, TimeUnit.SECONDS);
             KafkaTestSupport.produce(servers, in, records(200));
             Path file = pipeline(servers, in, out, group, "bounded: true", "{}", "on_error: fail");
-            CliResult run = sluice(
+            Result run = sluice(
                     "run", file.toString(), "--state-dir", dir.resolve("state").toString());
             assertEquals(1, run.code(), run.stderr());
             // Which node, which topic, and which setting lets the record through.
@@ -1084,7 +1078,7 @@ class KafkaPipelineTest {
                                     org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))))
                     .all()
                     .get(30, TimeUnit.SECONDS);
-            CliResult rerun = sluice(
+            Result rerun = sluice(
                     "run", file.toString(), "--state-dir", dir.resolve("state").toString());
             assertEquals(0, rerun.code(), rerun.stderr());
             assertEquals(
@@ -1173,21 +1167,6 @@ class KafkaPipelineTest {
                 }
             });
             return out;
-        }
-    }
-
-    private record CliResult(int code, String stderr) {}
-
-    /** Runs the CLI in this JVM, capturing what it prints on stderr. */
-    private static CliResult sluice(String... args) {
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        java.io.PrintStream original = System.err;
-        System.setErr(new java.io.PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            int code = dev.sluice.cli.Main.execute(args);
-            return new CliResult(code, err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setErr(original);
         }
     }
 
