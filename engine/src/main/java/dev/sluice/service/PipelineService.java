@@ -143,9 +143,9 @@ public final class PipelineService implements AutoCloseable {
     }
 
     /**
-     * Refuses a definition that would write a file another hosted pipeline writes (relative paths
-     * of all pipelines resolve against one base directory, and default dead letters are named
-     * after their node: two pipelines' {@code events} nodes would share one).
+     * Refuses a definition that would write a file another hosted pipeline writes: relative paths
+     * of all pipelines resolve against one base directory, so two pipelines' {@code path:
+     * out.jsonl} are one file.
      */
     private void refuseFilesOfOthers(String name, Map<Path, String> writes) {
         List<String> problems = new ArrayList<>();
