@@ -194,7 +194,7 @@ class JavaPluginTest {
                 """);
         long before = PluginCounters.javaUdfUpcalls();
         long exports = dev.sluice.bridge.DirectExport.liveExports();
-        PluginPipelineTest.Result result = PluginPipelineTest.sluice(
+        InProcessCli.Result result = InProcessCli.sluice(
                 "run", file.toString(), "--state-dir", dir.resolve("state").toString());
         assertEquals(0, result.code(), result.stderr());
         long upcalls = PluginCounters.javaUdfUpcalls() - before;
@@ -234,7 +234,7 @@ class JavaPluginTest {
                 sinks:
                   out: {type: blackhole, from: t}
                 """);
-        PluginPipelineTest.Result result = PluginPipelineTest.sluice(
+        InProcessCli.Result result = InProcessCli.sluice(
                 "run", file.toString(), "--state-dir", dir.resolve("state").toString());
         assertTrue(result.code() != 0, result.stderr());
         assertTrue(result.stderr().contains("cannot reverse boom"), result.stderr());
@@ -259,7 +259,7 @@ class JavaPluginTest {
                 sinks:
                   out: {type: blackhole, from: t}
                 """);
-        PluginPipelineTest.Result result = PluginPipelineTest.sluice("validate", file.toString());
+        InProcessCli.Result result = InProcessCli.sluice("validate", file.toString());
         assertEquals(Main.EXIT_CONFIG, result.code(), result.stderr());
         assertTrue(result.stderr().contains("times_two"), result.stderr());
     }

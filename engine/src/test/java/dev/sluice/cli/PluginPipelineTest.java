@@ -1,10 +1,12 @@
 package dev.sluice.cli;
 
+import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.cli.InProcessCli.Result;
 import dev.sluice.pluginhost.PluginCounters;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -45,19 +47,6 @@ class PluginPipelineTest {
         Path plugins = Files.createDirectories(dir.resolve("plugins"));
         for (String lib : List.of(RUST, C)) {
             Files.copy(BUILT.resolve(lib), plugins.resolve(lib), StandardCopyOption.REPLACE_EXISTING);
-        }
-    }
-
-    record Result(int code, String stderr) {}
-
-    static Result sluice(String... args) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            return new Result(Main.execute(args), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setErr(original);
         }
     }
 

@@ -1,10 +1,12 @@
 package dev.sluice.runtime;
 
+import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.cli.InProcessCli.Result;
 import dev.sluice.cli.Main;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -33,19 +35,6 @@ class DynamicTableTest {
     Path dir;
 
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    private record Result(int code, String stderr) {}
-
-    private Result sluice(String... args) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            return new Result(Main.execute(args), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setErr(original);
-        }
-    }
 
     private Path write(String name, String content) throws IOException {
         Path file = dir.resolve(name);

@@ -1,15 +1,13 @@
 package dev.sluice.connector.postgres;
 
+import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.cli.Main;
-import java.io.ByteArrayOutputStream;
+import dev.sluice.cli.InProcessCli.Result;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,19 +21,6 @@ class PostgresSinkTest {
 
     @TempDir
     Path dir;
-
-    private record Result(int code, String stderr) {}
-
-    private Result sluice(String... args) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            return new Result(Main.execute(args), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setErr(original);
-        }
-    }
 
     private Path write(String name, String content) throws IOException {
         Path file = dir.resolve(name);

@@ -1,5 +1,6 @@
 package dev.sluice.connector.webhook;
 
+import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -9,11 +10,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.sluice.cli.Main;
+import dev.sluice.cli.InProcessCli.Result;
 import dev.sluice.config.TestEnvironment;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -160,19 +159,6 @@ class WebhookSinkTest {
     }
 
     // ---- pipelines ---------------------------------------------------------------------------------
-
-    private record Result(int code, String stderr) {}
-
-    private Result sluice(String... args) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            return new Result(Main.execute(args), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setErr(original);
-        }
-    }
 
     private static String row(long id, String name, String op) {
         return "{\"id\": %d, \"name\": %s, \"_op\": \"%s\"}\n"
