@@ -9,6 +9,9 @@ public final class FileFormats {
 
     public static final List<String> ALL = List.of("json", "csv", "parquet");
 
+    /** The extensions {@link #resolve} knows, for messages. */
+    public static final String EXTENSIONS = ".json, .jsonl, .ndjson, .csv, .tsv, .parquet, .pq";
+
     /** What a CSV reader's {@code header} setting means (file sources and side tables read alike). */
     public static final String CSV_HEADER_DOC =
             "CSV: the first line names the columns. A declared schema takes its columns "

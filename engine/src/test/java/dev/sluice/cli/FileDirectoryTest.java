@@ -81,6 +81,55 @@ class FileDirectoryTest {
     }
 
     @Test
+    void aDirectoryTakesTheOneFormatItsFilesNameAndRefusesSeveral() throws IOException {
+        // "README.txt" sorts before "a.jsonl": the format is not the first file's.
+        Path notes = Files.createDirectories(dir.resolve("notes"));
+        Files.writeString(notes.resolve("README.txt"), "what these files are\n");
+        Files.writeString(notes.resolve("a.jsonl"), "{\"id\": 1}\n");
+        Result withReadme = sluice("run", write("notes.yaml", """
+                sources:
+                  events: {type: file, path: notes}
+                sinks:
+                  out: {type: file, from: events, path: notes-out.jsonl}
+                """).toString());
+        assertEquals(0, withReadme.code(), withReadme.stderr());
+        assertEquals(List.of("{\"id\":1}"), Files.readAllLines(dir.resolve("notes-out.jsonl")));
+
+        // Reading one format and leaving the other out would lose b.jsonl's rows without a word.
+        Path mixed = Files.createDirectories(dir.resolve("two-formats"));
+        Files.writeString(mixed.resolve("a.csv"), "id\n1\n");
+        Files.writeString(mixed.resolve("b.jsonl"), "{\"id\": 2}\n");
+        Result several = sluice("validate", write("several.yaml", """
+                sources:
+                  events: {type: file, path: two-formats}
+                sinks:
+                  out: {type: stdout, from: events}
+                """).toString());
+        assertEquals(2, several.code(), several.stderr());
+        assertTrue(
+                several.stderr().contains("holds files of several formats: csv (a.csv), json (b.jsonl); set format:"),
+                several.stderr());
+        Result chosen = sluice("run", write("chosen.yaml", """
+                sources:
+                  events: {type: file, path: two-formats, format: json}
+                sinks:
+                  out: {type: file, from: events, path: chosen-out.jsonl}
+                """).toString());
+        assertEquals(0, chosen.code(), chosen.stderr());
+        assertEquals(List.of("{\"id\":2}"), Files.readAllLines(dir.resolve("chosen-out.jsonl")));
+
+        Files.writeString(Files.createDirectories(dir.resolve("no-data")).resolve("README.txt"), "nothing yet\n");
+        Result none = sluice("validate", write("no-data.yaml", """
+                sources:
+                  events: {type: file, path: no-data}
+                sinks:
+                  out: {type: stdout, from: events}
+                """).toString());
+        assertEquals(2, none.code(), none.stderr());
+        assertTrue(none.stderr().contains("holds no file whose extension names a format"), none.stderr());
+    }
+
+    @Test
     void partFilesAreWrittenWholeAndARunThatStartsOverReplacesThem() throws IOException {
         StringBuilder lines = new StringBuilder();
         for (int id = 0; id < 10; id++) {

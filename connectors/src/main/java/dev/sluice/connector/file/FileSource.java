@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -72,7 +73,7 @@ public final class FileSource implements Source {
                         null,
                         false,
                         "json (one object per line), csv or parquet. Default: from the file extension (a directory: "
-                                + "its first file's).")
+                                + "the one format its files' extensions name; files of several formats need format:).")
                 .define(
                         SCHEMA,
                         ConfigType.MAP,
@@ -127,7 +128,7 @@ public final class FileSource implements Source {
         String configured = config.has(FORMAT) ? config.getString(FORMAT) : null;
         if (Files.isDirectory(path)) {
             List<Path> all = listed(path);
-            this.format = configured != null ? configured : FileFormats.resolve(null, all.get(0));
+            this.format = configured != null ? configured : onlyFormat(path, all);
             this.files = all.stream().filter(f -> format.equals(formatOf(f))).toList();
             if (files.isEmpty()) {
                 throw new InvalidSettingException(PATH, "the directory " + path + " holds no " + format + " files");
@@ -159,6 +160,40 @@ public final class FileSource implements Source {
         } catch (IOException e) {
             throw new InvalidSettingException(PATH, "cannot list " + directory + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The one format the extensions of a directory's files name (other files, a README, are not
+     * data). Files of two formats are refused: reading the first file's and leaving the others
+     * out would drop their rows without a word.
+     */
+    private static String onlyFormat(Path directory, List<Path> files) {
+        Map<String, Path> firstOfFormat = new LinkedHashMap<>();
+        for (Path file : files) {
+            String format = formatOf(file);
+            if (format != null) {
+                firstOfFormat.putIfAbsent(format, file.getFileName());
+            }
+        }
+        if (firstOfFormat.size() == 1) {
+            return firstOfFormat.keySet().iterator().next();
+        }
+        if (firstOfFormat.isEmpty()) {
+            throw new InvalidSettingException(
+                    PATH,
+                    "the directory " + directory + " holds no file whose extension names a format ("
+                            + FileFormats.EXTENSIONS + "); set format: json, csv or parquet");
+        }
+        StringBuilder found = new StringBuilder();
+        firstOfFormat.forEach((format, file) -> found.append(found.isEmpty() ? "" : ", ")
+                .append(format)
+                .append(" (")
+                .append(file)
+                .append(")"));
+        throw new InvalidSettingException(
+                FORMAT,
+                "the directory " + directory + " holds files of several formats: " + found
+                        + "; set format: to the one to read (the others are left out)");
     }
 
     /** The format a file's extension implies, or null. */
