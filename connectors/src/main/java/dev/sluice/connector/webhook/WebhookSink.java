@@ -4,12 +4,12 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeEncoder;
+import dev.sluice.connector.http.HttpEndpoint;
 import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.CheckpointTimeoutException;
 import dev.sluice.plugin.ErrorPolicy;
-import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Sink;
 import dev.sluice.plugin.StageContext;
@@ -20,16 +20,9 @@ import dev.sluice.plugin.config.StandardKeys;
 import dev.sluice.plugin.config.Validator;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -39,13 +32,11 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
 
 /**
  * The {@code webhook} sink: rows as a JSON array, {@code batch_size} rows per HTTP POST.
@@ -63,12 +54,6 @@ public final class WebhookSink implements Sink {
 
     private static final Logger LOG = LoggerFactory.getLogger(WebhookSink.class);
 
-    public static final String URL = "url";
-    public static final String HEADERS = "headers";
-    public static final String TIMEOUT = "timeout";
-    public static final String MAX_RETRIES = "max_retries";
-    public static final String RETRY_BACKOFF = "retry_backoff";
-    public static final String MAX_BACKOFF = "max_backoff";
     public static final String MAX_IN_FLIGHT = "max_in_flight";
 
     /** The header carrying the request's number in this run (per node), from 0. */
@@ -79,23 +64,7 @@ public final class WebhookSink implements Sink {
     /** The {@code webhook} sink's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
 
-        private static final ConfigDef CONFIG = new ConfigDef()
-                .define(
-                        URL,
-                        ConfigType.STRING,
-                        null,
-                        true,
-                        "The http:// or https:// URL each request is POSTed to. Messages show it without user "
-                                + "information and query string.",
-                        Validator.nonEmpty())
-                .define(
-                        HEADERS,
-                        ConfigType.MAP,
-                        Map.of(),
-                        false,
-                        "Extra request headers, name → value; write secrets as environment references "
-                                + "(`Authorization: \"Bearer ${HOOK_TOKEN}\"`). Header values are never logged or "
-                                + "shown in errors.")
+        private static final ConfigDef CONFIG = HttpEndpoint.define(new ConfigDef())
                 .define(
                         StandardKeys.BATCH_SIZE,
                         ConfigType.INT,
@@ -104,34 +73,6 @@ public final class WebhookSink implements Sink {
                         "Most rows in one request. Requests are cut at this many rows and at each checkpoint, "
                                 + "never by time: rows wait for a full request or the next checkpoint.",
                         Validator.positive())
-                .define(
-                        TIMEOUT,
-                        ConfigType.DURATION,
-                        "30s",
-                        false,
-                        "Longest one attempt may take (connecting, sending and the response); then it counts as "
-                                + "failed and is retried.")
-                .define(
-                        MAX_RETRIES,
-                        ConfigType.INT,
-                        5,
-                        false,
-                        "Attempts after the first for a request that failed with 408, 425, 429, a 5xx status, "
-                                + "a timeout or a connection error; other statuses are not retried.",
-                        Validator.nonNegative())
-                .define(
-                        RETRY_BACKOFF,
-                        ConfigType.DURATION,
-                        "200ms",
-                        false,
-                        "Wait before the first retry; it doubles with each retry up to `max_backoff`, and a random "
-                                + "half of it is jitter. A `Retry-After` header (429, 503) replaces it.")
-                .define(
-                        MAX_BACKOFF,
-                        ConfigType.DURATION,
-                        "30s",
-                        false,
-                        "Longest wait between two attempts (not applied to `Retry-After`).")
                 .define(
                         MAX_IN_FLIGHT,
                         ConfigType.INT,
@@ -182,22 +123,13 @@ public final class WebhookSink implements Sink {
 
     private final Settings config;
     private final int batchSize;
-    private final Duration timeout;
-    private final int maxRetries;
-    private final long retryBackoffMillis;
-    private final long maxBackoffMillis;
     private final int maxInFlight;
     private final ErrorPolicy onError;
 
     private StageContext context;
-    private URI uri;
-    /** The URL as messages show it: no user information, no query string (either may hold a secret). */
-    private String target;
-
-    private Map<String, String> headers;
+    private HttpEndpoint endpoint;
     private NativeEncoder encoder;
 
-    private HttpClient client;
     private ExecutorService workers;
     /** One permit per request that may be in flight; a barrier waits until it holds them all. */
     private Semaphore permits;
@@ -220,10 +152,6 @@ public final class WebhookSink implements Sink {
     WebhookSink(Settings config) {
         this.config = config;
         this.batchSize = config.getInt(StandardKeys.BATCH_SIZE);
-        this.timeout = config.getDuration(TIMEOUT);
-        this.maxRetries = config.getInt(MAX_RETRIES);
-        this.retryBackoffMillis = config.getDuration(RETRY_BACKOFF).toMillis();
-        this.maxBackoffMillis = config.getDuration(MAX_BACKOFF).toMillis();
         this.maxInFlight = config.getInt(MAX_IN_FLIGHT);
         this.onError = ErrorPolicy.parse(config.getString(StandardKeys.ON_ERROR));
     }
@@ -233,40 +161,14 @@ public final class WebhookSink implements Sink {
     @Override
     public void open(StageContext context, Schema schema) {
         this.context = context;
-        String url = config.getString(URL);
-        try {
-            uri = new URI(url);
-        } catch (java.net.URISyntaxException e) {
-            throw new InvalidSettingException(URL, "not a valid URL: " + e.getReason());
-        }
-        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(java.util.Locale.ROOT);
-        if (!scheme.equals("http") && !scheme.equals("https") || uri.getHost() == null) {
-            throw new InvalidSettingException(URL, "not an http:// or https:// URL with a host");
-        }
-        target = scheme + "://" + uri.getHost() + (uri.getPort() < 0 ? "" : ":" + uri.getPort())
-                + (uri.getRawPath() == null ? "" : uri.getRawPath());
-        headers = config.getMap(HEADERS);
-        for (String name : headers.keySet()) {
-            try {
-                // The client refuses names it sets itself (Host, Content-Length, Connection, ...).
-                HttpRequest.newBuilder(uri).header(name, "x");
-            } catch (IllegalArgumentException e) {
-                throw new InvalidSettingException(HEADERS, "header '" + name + "' cannot be set: " + e.getMessage());
-            }
-            if (name.equalsIgnoreCase(IDEMPOTENCY_HEADER) || name.equalsIgnoreCase(SEQUENCE_HEADER)) {
-                throw new InvalidSettingException(HEADERS, "header '" + name + "' is set by the sink");
-            }
-        }
+        endpoint = new HttpEndpoint(config, context, "sink", List.of(IDEMPOTENCY_HEADER, SEQUENCE_HEADER));
         encoder = new NativeEncoder("json", false, true, List.of());
     }
 
     /** The HTTP client and the workers exist only for a run: validation stops at {@link #open}. */
     @Override
     public void start() {
-        client = HttpClient.newBuilder()
-                .connectTimeout(timeout)
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .build();
+        endpoint.start();
         workers = Executors.newFixedThreadPool(maxInFlight, r -> {
             Thread t = new Thread(r, "sluice-webhook-" + context.nodeName());
             t.setDaemon(true);
@@ -334,7 +236,8 @@ public final class WebhookSink implements Sink {
                     failure.compareAndSet(
                             null,
                             new IllegalStateException(
-                                    "POST " + target + " (request " + request.sequence() + ") failed: " + e, e));
+                                    "POST " + endpoint.target() + " (request " + request.sequence() + ") failed: " + e,
+                                    e));
                 } finally {
                     permits.release();
                 }
@@ -367,114 +270,22 @@ public final class WebhookSink implements Sink {
 
     /** Sends one request until it succeeds, is refused or its retries are used up (on a worker). */
     private void send(Request request) throws InterruptedException {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(uri)
-                .timeout(timeout)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(request.body()));
-        headers.forEach(builder::setHeader);
-        builder.setHeader(IDEMPOTENCY_HEADER, request.key());
-        builder.setHeader(SEQUENCE_HEADER, Long.toString(request.sequence()));
-        HttpRequest http = builder.build();
-        for (int attempt = 0; ; attempt++) {
-            String problem;
-            long waitMillis;
-            try {
-                HttpResponse<String> response = client.send(http, HttpResponse.BodyHandlers.ofString());
-                int status = response.statusCode();
-                if (status >= 200 && status < 300) {
-                    return;
-                }
-                problem = "answered " + status + describeBody(response.body());
-                boolean retryable = status == 408 || status == 425 || status == 429 || status >= 500;
-                if (!retryable || attempt >= maxRetries) {
-                    String attempts = retryable
-                            ? " after " + (attempt + 1) + " attempts (max_retries " + maxRetries + ")"
-                            : " (not retried)";
-                    refuse(request, describe(request) + " " + problem + attempts);
-                    return;
-                }
-                long retryAfter = status == 429 || status == 503 ? retryAfterMillis(response) : -1;
-                waitMillis = retryAfter >= 0 ? retryAfter : backoff(attempt);
-            } catch (IOException e) { // timeouts and connection errors: no answer
-                problem = "got no answer: " + e;
-                if (attempt >= maxRetries) {
-                    failure.compareAndSet(
-                            null,
-                            new IllegalStateException(describe(request) + " " + problem + " after " + (attempt + 1)
-                                    + " attempts (max_retries " + maxRetries + ")"));
-                    return;
-                }
-                waitMillis = backoff(attempt);
+        Map<String, String> own =
+                Map.of(IDEMPOTENCY_HEADER, request.key(), SEQUENCE_HEADER, Long.toString(request.sequence()));
+        try {
+            HttpEndpoint.Answer answer =
+                    endpoint.post(request.body(), own, describe(request), () -> failure.get() != null);
+            if (answer != null && answer.refused()) {
+                refuse(request, answer.refusal());
             }
-            if (failure.get() != null) {
-                return; // the run is failing anyway
-            }
-            // On the HTTP client's thread: name the pipeline and node for the log line here.
-            try (var pipeline = MDC.putCloseable("pipeline", context.pipelineName());
-                    var node = MDC.putCloseable("node", context.nodeName())) {
-                LOG.warn(
-                        "node '{}': {} {}; retry {} of {} in {} ms",
-                        context.nodeName(),
-                        describe(request),
-                        problem,
-                        attempt + 1,
-                        maxRetries,
-                        waitMillis);
-            }
-            Thread.sleep(waitMillis);
+        } catch (IOException noAnswer) {
+            failure.compareAndSet(null, new IllegalStateException(noAnswer.getMessage()));
         }
     }
 
     private String describe(Request request) {
-        return "POST " + target + " (request " + request.sequence() + ", rows " + request.firstRow() + ".."
+        return "POST " + endpoint.target() + " (request " + request.sequence() + ", rows " + request.firstRow() + ".."
                 + (request.firstRow() + request.rows().size() - 1) + ")";
-    }
-
-    /** The start of a response body for messages, with any header value the receiver echoed masked. */
-    private String describeBody(String body) {
-        if (body == null || body.isBlank()) {
-            return "";
-        }
-        String text = body.strip();
-        for (String value : headers.values()) {
-            if (value.length() >= 4) {
-                text = text.replace(value, "****");
-            }
-            // Each word too: a receiver may echo just the token of "Bearer <token>".
-            for (String part : value.strip().split("\\s+")) {
-                if (part.length() >= 4) {
-                    text = text.replace(part, "****");
-                }
-            }
-        }
-        text = text.length() <= 200 ? text : text.substring(0, 200) + "…";
-        return ": " + text.replaceAll("\\s+", " ");
-    }
-
-    /** Exponential backoff with jitter: a random wait between half and all of min(max, base·2^attempt). */
-    private long backoff(int attempt) {
-        long full = Math.min(maxBackoffMillis, retryBackoffMillis << Math.min(attempt, 30));
-        full = Math.max(full, 1);
-        return full / 2 + ThreadLocalRandom.current().nextLong(full - full / 2 + 1);
-    }
-
-    /** {@code Retry-After} in milliseconds (seconds or an HTTP date), or -1 when absent or unreadable. */
-    static long retryAfterMillis(HttpResponse<?> response) {
-        String value = response.headers().firstValue("Retry-After").orElse(null);
-        if (value == null) {
-            return -1;
-        }
-        value = value.strip();
-        try {
-            return Math.max(0, Math.multiplyExact(Long.parseLong(value), 1000L));
-        } catch (NumberFormatException | ArithmeticException e) {
-            try {
-                ZonedDateTime at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME);
-                return Math.max(0, at.toInstant().toEpochMilli() - System.currentTimeMillis());
-            } catch (java.time.format.DateTimeParseException notADate) {
-                return -1;
-            }
-        }
     }
 
     /** A non-2xx answer after the retries: fails the run, or its rows go to on_error on the lane. */
@@ -520,7 +331,7 @@ public final class WebhookSink implements Sink {
             throwIfFailed();
             if (barrier.remainingNanos() == 0) {
                 throw new CheckpointTimeoutException((maxInFlight - permits.availablePermits()) + " requests to "
-                        + target + " not answered with success yet");
+                        + endpoint.target() + " not answered with success yet");
             }
         }
         permits.release(maxInFlight);
@@ -535,8 +346,8 @@ public final class WebhookSink implements Sink {
             workers.shutdownNow(); // after a final barrier nothing is in flight; after a failure, stop retrying
             workers.awaitTermination(10, TimeUnit.SECONDS);
         }
-        if (client != null) {
-            client.shutdownNow();
+        if (endpoint != null) {
+            endpoint.close();
         }
     }
 }
