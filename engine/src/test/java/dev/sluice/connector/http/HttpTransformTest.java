@@ -85,7 +85,7 @@ class HttpTransformTest {
                     .append(id)
                     .append(", \"name\": \"n")
                     .append(id)
-                    .append("\"}\n");
+                    .append("é\"}\n");
         }
         return Files.writeString(dir.resolve("in.jsonl"), lines.toString());
     }
@@ -99,7 +99,7 @@ class HttpTransformTest {
                     type: http
                     from: events
                     url: "%s"
-                    schema: {id: bigint, name_length: int, doubled: bigint}
+                    schema: {id: bigint, name_length: int, doubled: bigint, echo: string}
                 %s
                 sinks:
                   out: {type: file, from: enriched, path: out.jsonl}
@@ -119,6 +119,8 @@ class HttpTransformTest {
                     .put("id", id)
                     .put("name_length", row.get("name").asText().length())
                     .put("doubled", 2 * id)
+                    // Multi-byte characters: rows are cut out of the answer by byte offsets.
+                    .put("echo", row.get("name").asText() + " → ✓")
                     .put("not_declared", "left out"));
         }
         return out;
@@ -146,7 +148,7 @@ class HttpTransformTest {
 
         List<String> expected = new ArrayList<>();
         for (int id = 0; id < 2500; id++) {
-            for (ObjectNode row : enrich(JSON.createObjectNode().put("id", id).put("name", "n" + id))) {
+            for (ObjectNode row : enrich(JSON.createObjectNode().put("id", id).put("name", "n" + id + "é"))) {
                 row.remove("not_declared");
                 expected.add(row.toString());
             }
