@@ -1,14 +1,6 @@
 package dev.sluice.connector.http;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import dev.sluice.bridge.NativeBatch;
-import dev.sluice.bridge.NativeDecoder;
-import dev.sluice.bridge.NativeEncoder;
+import dev.sluice.connector.jsonrows.JsonRows;
 import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.ColumnTypes;
@@ -23,11 +15,7 @@ import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
 import dev.sluice.plugin.config.StandardKeys;
 import dev.sluice.plugin.config.Validator;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,10 +23,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.VarBinaryVector;
-import org.apache.arrow.vector.VarCharVector;
-import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -61,8 +45,6 @@ public final class HttpTransform implements Transform {
 
     /** The header carrying the request's number in this run (per node), from 0. */
     public static final String SEQUENCE_HEADER = "X-Sluice-Sequence";
-
-    private static final JsonFactory JSON = new JsonFactory();
 
     /** The {@code http} transform's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
@@ -135,8 +117,7 @@ public final class HttpTransform implements Transform {
 
     private StageContext context;
     private HttpEndpoint endpoint;
-    private NativeEncoder encoder;
-    private NativeDecoder decoder;
+    private JsonRows json;
     private ExecutorService workers;
 
     private long rowsSeen;
@@ -144,9 +125,6 @@ public final class HttpTransform implements Transform {
 
     /** The rows of one request: their JSON, and the run's row number of the first. */
     private record Request(long sequence, long firstRow, List<byte[]> rows, byte[] body) {}
-
-    /** One answered row: its request and where its JSON lies in the answer's body. */
-    private record Answered(Request request, int element, byte[] body, int start, int length) {}
 
     HttpTransform(Settings config) {
         this.config = config;
@@ -170,14 +148,13 @@ public final class HttpTransform implements Transform {
             throw new InvalidSettingException(SCHEMA, "declares no column");
         }
         endpoint = new HttpEndpoint(config, context, "transform", List.of(SEQUENCE_HEADER));
-        encoder = new NativeEncoder("json", false, true, List.of());
-        decoder = NativeDecoder.create(context.allocator(), "json", ",", declared);
-        return decoder.schema();
+        json = new JsonRows(context, declared);
+        return json.schema();
     }
 
     @Override
     public void process(int input, Batch batch, Emitter out) throws Exception {
-        List<Request> requests = requests(encode(batch));
+        List<Request> requests = requests(json.encode(batch));
         if (requests.isEmpty()) {
             return;
         }
@@ -194,7 +171,7 @@ public final class HttpTransform implements Transform {
             Map<String, String> own = Map.of(SEQUENCE_HEADER, Long.toString(request.sequence()));
             answers.add(workers.submit(() -> endpoint.post(request.body(), own, describe(request), () -> false)));
         }
-        List<Answered> rows = new ArrayList<>();
+        List<JsonRows.Row<Request>> rows = new ArrayList<>();
         try {
             for (int i = 0; i < requests.size(); i++) {
                 Request request = requests.get(i);
@@ -203,7 +180,7 @@ public final class HttpTransform implements Transform {
                     rejectAll(request, answer.refusal());
                     continue;
                 }
-                String problem = rowsOf(request, answer.body(), rows);
+                String problem = JsonRows.split(answer.body(), request, rows);
                 if (problem != null) {
                     rejectAll(request, describe(request) + " was answered with " + problem);
                 }
@@ -211,25 +188,13 @@ public final class HttpTransform implements Transform {
         } finally {
             answers.forEach(f -> f.cancel(true)); // after a failure, stop retrying the others
         }
-        if (!rows.isEmpty()) {
-            emitDecoded(rows, out);
-        }
-    }
-
-    /** The batch's rows as JSON objects, encoded in the core. */
-    private List<byte[]> encode(Batch batch) {
-        List<byte[]> encoded = new ArrayList<>();
-        NativeBatch.with(
-                batch,
-                context.allocator(),
-                nativeBatch -> encoder.encodeRecords(nativeBatch, records -> {
-                    for (int i = 0; i < records.count(); i++) {
-                        byte[] row = new byte[(int) records.length(i)];
-                        MemorySegment.copy(records.data(), JAVA_BYTE, records.start(i), row, 0, row.length);
-                        encoded.add(row);
-                    }
-                }));
-        return encoded;
+        json.emit(
+                rows,
+                out,
+                (row, record, error) -> context.reject(
+                        row.origin().firstRow(),
+                        record,
+                        "row " + row.element() + " of the answer to " + describe(row.origin()) + ": " + error));
     }
 
     /** The rows cut into requests of at most {@code batch_size}, each body a JSON array. */
@@ -237,16 +202,7 @@ public final class HttpTransform implements Transform {
         List<Request> requests = new ArrayList<>();
         for (int from = 0; from < rows.size(); from += batchSize) {
             List<byte[]> part = rows.subList(from, Math.min(rows.size(), from + batchSize));
-            ByteArrayOutputStream body = new ByteArrayOutputStream();
-            body.write('[');
-            for (int i = 0; i < part.size(); i++) {
-                if (i > 0) {
-                    body.write(',');
-                }
-                body.writeBytes(part.get(i));
-            }
-            body.write(']');
-            requests.add(new Request(sequence++, rowsSeen + from, part, body.toByteArray()));
+            requests.add(new Request(sequence++, rowsSeen + from, part, JsonRows.array(part)));
         }
         rowsSeen += rows.size();
         return requests;
@@ -269,101 +225,10 @@ public final class HttpTransform implements Transform {
         }
     }
 
-    /**
-     * Adds where each row of an answer's body lies (elements of a JSON array, each an object) to
-     * {@code rows}; returns what is wrong with the body instead, adding nothing.
-     */
-    private static String rowsOf(Request request, byte[] body, List<Answered> rows) {
-        List<Answered> found = new ArrayList<>();
-        try (JsonParser parser = JSON.createParser(body)) {
-            if (parser.nextToken() != JsonToken.START_ARRAY) {
-                return "something other than a JSON array" + startOf(body);
-            }
-            for (JsonToken token = parser.nextToken(); token != JsonToken.END_ARRAY; token = parser.nextToken()) {
-                if (token != JsonToken.START_OBJECT) {
-                    return "an array whose element " + found.size() + " is not a JSON object" + startOf(body);
-                }
-                int start = (int) parser.currentTokenLocation().getByteOffset();
-                parser.skipChildren();
-                int end = (int) parser.currentLocation().getByteOffset();
-                found.add(new Answered(request, found.size(), body, start, end - start));
-            }
-            if (parser.nextToken() != null) {
-                return "more than one JSON value" + startOf(body);
-            }
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            return "malformed JSON (" + e.getOriginalMessage() + ")" + startOf(body);
-        } catch (IOException e) {
-            return "unreadable JSON (" + e.getMessage() + ")" + startOf(body);
-        }
-        rows.addAll(found);
-        return null;
-    }
-
-    /** The start of a body for messages. */
-    private static String startOf(byte[] body) {
-        String text = new String(body, 0, Math.min(body.length, 200), StandardCharsets.UTF_8).strip();
-        return text.isEmpty()
-                ? ": an empty body"
-                : ": " + text.replaceAll("\\s+", " ") + (body.length > 200 ? "…" : "");
-    }
-
     /** Every row of a request goes to on_error (fail throws). */
     private void rejectAll(Request request, String reason) {
         for (int i = 0; i < request.rows().size(); i++) {
             context.reject(request.firstRow() + i, request.rows().get(i), reason);
-        }
-    }
-
-    /** Decodes the answered rows in the core, in order, and emits them as one batch. */
-    private void emitDecoded(List<Answered> rows, Emitter out) {
-        long bytes = 0;
-        for (Answered row : rows) {
-            bytes += row.length();
-        }
-        NativeDecoder.Decoded decoded;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = arena.allocate(Math.max(1, bytes), 8);
-            MemorySegment offsets = arena.allocate((rows.size() + 1L) * Long.BYTES, 8);
-            long at = 0;
-            for (int i = 0; i < rows.size(); i++) {
-                Answered row = rows.get(i);
-                offsets.setAtIndex(JAVA_LONG, i, at);
-                MemorySegment.copy(row.body(), row.start(), data, JAVA_BYTE, at, row.length());
-                at += row.length();
-            }
-            offsets.setAtIndex(JAVA_LONG, rows.size(), at);
-            decoded = decoder.decode(data, offsets, rows.size(), null);
-        }
-        try (NativeBatch errors = decoded.errors()) {
-            if (errors != null) {
-                rejectAnswered(errors, rows);
-            }
-        } catch (RuntimeException e) {
-            decoded.batch().close();
-            throw e;
-        }
-        if (decoded.batch().rowCount() == 0) {
-            decoded.batch().close();
-        } else {
-            out.emit(decoded.batch());
-        }
-    }
-
-    /** Answered rows that do not fit the schema go to on_error, each with its request and place. */
-    private void rejectAnswered(NativeBatch errors, List<Answered> rows) {
-        try (VectorSchemaRoot root = errors.toVectors(context.allocator())) {
-            BigIntVector index = (BigIntVector) root.getVector("index");
-            VarBinaryVector record = (VarBinaryVector) root.getVector("record");
-            VarCharVector error = (VarCharVector) root.getVector("error");
-            for (int i = 0; i < root.getRowCount(); i++) {
-                Answered row = rows.get((int) index.get(i));
-                String message = new String(error.get(i), StandardCharsets.UTF_8);
-                context.reject(
-                        row.request().firstRow(),
-                        record.get(i),
-                        "row " + row.element() + " of the answer to " + describe(row.request()) + ": " + message);
-            }
         }
     }
 
@@ -375,8 +240,8 @@ public final class HttpTransform implements Transform {
         if (endpoint != null) {
             endpoint.close();
         }
-        if (decoder != null) {
-            decoder.close();
+        if (json != null) {
+            json.close();
         }
     }
 }

@@ -1,10 +1,8 @@
 package dev.sluice.connector.webhook;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-
-import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeEncoder;
 import dev.sluice.connector.http.HttpEndpoint;
+import dev.sluice.connector.jsonrows.JsonRows;
 import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.Batch;
@@ -18,7 +16,6 @@ import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
 import dev.sluice.plugin.config.StandardKeys;
 import dev.sluice.plugin.config.Validator;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -35,8 +32,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The {@code webhook} sink: rows as a JSON array, {@code batch_size} rows per HTTP POST.
@@ -51,8 +46,6 @@ import org.slf4j.LoggerFactory;
  * before it succeeded or went to {@code on_error}.
  */
 public final class WebhookSink implements Sink {
-
-    private static final Logger LOG = LoggerFactory.getLogger(WebhookSink.class);
 
     public static final String MAX_IN_FLIGHT = "max_in_flight";
 
@@ -183,18 +176,7 @@ public final class WebhookSink implements Sink {
     public void write(Batch batch) throws Exception {
         throwIfFailed();
         handleRefused();
-        List<byte[]> encoded = new ArrayList<>();
-        NativeBatch.with(
-                batch,
-                context.allocator(),
-                nativeBatch -> encoder.encodeRecords(nativeBatch, records -> {
-                    for (int i = 0; i < records.count(); i++) {
-                        byte[] row = new byte[(int) records.length(i)];
-                        java.lang.foreign.MemorySegment.copy(
-                                records.data(), JAVA_BYTE, records.start(i), row, 0, row.length);
-                        encoded.add(row);
-                    }
-                }));
+        List<byte[]> encoded = JsonRows.encode(encoder, batch, context.allocator());
         for (byte[] row : encoded) {
             if (rows.isEmpty()) {
                 firstRow = rowsSeen;
@@ -214,16 +196,7 @@ public final class WebhookSink implements Sink {
         }
         List<byte[]> requestRows = List.copyOf(rows);
         rows.clear();
-        ByteArrayOutputStream body = new ByteArrayOutputStream();
-        body.write('[');
-        for (int i = 0; i < requestRows.size(); i++) {
-            if (i > 0) {
-                body.write(',');
-            }
-            body.writeBytes(requestRows.get(i));
-        }
-        body.write(']');
-        byte[] bytes = body.toByteArray();
+        byte[] bytes = JsonRows.array(requestRows);
         Request request = new Request(sequence++, firstRow, requestRows, bytes, idempotencyKey(bytes));
         while (!permits.tryAcquire(100, TimeUnit.MILLISECONDS)) {
             throwIfFailed();

@@ -112,6 +112,7 @@ class WebhookSinkTest {
 
         private void handle(HttpExchange exchange) throws IOException {
             int now = concurrent.incrementAndGet();
+            boolean counted = true;
             maxConcurrent.accumulateAndGet(now, Math::max);
             try (exchange) {
                 Map<String, String> headers = new TreeMap<>();
@@ -133,6 +134,10 @@ class WebhookSinkTest {
                 }
                 reply.headers().forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
                 byte[] bytes = reply.body().getBytes(StandardCharsets.UTF_8);
+                // Done before the answer goes out: once the client has it, it may send the next
+                // request, which must not find this one still counted.
+                concurrent.decrementAndGet();
+                counted = false;
                 exchange.sendResponseHeaders(reply.status(), bytes.length == 0 ? -1 : bytes.length);
                 if (bytes.length > 0) {
                     exchange.getResponseBody().write(bytes);
@@ -141,7 +146,9 @@ class WebhookSinkTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } finally {
-                concurrent.decrementAndGet();
+                if (counted) {
+                    concurrent.decrementAndGet();
+                }
             }
         }
 
