@@ -20,7 +20,7 @@ class StageTypeRegistrationTest {
         StageTypes types = StageTypes.installed();
         // "plugin" of each kind adapts a native plugin's component (dev.sluice.pluginhost).
         assertEquals(List.of("file", "generator", "kafka", "plugin", "postgres"), names(types, NodeKind.SOURCE));
-        assertEquals(List.of("http", "plugin", "sql"), names(types, NodeKind.TRANSFORM));
+        assertEquals(List.of("http", "plugin", "script", "sql"), names(types, NodeKind.TRANSFORM));
         assertEquals(
                 List.of("blackhole", "file", "kafka", "plugin", "postgres", "stdout", "webhook"),
                 names(types, NodeKind.SINK));
