@@ -28,6 +28,8 @@
 #   benchmarks/run.sh sql-errors [ROWS [REPEATS]]  what a SQL transform's on_error costs: no bad row, one in
 #                                         1 000, one in 100, set aside (default 1 000 000 rows, 5 rounds;
 #                                         sql_errors_bench.py)
+#   benchmarks/run.sh transforms [EVENTS [REPEATS]]  the script and http transforms against SQL doing the
+#                                         same work (default 2 000 000 events, 3 rounds; transforms_bench.py)
 #   benchmarks/run.sh restart [REPEATS]  restart to first new output record after kill -9 and SIGTERM
 #                                         (default 5 restarts per mode; see restart_bench.py)
 #   benchmarks/run.sh service [RUNS]     the service JAR: resume and apply to first output record, serve vs run
@@ -144,6 +146,14 @@ case "$mode" in
       echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
       python3 benchmarks/sql_errors_bench.py "$@"
     } | tee "benchmarks/results/sql-errors-$(date -u +%Y%m%dT%H%M%SZ).txt"
+    ;;
+  transforms)
+    mvn -q -B -ntp -Dstyle.color=never -DskipTests package -pl benchmarks -am >&2
+    export JAVA_HOME SLUICE_JVM_FLAGS
+    {
+      echo "JVM: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
+      python3 benchmarks/transforms_bench.py "$@"
+    } | tee "benchmarks/results/transforms-$(date -u +%Y%m%dT%H%M%SZ).txt"
     ;;
   restart)
     mvn -q -B -ntp -DskipTests package -pl benchmarks -am

@@ -12,6 +12,9 @@ CHANNEL_WEIGHT = {"Google": 1.2, "Facebook": 1.1, "Baidu": 0.9, "Apple": 1.0}
 
 
 class Score(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"     # keep the connection between requests
+    disable_nagle_algorithm = True    # else each answer's body waits ~40 ms for a delayed ACK
+
     def do_POST(self):
         bids = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         rows = [{"auction": b["auction"], "bidder": b["bidder"],
