@@ -18,6 +18,8 @@ import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -155,6 +157,20 @@ public final class HttpEndpoint implements AutoCloseable {
     /** The URL as messages show it. */
     public String target() {
         return target;
+    }
+
+    /** A request in messages: {@code POST <target> (request 3, rows 15..19)}. */
+    public String describe(long sequence, long firstRow, int rows) {
+        return "POST " + target + " (request " + sequence + ", rows " + firstRow + ".." + (firstRow + rows - 1) + ")";
+    }
+
+    /** {@code threads} daemon threads named {@code sluice-<kind>-<node>} that send requests. */
+    public ExecutorService workers(String kind, int threads) {
+        return Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "sluice-" + kind + "-" + context.nodeName());
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /**

@@ -5,7 +5,6 @@ import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.ColumnTypes;
 import dev.sluice.plugin.Emitter;
-import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.StageContext;
@@ -21,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.arrow.vector.types.pojo.Schema;
 
@@ -49,46 +47,36 @@ public final class HttpTransform implements Transform {
     /** The {@code http} transform's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
 
-        private static final ConfigDef CONFIG = HttpEndpoint.define(new ConfigDef())
-                .define(
-                        SCHEMA,
-                        ConfigType.MAP,
-                        null,
-                        true,
-                        "The columns of the rows the handler answers with, name → type (" + ColumnTypes.ACCEPTED
-                                + "). Fields of an answered row that are not declared are left out; a declared "
-                                + "one that is missing is NULL.")
-                .define(
-                        StandardKeys.BATCH_SIZE,
-                        ConfigType.INT,
-                        500,
-                        false,
-                        "Most rows in one request; a batch of more rows is sent as several requests.",
-                        Validator.positive())
-                .define(
-                        MAX_IN_FLIGHT,
-                        ConfigType.INT,
-                        4,
-                        false,
-                        "Requests of one batch sent at once; their answers are put together in request order.",
-                        Validator.positive())
-                .defineEnum(
-                        StandardKeys.ON_ERROR,
-                        ErrorPolicy.CONFIG_NAMES,
-                        "fail",
-                        false,
-                        "What to do with the rows of a request answered with a non-2xx status after its retries "
-                                + "or with something other than a JSON array of objects, and with an answered row "
-                                + "that does not fit `schema`: fail the run, write them with the reason to the dead "
-                                + "letter, or skip them (counted). A request that gets no answer (timeout, connection "
-                                + "refused) after its retries always fails the run.")
-                .define(
-                        StandardKeys.DEAD_LETTER,
-                        ConfigType.PATH,
-                        null,
-                        false,
-                        "The dead-letter file (JSON lines). Default: <pipeline>.<node>.dead-letter.jsonl next to the "
-                                + "first file sink's output, else next to the pipeline file.");
+        private static final ConfigDef CONFIG = StandardKeys.errorHandling(
+                HttpEndpoint.define(new ConfigDef())
+                        .define(
+                                SCHEMA,
+                                ConfigType.MAP,
+                                null,
+                                true,
+                                "The columns of the rows the handler answers with, name → type (" + ColumnTypes.ACCEPTED
+                                        + "). Fields of an answered row that are not declared are left out; a declared "
+                                        + "one that is missing is NULL.")
+                        .define(
+                                StandardKeys.BATCH_SIZE,
+                                ConfigType.INT,
+                                500,
+                                false,
+                                "Most rows in one request; a batch of more rows is sent as several requests.",
+                                Validator.positive())
+                        .define(
+                                MAX_IN_FLIGHT,
+                                ConfigType.INT,
+                                4,
+                                false,
+                                "Requests of one batch sent at once; their answers are put together in request order.",
+                                Validator.positive()),
+                "fail",
+                "What to do with the rows of a request answered with a non-2xx status after its retries "
+                        + "or with something other than a JSON array of objects, and with an answered row "
+                        + "that does not fit `schema`: fail the run, write them with the reason to the dead "
+                        + "letter, or skip them (counted). A request that gets no answer (timeout, connection "
+                        + "refused) after its retries always fails the run.");
 
         public Type() {
             super(
@@ -160,11 +148,7 @@ public final class HttpTransform implements Transform {
         }
         if (workers == null) { // the client and workers exist only for a run: validation stops at open
             endpoint.start();
-            workers = Executors.newFixedThreadPool(maxInFlight, r -> {
-                Thread t = new Thread(r, "sluice-http-" + context.nodeName());
-                t.setDaemon(true);
-                return t;
-            });
+            workers = endpoint.workers("http", maxInFlight);
         }
         List<Future<HttpEndpoint.Answer>> answers = new ArrayList<>();
         for (Request request : requests) {
@@ -209,8 +193,8 @@ public final class HttpTransform implements Transform {
     }
 
     private String describe(Request request) {
-        return "POST " + endpoint.target() + " (request " + request.sequence() + ", rows " + request.firstRow() + ".."
-                + (request.firstRow() + request.rows().size() - 1) + ")";
+        return endpoint.describe(
+                request.sequence(), request.firstRow(), request.rows().size());
     }
 
     /** The answer of one request; no answer after its retries fails the run. */

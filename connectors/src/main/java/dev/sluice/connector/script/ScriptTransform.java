@@ -5,7 +5,6 @@ import dev.sluice.plugin.AbstractStageType;
 import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.ColumnTypes;
 import dev.sluice.plugin.Emitter;
-import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.StageContext;
@@ -45,48 +44,39 @@ public final class ScriptTransform implements Transform {
     /** The {@code script} transform's stage type, registered in META-INF/services/dev.sluice.plugin.StageType. */
     public static final class Type extends AbstractStageType {
 
-        private static final ConfigDef CONFIG = new ConfigDef()
-                .define(
-                        SCRIPT,
-                        ConfigType.STRING,
-                        null,
-                        true,
-                        "JavaScript (ES6, run sandboxed by Rhino: no Java classes, no I/O) defining `function "
-                                + "process(row)`: called with each row as a plain object, it returns the row (changed "
-                                + "or not), an array of rows, or null to drop it.",
-                        Validator.nonEmpty())
-                .define(
-                        SCHEMA,
-                        ConfigType.MAP,
-                        null,
-                        false,
-                        "The columns of the rows `process` returns, name → type (" + ColumnTypes.ACCEPTED + "). "
-                                + "Default: the input's columns. Fields not declared are left out; a declared one "
-                                + "that is missing is NULL.")
-                .define(
-                        TIMEOUT,
-                        ConfigType.DURATION,
-                        "10s",
-                        false,
-                        "Longest the script may run on one batch (and its top level at start); longer fails "
-                                + "the run, naming the node.")
-                .defineEnum(
-                        StandardKeys.ON_ERROR,
-                        ErrorPolicy.CONFIG_NAMES,
-                        "fail",
-                        false,
-                        "What to do with a row whose `process` threw, returned something other than an object, "
-                                + "an array of objects or null, or returned a row that does not fit `schema`; and with "
-                                + "an input row holding an integer or decimal a JavaScript number cannot carry "
-                                + "exactly: fail the run, write it with the reason to the dead letter, or skip it "
-                                + "(counted).")
-                .define(
-                        StandardKeys.DEAD_LETTER,
-                        ConfigType.PATH,
-                        null,
-                        false,
-                        "The dead-letter file (JSON lines). Default: <pipeline>.<node>.dead-letter.jsonl next to the "
-                                + "first file sink's output, else next to the pipeline file.");
+        private static final ConfigDef CONFIG = StandardKeys.errorHandling(
+                new ConfigDef()
+                        .define(
+                                SCRIPT,
+                                ConfigType.STRING,
+                                null,
+                                true,
+                                "JavaScript (ES6, run sandboxed by Rhino: no Java classes, no I/O) defining `function "
+                                        + "process(row)`: called with each row as a plain object, it returns the row (changed "
+                                        + "or not), an array of rows, or null to drop it.",
+                                Validator.nonEmpty())
+                        .define(
+                                SCHEMA,
+                                ConfigType.MAP,
+                                null,
+                                false,
+                                "The columns of the rows `process` returns, name → type (" + ColumnTypes.ACCEPTED
+                                        + "). "
+                                        + "Default: the input's columns. Fields not declared are left out; a declared one "
+                                        + "that is missing is NULL.")
+                        .define(
+                                TIMEOUT,
+                                ConfigType.DURATION,
+                                "10s",
+                                false,
+                                "Longest the script may run on one batch (and its top level at start); longer fails "
+                                        + "the run, naming the node."),
+                "fail",
+                "What to do with a row whose `process` threw, returned something other than an object, "
+                        + "an array of objects or null, or returned a row that does not fit `schema`; and with "
+                        + "an input row holding an integer or decimal a JavaScript number cannot carry "
+                        + "exactly: fail the run, write it with the reason to the dead letter, or skip it "
+                        + "(counted).");
 
         public Type() {
             super(

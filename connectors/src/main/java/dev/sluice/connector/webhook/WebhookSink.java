@@ -27,7 +27,6 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -162,11 +161,7 @@ public final class WebhookSink implements Sink {
     @Override
     public void start() {
         endpoint.start();
-        workers = Executors.newFixedThreadPool(maxInFlight, r -> {
-            Thread t = new Thread(r, "sluice-webhook-" + context.nodeName());
-            t.setDaemon(true);
-            return t;
-        });
+        workers = endpoint.workers("webhook", maxInFlight);
         permits = new Semaphore(maxInFlight);
     }
 
@@ -257,8 +252,8 @@ public final class WebhookSink implements Sink {
     }
 
     private String describe(Request request) {
-        return "POST " + endpoint.target() + " (request " + request.sequence() + ", rows " + request.firstRow() + ".."
-                + (request.firstRow() + request.rows().size() - 1) + ")";
+        return endpoint.describe(
+                request.sequence(), request.firstRow(), request.rows().size());
     }
 
     /** A non-2xx answer after the retries: fails the run, or its rows go to on_error on the lane. */
