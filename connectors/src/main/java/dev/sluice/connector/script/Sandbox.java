@@ -35,6 +35,8 @@ final class Sandbox extends ContextFactory {
         super.onContextCreated(cx);
         cx.setInterpretedMode(true);
         cx.setLanguageVersion(Context.VERSION_ES6);
+        // Not only for LiveConnect: a caught Rhino error carries its Java exception
+        // (e.rhinoException, e.javaException) unless that exception's class is hidden too.
         cx.setClassShutter(className -> false);
         cx.setInstructionObserverThreshold(10_000);
         cx.setMaximumInterpreterStackDepth(2_000);

@@ -132,6 +132,23 @@ class ScriptTransformTest {
         assertEquals(1, noPackages.code(), noPackages.stderr());
         assertTrue(noPackages.stderr().contains("\"Packages\" is not defined"), noPackages.stderr());
 
+        // Errors Rhino raises carry their Java exception unless no Java class is visible to scripts:
+        // e.rhinoException.getClass() would hand the script Java reflection.
+        Path caught = pipeline(rows(1), """
+                function deeper(n) { return deeper(n + 1) + 1; }
+                function process(row) {
+                  try { deeper(0); } catch (e) { row.name = typeof e.rhinoException + ' ' + typeof e.javaException; }
+                  return row;
+                }
+                """, "");
+        Result noJavaObjects = sluice("run", caught.toString());
+        assertEquals(0, noJavaObjects.code(), noJavaObjects.stderr());
+        assertEquals(
+                "undefined undefined",
+                JSON.readTree(Files.readAllLines(dir.resolve("out.jsonl")).get(0))
+                        .get("name")
+                        .asText());
+
         // A catch in the script does not stop the deadline.
         Path loop = pipeline(rows(2), """
                 function process(row) {
