@@ -420,6 +420,36 @@ class ServiceApiTest {
         assertTrue(beside >= alone * 0.8, "alone " + alone + " rows in 2 s, beside the failing one " + beside);
     }
 
+    @Test
+    void aScriptThatNeverEndsFailsItsOwnPipelineOnly() throws Exception {
+        startService("127.0.0.1", null);
+        assertEquals(
+                201,
+                send("PUT", "/pipelines/healthy", generator("healthy", 3000)).status());
+        awaitStatus("healthy", s -> s.path("records_in").asLong() > 0, "started");
+        String runaway = """
+                restart: {max_attempts: 1, backoff: 100ms}
+                sources:
+                  bids: {type: generator, entity: bid, rate: 1000}
+                transforms:
+                  t:
+                    type: script
+                    from: bids
+                    timeout: 300ms
+                    script: "function process(row) { while (true) {} }"
+                sinks:
+                  out: {type: blackhole, from: t}
+                """;
+        assertEquals(201, send("PUT", "/pipelines/runaway", runaway).status());
+        JsonNode failed = awaitStatus("runaway", s -> s.path("state").asText().equals("failed"), "failed");
+        assertTrue(
+                failed.path("last_error").path("message").asText().contains("ran longer than timeout (300 ms)"),
+                failed.toString());
+        JsonNode healthy = send("GET", "/pipelines/healthy", null).body();
+        assertEquals("running", healthy.path("state").asText());
+        assertEquals(0, healthy.path("restarts").asInt());
+    }
+
     private long rowsIn(String name) throws Exception {
         return send("GET", "/pipelines/" + name, null).body().path("records_in").asLong();
     }
