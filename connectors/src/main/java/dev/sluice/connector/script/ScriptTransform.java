@@ -124,14 +124,20 @@ public final class ScriptTransform implements Transform {
               return function (text, process) {
                 var rows = parse(text), out = [], origins = [], errors = [];
                 for (var i = 0; i < rows.length; i++) {
+                  var result;
                   try {
-                    var result = process(rows[i]);
-                    if (result === null || result === undefined) continue;
+                    result = process(rows[i]);
+                  } catch (e) {
+                    errors.push(i, 'process threw ' + String(e) + where(e));
+                    continue;
+                  }
+                  if (result === null || result === undefined) continue;
+                  try {
                     var list = isArray(result) ? result : [result], made = [];
                     for (var j = 0; j < list.length; j++) made.push(oneRow(list[j]));
                     for (var k = 0; k < made.length; k++) { out.push(made[k]); origins.push(i); }
                   } catch (e) {
-                    errors.push(i, String(e) + where(e));
+                    errors.push(i, e.message);
                   }
                 }
                 return ['[' + out.join(',') + ']', origins, errors];
@@ -250,7 +256,7 @@ public final class ScriptTransform implements Transform {
         List<?> errors = (List<?>) result.get(2);
         for (int e = 0; e < errors.size(); e += 2) {
             int at = passed.get(((Number) errors.get(e)).intValue());
-            context.reject(first + at, rows.get(at), "process threw " + errors.get(e + 1));
+            context.reject(first + at, rows.get(at), String.valueOf(errors.get(e + 1)));
         }
         List<?> origins = (List<?>) result.get(1);
         byte[] made = result.get(0).toString().getBytes(StandardCharsets.UTF_8);

@@ -104,7 +104,7 @@ class ScriptTransformTest {
         assertEquals(6, dead.lines().count(), dead);
         assertTrue(dead.contains("process threw Error: no third row (script line 4)"), dead);
         assertTrue(dead.contains("Exceeded maximum stack depth"), dead); // a row's error, not a crashed JVM
-        assertTrue(dead.contains("process returned number, not a row (an object)"), dead);
+        assertTrue(dead.contains("\"error\":\"process returned number, not a row (an object)"), dead);
         assertTrue(dead.contains("field \\\"price\\\" is Infinity, which JSON cannot carry"), dead);
         assertTrue(dead.contains("a row process returned for row 7 does not fit the schema"), dead);
         assertTrue(dead.contains("holds 9007199254740993, which a JavaScript number cannot carry exactly"), dead);
