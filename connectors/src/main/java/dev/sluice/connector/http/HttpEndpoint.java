@@ -267,7 +267,7 @@ public final class HttpEndpoint implements AutoCloseable {
     }
 
     /** {@code Retry-After} in milliseconds (seconds or an HTTP date), or -1 when absent or unreadable. */
-    public static long retryAfterMillis(HttpResponse<?> response) {
+    private static long retryAfterMillis(HttpResponse<?> response) {
         String value = response.headers().firstValue("Retry-After").orElse(null);
         if (value == null) {
             return -1;

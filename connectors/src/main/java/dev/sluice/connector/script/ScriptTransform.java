@@ -263,26 +263,17 @@ public final class ScriptTransform implements Transform {
             context.reject(first + at, rows.get(at), String.valueOf(errors.get(e + 1)));
         }
         List<?> origins = (List<?>) result.get(1);
-        byte[] made = result.get(0).toString().getBytes(StandardCharsets.UTF_8);
-        List<JsonRows.Row<Integer>> answered = new ArrayList<>(origins.size());
-        String problem = JsonRows.split(made, null, answered);
+        byte[] text = result.get(0).toString().getBytes(StandardCharsets.UTF_8);
+        List<JsonRows.Row<Void>> made = new ArrayList<>(origins.size());
+        String problem = JsonRows.split(text, null, made);
         if (problem != null) {
             throw new IllegalStateException("the script's rows did not come back as JSON: " + problem);
         }
-        List<JsonRows.Row<Integer>> withOrigins = new ArrayList<>(answered.size());
-        for (int i = 0; i < answered.size(); i++) {
-            JsonRows.Row<Integer> row = answered.get(i);
-            int at = passed.get(((Number) origins.get(i)).intValue());
-            withOrigins.add(new JsonRows.Row<>(at, row.element(), row.body(), row.start(), row.length()));
-        }
-        json.emit(
-                withOrigins,
-                out,
-                (row, record, error) -> context.reject(
-                        first + row.origin(),
-                        record,
-                        "a row process returned for row " + (first + row.origin()) + " does not fit the schema: "
-                                + error));
+        json.emit(made, out, (row, record, error) -> {
+            // origins[i]: the index, among the rows handed to the script, of the row made i-th
+            long at = first + passed.get(((Number) origins.get(row.element())).intValue());
+            context.reject(at, record, "a row process returned for row " + at + " does not fit the schema: " + error);
+        });
     }
 
     private String millis() {
