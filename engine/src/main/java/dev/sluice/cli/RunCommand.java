@@ -37,7 +37,9 @@ final class RunCommand implements Callable<Integer> {
     @picocli.CommandLine.Option(
             names = "--state-dir",
             paramLabel = "DIR",
-            description = "The pipeline's state DB (checkpointed positions). Default: .sluice/state/NAME.")
+            description =
+                    "The pipeline's state DB (checkpointed positions). Default: .sluice/state/NAME, refused if another"
+                            + " pipeline file of that name saved its sources' positions there; a DIR named here is taken over.")
     Path stateDir;
 
     @picocli.CommandLine.Option(

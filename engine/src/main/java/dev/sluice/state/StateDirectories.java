@@ -1,6 +1,7 @@
 package dev.sluice.state;
 
 import dev.sluice.config.PipelineLoader;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Locale;
 
@@ -45,6 +46,20 @@ public final class StateDirectories {
         }
         checkDirectoryName(name);
         return DEFAULT_ROOT.resolve(name).toAbsolutePath().normalize();
+    }
+
+    /**
+     * How a state DB records the pipeline file whose checkpoints it holds
+     * ({@link StatePositionStore#claimFor}): its real path relative to the working directory, under
+     * which the default state directory lies too, so a project moved as a whole keeps its DBs.
+     */
+    public static String ownerOf(Path pipelineFile) {
+        Path file = pipelineFile.toAbsolutePath().normalize();
+        try {
+            return Path.of("").toRealPath().relativize(file.toRealPath()).toString();
+        } catch (IOException | IllegalArgumentException e) {
+            return file.toString(); // unreadable (the load reports it) or on another root
+        }
     }
 
     private static void checkDirectoryName(String name) {

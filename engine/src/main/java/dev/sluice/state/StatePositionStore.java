@@ -1,8 +1,11 @@
 package dev.sluice.state;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.runtime.PositionStore;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,6 +22,8 @@ public final class StatePositionStore implements PositionStore {
     private static final String PREFIX = "source/";
     /** The position-store name of a dynamic table's checkpoint (runtime.DynamicTables). */
     private static final String TABLE_NODE = "table:";
+    /** The row naming the pipeline file whose checkpoints the DB holds ({@link #claimFor}). */
+    private static final String OWNER = "owner/file";
 
     private final StateStore store;
     private final String pipeline;
@@ -40,6 +45,59 @@ public final class StatePositionStore implements PositionStore {
     public static StatePositionStore open(Path dir, String pipeline) {
         return new StatePositionStore(StateStore.open(dir), pipeline, true);
     }
+
+    /**
+     * Claims the DB for pipeline file {@code file} (as the user names it: relative to the working
+     * directory, like the default state directory). Pipelines are told apart by name, so two
+     * files with one {@code name:} run from one directory meet in one DB. Positions another file
+     * saved for one of this pipeline's {@code sources}, or any dynamic table's checkpoint, are
+     * refused: resuming them would skip what that file's pipeline read. Unless {@code adopt}
+     * (the user named the directory: a pipeline file moved or renamed). Sinks' and dead
+     * letters' rows alone are no reason: they follow their sources (a run whose sources resume
+     * nothing starts its files over) and their own paths. A DB from before owners were recorded
+     * is taken over. On refusal the DB is closed.
+     *
+     * @return this
+     * @throws StateOwnedElsewhereException if another file's checkpoints would be resumed and not {@code adopt}
+     */
+    public StatePositionStore claimFor(String file, Collection<String> sources, boolean adopt) {
+        String owner =
+                store.get(pipeline, OWNER).map(row -> ownerIn(row.data())).orElse(null);
+        if (file.equals(owner)) {
+            return this;
+        }
+        if (owner != null && !adopt) {
+            String resumed = sources.stream()
+                    .filter(source -> store.hasRows(pipeline, prefixOf(source)))
+                    .map(source -> "source '" + source + "'")
+                    .findFirst()
+                    .orElse(store.hasRows(pipeline, "table/") ? "its dynamic tables" : null);
+            if (resumed != null) {
+                close();
+                throw new StateOwnedElsewhereException("pipeline '" + pipeline + "': the state DB "
+                        + store.directory() + " holds the checkpoints of " + resumed + " that " + owner
+                        + ", another pipeline file named '" + pipeline + "', saved; resuming them would skip what "
+                        + "that pipeline read. Give " + file + " a name of its own (name:) or pass --state-dir DIR; "
+                        + "if " + owner + " was moved or renamed to " + file + ", pass --state-dir "
+                        + store.directory() + " to continue its checkpoints");
+            }
+        }
+        store.put(
+                pipeline,
+                OWNER,
+                OBJECT_MAPPER.createObjectNode().put("file", file).toString());
+        return this;
+    }
+
+    private static String ownerIn(String json) {
+        try {
+            return OBJECT_MAPPER.readTree(json).path("file").asText(null);
+        } catch (JsonProcessingException e) {
+            throw new StateException("the state DB's row " + OWNER + " is not JSON: " + json, e);
+        }
+    }
+
+    private static final ObjectMapper OBJECT_MAPPER = new ObjectMapper();
 
     /**
      * The positions of pipeline {@code pipeline} in a state DB shared with other pipelines (the

@@ -289,6 +289,20 @@ public final class StateStore implements AutoCloseable {
         return scanFrom(StateCodec.key(namespace, keyPrefix));
     }
 
+    /** Whether namespace {@code namespace} holds a row whose key starts with {@code keyPrefix}; reads at most one. */
+    public boolean hasRows(String namespace, String keyPrefix) {
+        checkOpen();
+        byte[] prefix = StateCodec.key(namespace, keyPrefix);
+        try (RocksIterator it = db.newIterator()) {
+            it.seek(prefix);
+            boolean found = it.isValid() && StateCodec.startsWith(it.key(), prefix);
+            it.status();
+            return found;
+        } catch (RocksDBException e) {
+            throw failure("read", e);
+        }
+    }
+
     /** The rows whose encoded key starts with {@code prefix}, in key order. */
     private List<StateRow> scanFrom(byte[] prefix) {
         checkOpen();
