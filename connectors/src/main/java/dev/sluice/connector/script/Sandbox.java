@@ -10,7 +10,7 @@ import org.mozilla.javascript.ContextFactory;
  * bound the interpreter's stack (recursing deeper is the row's error; compiled scripts would
  * overflow the JVM's stack instead, and ran only ~7 % faster on the transforms benchmark's script,
  * where JSON is most of the cost). Memory is not bounded: a script that allocates without end
- * fills the heap.
+ * fills the heap, and {@link ScriptTransform} then drops it and fails the run.
  */
 final class Sandbox extends ContextFactory {
 

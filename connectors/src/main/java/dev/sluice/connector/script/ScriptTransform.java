@@ -17,6 +17,7 @@ import dev.sluice.plugin.config.Validator;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -220,8 +221,13 @@ public final class ScriptTransform implements Transform {
             throw new InvalidSettingException(SCRIPT, "line " + e.lineNumber() + ": " + e.details());
         } catch (Sandbox.TimeUp e) {
             throw new InvalidSettingException(SCRIPT, "its top level ran longer than timeout (" + millis() + ")");
+        } catch (OutOfMemoryError e) {
+            forgetScript();
         } finally {
             Context.exit();
+        }
+        if (process == null) {
+            throw heapFilled("running its top level");
         }
     }
 
@@ -245,18 +251,8 @@ public final class ScriptTransform implements Transform {
         if (handed.isEmpty()) {
             return;
         }
-        List<?> result;
-        Context cx = sandbox.enter(timeoutNanos);
-        try {
-            String text = new String(JsonRows.array(handed), StandardCharsets.UTF_8);
-            result = (List<?>) runner.call(cx, scope, scope, new Object[] {text, process});
-        } catch (Sandbox.TimeUp e) {
-            throw new IllegalStateException("node '" + context.nodeName() + "': the script ran longer than timeout ("
-                    + millis() + ") on a batch of " + handed.size() + " rows (from row " + first
-                    + ")");
-        } finally {
-            Context.exit();
-        }
+        String rowsText = new String(JsonRows.array(handed), StandardCharsets.UTF_8);
+        List<?> result = runBatch(rowsText, () -> "on a batch of " + handed.size() + " rows (from row " + first + ")");
         List<?> errors = (List<?>) result.get(2);
         for (int e = 0; e < errors.size(); e += 2) {
             int at = passed.get(((Number) errors.get(e)).intValue());
@@ -274,6 +270,52 @@ public final class ScriptTransform implements Transform {
             long at = first + passed.get(((Number) origins.get(row.element())).intValue());
             context.reject(at, record, "a row process returned for row " + at + " does not fit the schema: " + error);
         });
+    }
+
+    /**
+     * The runner's answer for a batch of rows, {@code text}; {@code where} names the batch in
+     * errors. A script that fills the heap is forgotten here, and reported once this frame and
+     * the context, which hold its last frames, are gone.
+     */
+    private List<?> runBatch(String text, Supplier<String> where) {
+        List<?> result = callRunner(text, where);
+        if (result == null) {
+            throw heapFilled(where.get());
+        }
+        return result;
+    }
+
+    private List<?> callRunner(String text, Supplier<String> where) {
+        Context cx = sandbox.enter(timeoutNanos);
+        try {
+            return (List<?>) runner.call(cx, scope, scope, new Object[] {text, process});
+        } catch (Sandbox.TimeUp e) {
+            throw new IllegalStateException("the script ran longer than timeout (" + millis() + ") " + where.get());
+        } catch (OutOfMemoryError e) {
+            forgetScript();
+            return null;
+        } finally {
+            Context.exit();
+        }
+    }
+
+    private void forgetScript() {
+        scope = null;
+        runner = null;
+        process = null;
+    }
+
+    /**
+     * The script filled the JVM's heap, which it shares with the process (Rhino bounds time and
+     * stack, not memory). Forgetting its scope makes everything its globals held garbage, so the
+     * run ends with this message, not a bare OutOfMemoryError, and under {@code serve} the other
+     * pipelines go on. Built after {@link #forgetScript} and leaving the context.
+     */
+    private IllegalStateException heapFilled(String when) {
+        return new IllegalStateException("the script filled the heap ("
+                + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB) " + when
+                + ": its memory is not bounded apart from the process's; keep what its globals hold across rows "
+                + "small, or give the process more heap (SLUICE_JAVA_OPTS=-Xmx...)");
     }
 
     private String millis() {

@@ -76,6 +76,34 @@ class ScriptTransformTest {
         assertEquals(expected, Files.readAllLines(dir.resolve("out.jsonl")));
     }
 
+    /**
+     * Rhino does not bound memory: a script whose globals keep growing filled the heap and the
+     * run died with a bare OutOfMemoryError. Now the node's error names it, in a child JVM with a
+     * small heap so that filling it is quick and touches no other test.
+     */
+    @Test
+    void aScriptThatFillsTheHeapFailsTheRunNamingItsNode() throws Exception {
+        Path p = pipeline(rows(200), """
+                var kept = [];
+                function process(row) {
+                  for (var i = 0; i < 100000; i++) kept.push({i: i, text: 'row ' + row.id + ' ' + i});
+                  return row;
+                }
+                """, "");
+        Path stderr = dir.resolve("stderr");
+        Process run = new ProcessBuilder(dev.sluice.cli.ChildJvm.command("96m", "run", p.toString()))
+                .redirectOutput(dir.resolve("stdout").toFile())
+                .redirectError(stderr.toFile())
+                .start();
+        assertTrue(run.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "no exit within 120 s");
+        String err = Files.readString(stderr);
+        assertEquals(dev.sluice.cli.Main.EXIT_FAILED, run.exitValue(), err);
+        assertTrue(err.contains("node 'shaped': the script filled the heap ("), err);
+        assertTrue(!err.contains("node 'shaped': node 'shaped'"), err);
+        assertTrue(err.contains("MiB) on a batch of "), err);
+        assertTrue(!err.contains("OutOfMemoryError"), err);
+    }
+
     @Test
     void whatAScriptGetsWrongGoesToOnErrorWithTheReasonAndLosesNothingElse() throws Exception {
         String input = rows(8)
@@ -157,7 +185,10 @@ class ScriptTransformTest {
                 """, "timeout: 300ms");
         Result endless = sluice("run", loop.toString());
         assertEquals(1, endless.code(), endless.stderr());
-        assertTrue(endless.stderr().contains("ran longer than timeout (300 ms)"), endless.stderr());
+        assertTrue(
+                endless.stderr()
+                        .contains("node 'shaped': the script ran longer than timeout (300 ms) on a batch of 2 rows"),
+                endless.stderr());
 
         Path topLevel = pipeline(rows(2), "while (true) {}\nfunction process(row) { return row; }", "timeout: 300ms");
         Result validate = sluice("validate", topLevel.toString());
