@@ -73,7 +73,15 @@ final class HostedPipeline {
     private volatile Duration checkpointTimeout = Duration.ofSeconds(60);
     private volatile int lanes;
     private volatile int restarts;
-    private volatile Map<Path, String> claimedFiles = Map.of();
+    /** Null until known: from an apply, a run, or the service asking (PipelineService.filesOf). */
+    private volatile Map<Path, String> claimedFiles;
+
+    /** Claims what a run writes against the service's other pipelines, or throws InvalidPipelineException. */
+    interface FileClaims {
+        void claim(HostedPipeline pipeline, Map<Path, String> writes);
+    }
+
+    private final FileClaims fileClaims;
     private volatile String lastError;
     private volatile Instant lastErrorAt;
     private volatile Instant startedAt;
@@ -85,8 +93,15 @@ final class HostedPipeline {
     private long sampledRows;
     private Thread supervisor;
 
-    HostedPipeline(PipelineDefinition definition, Path file, StateStore store, StageTypes types, PipelineLog log) {
+    HostedPipeline(
+            PipelineDefinition definition,
+            Path file,
+            StateStore store,
+            StageTypes types,
+            PipelineLog log,
+            FileClaims fileClaims) {
         this.name = definition.name();
+        this.fileClaims = fileClaims;
         this.file = file;
         this.store = store;
         this.types = types;
@@ -94,7 +109,7 @@ final class HostedPipeline {
         define(definition);
     }
 
-    /** The files this pipeline writes, each with its node: from its last apply or run (none before either). */
+    /** The files this pipeline writes, each with its node: from its last apply or run; null before either. */
     Map<Path, String> claimedFiles() {
         return claimedFiles;
     }
@@ -173,6 +188,7 @@ final class HostedPipeline {
 
     private void supervise(PipelineDefinition running) {
         int failuresInARow = 0;
+        boolean fileTaken = false;
         while (!stop.get()) {
             Pipeline pipeline = null;
             Lanes all = null;
@@ -180,7 +196,7 @@ final class HostedPipeline {
             try {
                 PipelineSpec spec = Preprocessors.parse(running.yaml(), file);
                 pipeline = Pipeline.assemble(spec, types, StatePositionStore.in(store, name));
-                claimedFiles = Map.copyOf(pipeline.writtenFiles());
+                fileClaims.claim(this, pipeline.writtenFiles());
                 policy = pipeline.restartPolicy();
                 checkpointTimeout = pipeline.checkpointSettings().timeout();
                 stats = pipeline.stats();
@@ -212,6 +228,8 @@ final class HostedPipeline {
                 lastError = log.mask(describe(e));
                 lastErrorAt = Instant.now();
                 log.add("failed: " + lastError);
+                // Another pipeline writes its file: a restart would meet the same.
+                fileTaken = e instanceof InvalidPipelineException;
                 // A run that got a checkpoint done made progress: the count starts again.
                 if (stats != null && stats.checkpoints().completed() > 0) {
                     failuresInARow = 0;
@@ -225,6 +243,11 @@ final class HostedPipeline {
                 closeQuietly(all, pipeline);
             }
             if (stop.get()) {
+                return;
+            }
+            if (fileTaken) {
+                state = State.FAILED;
+                log.add("not restarting: another pipeline writes its file (resume once it is free)");
                 return;
             }
             if (failuresInARow > policy.maxAttempts()) {

@@ -153,7 +153,7 @@ public final class PipelineService implements AutoCloseable {
             if (other.name().equals(name)) {
                 continue;
             }
-            other.claimedFiles()
+            filesOf(other)
                     .forEach((theirs, theirNode) -> writes.forEach((file, node) -> {
                         if (FileClaims.overlapping(file, theirs)) {
                             problems.add(fileOf(name) + ": node '" + node + "' writes " + file + ", which pipeline '"
@@ -272,9 +272,47 @@ public final class PipelineService implements AutoCloseable {
 
     private HostedPipeline host(PipelineDefinition definition) {
         HostedPipeline pipeline = new HostedPipeline(
-                definition, fileOf(definition.name()), store, types, new PipelineLog(definition.name(), echo));
+                definition,
+                fileOf(definition.name()),
+                store,
+                types,
+                new PipelineLog(definition.name(), echo),
+                this::claimForRun);
         pipelines.put(definition.name(), pipeline);
         return pipeline;
+    }
+
+    /**
+     * The files {@code other} writes. A pipeline hosted at boot claims them when it first runs; one
+     * that stayed paused claims them here, from its definition. A definition that cannot be
+     * planned now (a file it reads is missing) claims nothing yet: its start checks again
+     * ({@link #claimForRun}). Called holding {@link #fileClaims}.
+     */
+    private Map<Path, String> filesOf(HostedPipeline other) {
+        Map<Path, String> claimed = other.claimedFiles();
+        if (claimed == null) {
+            try {
+                claimed = validate(other.name(), other.definition().yaml());
+                other.claimFiles(claimed);
+            } catch (InvalidPipelineException e) {
+                other.log()
+                        .add("its files could not be told (" + String.join("; ", e.problems())
+                                + "); they are checked against the other pipelines' when it starts");
+                return Map.of();
+            }
+        }
+        return claimed;
+    }
+
+    /**
+     * Claims what a pipeline about to run writes, refusing files another pipeline writes: the
+     * last word for a pipeline whose files were not known when the other was applied.
+     */
+    private void claimForRun(HostedPipeline pipeline, Map<Path, String> writes) {
+        synchronized (fileClaims) {
+            refuseFilesOfOthers(pipeline.name(), writes);
+            pipeline.claimFiles(writes);
+        }
     }
 
     /** Where a definition's messages say it is, and what its relative paths are relative to. */

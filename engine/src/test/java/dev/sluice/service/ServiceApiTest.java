@@ -16,6 +16,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -248,6 +249,84 @@ class ServiceApiTest {
                 send("PUT", "/pipelines/third", writer.formatted("third", "", "out/second.jsonl"))
                         .status(),
                 "a deleted pipeline's files are free");
+    }
+
+    /**
+     * A pipeline paused when the service stopped is hosted at the next boot without running, so
+     * it had claimed no file: another pipeline writing its file was let in, and resuming the first
+     * made both write one file. Now the apply asks the paused pipeline's definition for its files;
+     * when that cannot be told (a file it reads is gone just then), the resume checks again and
+     * fails the pipeline, naming the file, before it writes.
+     */
+    @Test
+    void aPausedPipelineKeepsItsFilesAcrossARestartOfTheService() throws Exception {
+        Files.writeString(dir.resolve("tiers.csv"), "auction,tier\n1,gold\n");
+        String first = """
+                name: first
+                sources:
+                  bids: {type: generator, entity: bid, rate: 200, batch_size: 10}
+                transforms:
+                  tiered:
+                    type: sql
+                    sql: SELECT b.auction, t.tier FROM bids b LEFT JOIN tiers t ON b.auction = t.auction
+                    tables: {tiers: {path: tiers.csv, schema: {auction: bigint, tier: string}}}
+                sinks:
+                  out: {type: file, from: tiered, path: out/shared.jsonl}
+                """;
+        String second = """
+                name: second
+                checkpoint: {interval: 200ms}
+                sources:
+                  bids: {type: generator, entity: bid, rate: 200, batch_size: 10}
+                transforms:
+                  ids: {type: sql, sql: SELECT bidder FROM bids}
+                sinks:
+                  out: {type: file, from: ids, path: out/shared.jsonl}
+                """;
+        startService("127.0.0.1", null);
+        assertEquals(201, send("PUT", "/pipelines/first", first).status());
+        awaitStatus("first", s -> s.path("records_out").asLong() > 0, "wrote");
+        assertEquals(
+                "paused",
+                send("POST", "/pipelines/first/pause", null)
+                        .body()
+                        .path("state")
+                        .asText());
+        api.close();
+        service.close();
+
+        startService("127.0.0.1", null);
+        Reply refused = send("PUT", "/pipelines/second", second);
+        assertEquals(422, refused.status(), refused.body().toString());
+        assertTrue(
+                refused.body()
+                        .path("problems")
+                        .get(0)
+                        .asText()
+                        .contains("node 'out' writes " + dir.resolve("out/shared.jsonl")
+                                + ", which pipeline 'first' (node 'out') writes too"),
+                refused.body().toString());
+
+        api.close();
+        service.close();
+
+        // Without its side table the first's definition cannot be planned: its files are not known.
+        startService("127.0.0.1", null);
+        Files.delete(dir.resolve("tiers.csv"));
+        assertEquals(201, send("PUT", "/pipelines/second", second).status());
+        awaitStatus("second", s -> s.path("last_checkpoint").path("epoch").asLong() > 0, "wrote and checkpointed");
+        Files.writeString(dir.resolve("tiers.csv"), "auction,tier\n1,gold\n");
+        send("POST", "/pipelines/first/resume", null);
+        JsonNode failed = awaitStatus("first", s -> s.path("state").asText().equals("failed"), "failed");
+        assertTrue(
+                failed.path("last_error").path("message").asText().contains("which pipeline 'second' (node 'out')"),
+                failed.toString());
+        assertEquals(0, failed.path("restarts").asInt(), "a file another pipeline writes is no reason to retry");
+        Thread.sleep(300);
+        List<String> written = Files.readAllLines(dir.resolve("out/shared.jsonl"));
+        assertTrue(
+                !written.isEmpty() && written.stream().allMatch(line -> line.startsWith("{\"bidder\":")),
+                "only the second pipeline's rows: " + written.subList(0, Math.min(5, written.size())));
     }
 
     @Test
