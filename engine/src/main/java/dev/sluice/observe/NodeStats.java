@@ -1,5 +1,9 @@
 package dev.sluice.observe;
 
+import java.util.Collection;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /** Counters of one node, readable from any thread (the progress printer, later a metrics endpoint). */
@@ -24,9 +28,28 @@ public final class NodeStats {
     /** When the node last emitted (sinks: received) a batch, epoch ms; 0 before the first. */
     private volatile long lastBatchMillis;
 
+    /** A count a stage keeps of its own work, by name and tags (StageContext.counter). */
+    public record StageCount(String name, String description, Map<String, String> tags, LongAdder count) {}
+
+    private final Map<String, StageCount> stageCounts = new ConcurrentHashMap<>();
+
     public NodeStats(String node, RowSamples samples) {
         this.node = node;
         this.samples = samples;
+    }
+
+    /** The count of {@code name} with {@code tags}, made at the first ask (every lane gets the same). */
+    public LongAdder stageCount(String name, String description, Map<String, String> tags) {
+        Map<String, String> sorted = new TreeMap<>(tags);
+        return stageCounts
+                .computeIfAbsent(
+                        name + sorted, key -> new StageCount(name, description, Map.copyOf(sorted), new LongAdder()))
+                .count();
+    }
+
+    /** The counts the node's stages asked for so far. */
+    public Collection<StageCount> stageCounts() {
+        return stageCounts.values();
     }
 
     public RowSamples samples() {

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
 /**
@@ -68,6 +69,13 @@ public final class PipelineMetrics implements AutoCloseable {
                     .register(registry));
             metrics.window(
                     "sluice.node.batch.rows", "Rows per batch over the last 30-60 s", "rows", tags, node.batchRows());
+            for (NodeStats.StageCount count : node.stageCounts()) {
+                Tags own = tags;
+                for (Map.Entry<String, String> tag : count.tags().entrySet()) {
+                    own = own.and(tag.getKey(), tag.getValue());
+                }
+                metrics.counter("sluice." + count.name(), count.description(), own, count.count(), LongAdder::sum);
+            }
         }
         for (NodeStats sink : stats.sinkNodes()) {
             // Event-to-sink latency over the last 30-60 s: from the batch's oldest record (Kafka

@@ -6,6 +6,7 @@ import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.Delivery;
 import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.StageContext;
+import dev.sluice.plugin.StageCounter;
 import dev.sluice.pluginhost.PipelinePlugins;
 import dev.sluice.pluginhost.PluginContext;
 import java.io.IOException;
@@ -67,6 +68,26 @@ final class NodeContext implements StageContext, PluginContext {
         this.delivery = delivery;
         this.checkpointInterval = checkpointInterval;
         this.laneShared = laneShared;
+    }
+
+    /** Names of the form StageContext.counter asks for; the first part not one of Sluice's own. */
+    private static final java.util.regex.Pattern COUNTER_NAME = java.util.regex.Pattern.compile(
+            "(?!(node|checkpoints?|source|sink|table)\\.)[a-z][a-z0-9]*(\\.[a-z][a-z0-9]*)+");
+
+    @Override
+    public StageCounter counter(String name, String description, Map<String, String> tags) {
+        if (!COUNTER_NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("node '" + node + "': '" + name + "' cannot name a counter: use two or "
+                    + "more dot-separated parts of lowercase letters and digits, not starting with node, checkpoints, "
+                    + "source, sink or table");
+        }
+        for (String tag : tags.keySet()) {
+            if (tag.equals("pipeline") || tag.equals("node") || !tag.matches("[a-z][a-z0-9_]*")) {
+                throw new IllegalArgumentException(
+                        "node '" + node + "': counter " + name + " cannot have tag '" + tag + "'");
+            }
+        }
+        return stats.stageCount(name, description, tags)::add;
     }
 
     /** The lane's shared objects (kept by its {@link Pipeline}). */

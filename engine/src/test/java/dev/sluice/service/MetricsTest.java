@@ -106,6 +106,78 @@ class MetricsTest {
         return total;
     }
 
+    /**
+     * A stage's own counters (StageContext.counter): the http transform counts its requests by
+     * how they ended and its retries, against a real handler (the JDK's HttpServer) that answers
+     * the first request 503 once and refuses the one holding id 150.
+     */
+    @Test
+    void anHttpTransformCountsItsRequestsAndRetries() throws Exception {
+        StringBuilder rows = new StringBuilder();
+        for (int id = 0; id < 250; id++) {
+            rows.append("{\"id\": ").append(id).append("}\n");
+        }
+        Files.writeString(dir.resolve("ids.jsonl"), rows);
+        java.util.concurrent.atomic.AtomicInteger seen = new java.util.concurrent.atomic.AtomicInteger();
+        com.sun.net.httpserver.HttpServer handler =
+                com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        handler.createContext("/score", exchange -> {
+            try (exchange) {
+                String body =
+                        new String(exchange.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                int status = seen.getAndIncrement() == 0 ? 503 : body.contains("{\"id\":150}") ? 400 : 200;
+                byte[] answer = (status == 200 ? body : "no").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                exchange.sendResponseHeaders(status, answer.length);
+                exchange.getResponseBody().write(answer);
+            }
+        });
+        handler.start();
+        PipelineService service =
+                new PipelineService(StateStore.open(dir.resolve("state")), StageTypes.installed(), dir, System.err);
+        ServiceApi api = ServiceApi.start(service, "127.0.0.1", 0, null);
+        try {
+            service.boot();
+            service.apply("scored", """
+                    sources:
+                      src: {type: file, path: ids.jsonl, schema: {id: bigint}, batch_size: 1000}
+                    transforms:
+                      score:
+                        type: http
+                        from: src
+                        url: http://127.0.0.1:%d/score
+                        batch_size: 100
+                        max_in_flight: 1
+                        retry_backoff: 10ms
+                        schema: {id: bigint}
+                        on_error: dead_letter
+                    sinks:
+                      out: {type: blackhole, from: score}
+                    """.formatted(handler.getAddress().getPort()));
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (!service.status("scored").state().equals("completed") && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertEquals("completed", service.status("scored").state());
+            String text = get("http://127.0.0.1:" + api.port() + "/metrics");
+            Map<String, String> score = Map.of("pipeline", "scored", "node", "score");
+            assertEquals(2.0, sample(text, "sluice_http_requests_total", with(score, "result", "ok")), text);
+            assertEquals(1.0, sample(text, "sluice_http_requests_total", with(score, "result", "refused")), text);
+            assertEquals(0.0, sample(text, "sluice_http_requests_total", with(score, "result", "failed")), text);
+            assertEquals(1.0, sample(text, "sluice_http_retries_total", score), text);
+            assertEquals(100.0, sample(text, "sluice_node_rejected_total", score), "the refused request's rows");
+        } finally {
+            api.close();
+            service.close();
+            handler.stop(0);
+        }
+    }
+
+    private static Map<String, String> with(Map<String, String> labels, String key, String value) {
+        Map<String, String> more = new HashMap<>(labels);
+        more.put(key, value);
+        return more;
+    }
+
     @Test
     void serveExportsEveryNodesCountsCheckpointsAndTheJvm() throws Exception {
         List<String> lines = new ArrayList<>();

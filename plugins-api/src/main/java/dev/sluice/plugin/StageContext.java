@@ -89,6 +89,22 @@ public interface StageContext {
     void reject(long position, byte[] record, String error);
 
     /**
+     * A counter of this node's own, exported as {@code sluice_<name>_total} (dots become
+     * underscores) with the pipeline's and the node's tags plus {@code tags}, e.g.
+     * {@code counter("http.requests", "...", Map.of("result", "ok"))}. The name has two or more
+     * dot-separated parts of lowercase letters and digits, the first naming the stage's kind of
+     * work, not one of Sluice's own ({@code node}, {@code checkpoints}, {@code source},
+     * {@code sink}, {@code table}); the same name and tags give the same counter, also in other
+     * lanes. Ask for counters in {@code open}: a run's metrics are registered once its stages are
+     * open. Default: a counter that counts nowhere.
+     *
+     * @throws IllegalArgumentException if the name is not of that form
+     */
+    default StageCounter counter(String name, String description, java.util.Map<String, String> tags) {
+        return n -> {};
+    }
+
+    /**
      * Counts input that was passed over on purpose and is no record (a blank line of a
      * JSON-lines or CSV file), so that the run summary accounts for every line.
      *

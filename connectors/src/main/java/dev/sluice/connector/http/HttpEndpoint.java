@@ -2,6 +2,7 @@ package dev.sluice.connector.http;
 
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.StageContext;
+import dev.sluice.plugin.StageCounter;
 import dev.sluice.plugin.config.ConfigDef;
 import dev.sluice.plugin.config.ConfigType;
 import dev.sluice.plugin.config.Settings;
@@ -108,6 +109,12 @@ public final class HttpEndpoint implements AutoCloseable {
     private final long retryBackoffMillis;
     private final long maxBackoffMillis;
     private HttpClient client;
+    /** Requests by how they ended, and attempts retried: the node's own metrics. */
+    private final StageCounter answered;
+
+    private final StageCounter refused;
+    private final StageCounter unanswered;
+    private final StageCounter retries;
 
     /**
      * Checks the settings (no connection yet). {@code ownHeaders} are the header names the stage
@@ -144,6 +151,12 @@ public final class HttpEndpoint implements AutoCloseable {
         maxRetries = config.getInt(MAX_RETRIES);
         retryBackoffMillis = config.getDuration(RETRY_BACKOFF).toMillis();
         maxBackoffMillis = config.getDuration(MAX_BACKOFF).toMillis();
+        String requests = "Requests by how they ended: answered with success (ok), with another status not retried "
+                + "or retried max_retries times (refused), or with no answer after the retries (failed)";
+        answered = context.counter("http.requests", requests, Map.of("result", "ok"));
+        refused = context.counter("http.requests", requests, Map.of("result", "refused"));
+        unanswered = context.counter("http.requests", requests, Map.of("result", "failed"));
+        retries = context.counter("http.retries", "Attempts retried (after a retryable status or no answer)", Map.of());
     }
 
     /** The HTTP client exists only for a run: validation stops before this. */
@@ -196,6 +209,7 @@ public final class HttpEndpoint implements AutoCloseable {
                 HttpResponse<byte[]> response = client.send(http, HttpResponse.BodyHandlers.ofByteArray());
                 int status = response.statusCode();
                 if (status >= 200 && status < 300) {
+                    answered.increment();
                     return new Answer(response.body(), null);
                 }
                 problem = "answered " + status + describeBody(response.body());
@@ -204,6 +218,7 @@ public final class HttpEndpoint implements AutoCloseable {
                     String attempts = retryable
                             ? " after " + (attempt + 1) + " attempts (max_retries " + maxRetries + ")"
                             : " (not retried)";
+                    refused.increment();
                     return new Answer(null, what + " " + problem + attempts);
                 }
                 long retryAfter = status == 429 || status == 503 ? retryAfterMillis(response) : -1;
@@ -211,6 +226,7 @@ public final class HttpEndpoint implements AutoCloseable {
             } catch (IOException e) { // timeouts and connection errors: no answer
                 problem = "got no answer: " + e;
                 if (attempt >= maxRetries) {
+                    unanswered.increment();
                     throw new IOException(
                             what + " " + problem + " after " + (attempt + 1) + " attempts (max_retries " + maxRetries
                                     + ")",
@@ -221,6 +237,7 @@ public final class HttpEndpoint implements AutoCloseable {
             if (stopped.getAsBoolean()) {
                 return null;
             }
+            retries.increment();
             // On a worker thread: name the pipeline and node for the log line here.
             try (var pipeline = MDC.putCloseable("pipeline", context.pipelineName());
                     var node = MDC.putCloseable("node", context.nodeName())) {
