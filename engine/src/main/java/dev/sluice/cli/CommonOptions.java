@@ -74,7 +74,7 @@ final class CommonOptions {
     /**
      * As {@link #assemble(Path, PrintStream)}; with {@code withState}, sources resume from and
      * checkpoint into the pipeline's state DB: {@code stateDir}, or {@code .sluice/state/NAME}
-     * when it is null, whose sources' checkpoints another pipeline file of the same name may not have saved.
+     * when it is null, which may not hold checkpoints another pipeline file of the same name saved.
      */
     Pipeline assemble(Path file, PrintStream err, boolean withState, Path stateDir) {
         PositionStore positions = PositionStore.NONE;
@@ -86,8 +86,8 @@ final class CommonOptions {
                 Path directory = StateDirectories.forPipeline(spec.name(), stateDir);
                 // A --state-dir named by the user is theirs to hand from one pipeline file to another.
                 String owner = StateDirectories.ownerOf(file);
-                positions = new BackgroundPositionStore(() -> StatePositionStore.open(directory, spec.name())
-                        .claimFor(owner, spec.sources().keySet(), stateDir != null));
+                positions = new BackgroundPositionStore(
+                        () -> StatePositionStore.open(directory, spec.name()).claimFor(owner, stateDir != null));
             }
             return Pipeline.assemble(spec, StageTypes.installed(), positions);
         } catch (ConfigException e) {

@@ -39,7 +39,7 @@ final class RunCommand implements Callable<Integer> {
             paramLabel = "DIR",
             description =
                     "The pipeline's state DB (checkpointed positions). Default: .sluice/state/NAME, refused if another"
-                            + " pipeline file of that name saved its sources' positions there; a DIR named here is taken over.")
+                            + " pipeline file of that name saved sources' positions there; a DIR named here is taken over.")
     Path stateDir;
 
     @picocli.CommandLine.Option(

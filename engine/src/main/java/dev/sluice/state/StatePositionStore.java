@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.runtime.PositionStore;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,44 +48,47 @@ public final class StatePositionStore implements PositionStore {
     /**
      * Claims the DB for pipeline file {@code file} (as the user names it: relative to the working
      * directory, like the default state directory). Pipelines are told apart by name, so two
-     * files with one {@code name:} run from one directory meet in one DB. Positions another file
-     * saved for one of this pipeline's {@code sources}, or any dynamic table's checkpoint, are
-     * refused: resuming them would skip what that file's pipeline read. Unless {@code adopt}
-     * (the user named the directory: a pipeline file moved or renamed). Sinks' and dead
-     * letters' rows alone are no reason: they follow their sources (a run whose sources resume
-     * nothing starts its files over) and their own paths. A DB from before owners were recorded
-     * is taken over. On refusal the DB is closed.
+     * files with one {@code name:} run from one directory meet in one DB: one holding sources'
+     * positions or a dynamic table's checkpoint that another file saved is refused, since
+     * resuming them would skip what that file's pipeline read — unless {@code adopt} (the user
+     * named the directory: a pipeline file moved or renamed). Sinks' and dead letters' rows alone
+     * are no reason: they follow their sources (a run whose sources resume nothing starts its
+     * files over) and their own paths. A DB from before owners were recorded is taken over. On
+     * refusal the DB is closed.
      *
      * @return this
-     * @throws StateOwnedElsewhereException if another file's checkpoints would be resumed and not {@code adopt}
+     * @throws StateOwnedElsewhereException if another file's checkpoints are here and not {@code adopt}
      */
-    public StatePositionStore claimFor(String file, Collection<String> sources, boolean adopt) {
+    public StatePositionStore claimFor(String file, boolean adopt) {
         String owner =
                 store.get(pipeline, OWNER).map(row -> ownerIn(row.data())).orElse(null);
         if (file.equals(owner)) {
             return this;
         }
-        if (owner != null && !adopt) {
-            String resumed = sources.stream()
-                    .filter(source -> store.hasRows(pipeline, prefixOf(source)))
-                    .map(source -> "source '" + source + "'")
-                    .findFirst()
-                    .orElse(store.hasRows(pipeline, "table/") ? "its dynamic tables" : null);
-            if (resumed != null) {
-                close();
-                throw new StateOwnedElsewhereException("pipeline '" + pipeline + "': the state DB "
-                        + store.directory() + " holds the checkpoints of " + resumed + " that " + owner
-                        + ", another pipeline file named '" + pipeline + "', saved; resuming them would skip what "
-                        + "that pipeline read. Give " + file + " a name of its own (name:) or pass --state-dir DIR; "
-                        + "if " + owner + " was moved or renamed to " + file + ", pass --state-dir "
-                        + store.directory() + " to continue its checkpoints");
-            }
+        String held = owner == null || adopt ? null : checkpointsHeld();
+        if (held != null) {
+            close();
+            throw new StateOwnedElsewhereException("pipeline '" + pipeline + "': the state DB " + store.directory()
+                    + " holds the checkpoints of " + held + " that " + owner + ", another pipeline file named '"
+                    + pipeline + "', saved; resuming them would skip what that pipeline read. Give " + file
+                    + " a name of its own (name:) or pass --state-dir DIR; if " + owner + " was moved or renamed to "
+                    + file + ", pass --state-dir " + store.directory() + " to continue its checkpoints");
         }
         store.put(
                 pipeline,
                 OWNER,
                 OBJECT_MAPPER.createObjectNode().put("file", file).toString());
         return this;
+    }
+
+    /** The first source whose positions the DB holds ("source 'x'"), else "its dynamic tables" if any, else null. */
+    private String checkpointsHeld() {
+        List<StateRow> sources = store.scan(pipeline, PREFIX);
+        if (!sources.isEmpty()) {
+            String key = sources.get(0).key().substring(PREFIX.length());
+            return "source '" + key.substring(0, Math.max(0, key.indexOf('/'))) + "'";
+        }
+        return store.hasRows(pipeline, "table/") ? "its dynamic tables" : null;
     }
 
     private static String ownerIn(String json) {

@@ -53,10 +53,25 @@ class StateOwnerTest {
         // The same file through another spelling of its path is the same owner.
         Files.createDirectory(dir.resolve("sub"));
         assertEquals(0, run("run", "./sub/../a.yaml"), read("stderr"));
-        // A file of that name whose sources have no checkpoints here is not refused.
+        // Another file of that name is refused even with other sources: the DB is a.yaml's.
         write("c.yaml", "numbers", "{type: generator, entity: bid, count: 10}", "c.jsonl");
-        assertEquals(0, run("run", "c.yaml"), read("stderr"));
-        assertFalse(Files.readAllLines(dir.resolve("c.jsonl")).isEmpty());
+        assertEquals(Main.EXIT_CONFIG, run("run", "c.yaml"));
+        assertTrue(read("stderr").contains("holds the checkpoints of source 'bids' that a.yaml"), read("stderr"));
+        // Files of one name whose sources keep no positions (file sources start over) share a DB freely.
+        for (String file : List.of("x.yaml", "y.yaml", "x.yaml")) {
+            Files.writeString(dir.resolve(file), """
+                    name: positionless
+                    sources:
+                      rows: {type: file, path: a.jsonl}
+                    sinks:
+                      out: {type: file, from: rows, path: %s}
+                    """.formatted(file.replace("yaml", "jsonl")));
+            assertEquals(0, run("run", file), read("stderr"));
+            assertEquals(
+                    100,
+                    Files.readAllLines(dir.resolve(file.replace("yaml", "jsonl")))
+                            .size());
+        }
 
         // a.yaml renamed to b.yaml, say: naming the directory hands the checkpoints over, so
         // b.yaml goes on where a.yaml stopped (the end of the topic), and owns the DB from then on.
