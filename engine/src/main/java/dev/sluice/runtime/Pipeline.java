@@ -55,6 +55,10 @@ public final class Pipeline implements AutoCloseable {
     private final DynamicTables tables;
 
     private boolean started;
+    /** The locks on the files this lane writes, held from {@link #start} to {@link #close}. */
+    private OutputLocks outputLocks;
+    /** This lane's number (0: the first); its dead letters are its own files. */
+    private final int lane;
 
     private Pipeline(
             PipelineSpec spec,
@@ -68,8 +72,10 @@ public final class Pipeline implements AutoCloseable {
             InspectSettings inspect,
             PositionStore positions,
             PipelinePlugins plugins,
-            DynamicTables tables) {
+            DynamicTables tables,
+            int lane) {
         this.spec = spec;
+        this.lane = lane;
         this.order = order;
         this.stats = stats;
         this.allocator = allocator;
@@ -228,7 +234,8 @@ public final class Pipeline implements AutoCloseable {
                 inspect,
                 positions,
                 plugins,
-                tables);
+                tables,
+                lane);
         try {
             positions.awaitOpen();
             pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
@@ -255,8 +262,17 @@ public final class Pipeline implements AutoCloseable {
      * ({@link FileClaims#overlapping}).
      */
     public Map<Path, String> writtenFiles() {
+        return writtenFiles(0);
+    }
+
+    /** The files lane {@code lane} writes (its dead letters are its own). */
+    private Map<Path, String> writtenFiles(int lane) {
         Path deadLetterDir = defaultDeadLetterDirectory(spec, order);
-        return FileClaims.written(order, node -> deadLetterPath(node, deadLetterDir, spec.name(), 0));
+        return FileClaims.written(order, node -> deadLetterPath(node, deadLetterDir, spec.name(), lane));
+    }
+
+    private PipelineNode nodeNamed(String name) {
+        return order.stream().filter(n -> n.name().equals(name)).findFirst().orElseThrow();
     }
 
     public String name() {
@@ -485,6 +501,11 @@ public final class Pipeline implements AutoCloseable {
             return;
         }
         started = true;
+        try {
+            outputLocks = OutputLocks.acquire(spec.name(), writtenFiles(lane));
+        } catch (OutputLocks.Taken taken) {
+            throw at(nodeNamed(taken.node()).spec, null, taken.getMessage());
+        }
         for (NodeKind kind : List.of(NodeKind.SINK, NodeKind.SOURCE)) {
             for (PipelineNode node : order) {
                 if (node.kind() != kind) {
@@ -658,6 +679,10 @@ public final class Pipeline implements AutoCloseable {
             positions.close();
         } catch (RuntimeException e) {
             failure = chain(failure, e);
+        }
+        if (outputLocks != null) {
+            outputLocks.close(); // once nothing writes the files any more
+            outputLocks = null;
         }
         try {
             allocator.close();
