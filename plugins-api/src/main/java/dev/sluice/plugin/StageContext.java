@@ -95,7 +95,7 @@ public interface StageContext {
      * dot-separated parts of lowercase letters and digits, the first naming the stage's kind of
      * work, not one of Sluice's own ({@code node}, {@code checkpoints}, {@code source},
      * {@code sink}, {@code table}); the same name and tags give the same counter, also in other
-     * lanes. Ask for counters in {@code open}: a run's metrics are registered once its stages are
+     * lanes, and a name keeps one set of tag keys everywhere (Prometheus requires it). Ask for counters in {@code open}: a run's metrics are registered once its stages are
      * open. Default: a counter that counts nowhere.
      *
      * @throws IllegalArgumentException if the name is not of that form
