@@ -131,8 +131,13 @@ public final class NativeLibrary {
         if (configured != null && !configured.isBlank()) {
             return Path.of(configured);
         }
+        return sluiceCache().resolve("native");
+    }
+
+    /** Sluice's per-user cache, {@code $XDG_CACHE_HOME/sluice} (default {@code ~/.cache/sluice}). */
+    public static Path sluiceCache() {
         String xdg = System.getenv("XDG_CACHE_HOME");
         Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
-        return base.resolve("sluice").resolve("native");
+        return base.resolve("sluice");
     }
 }

@@ -36,6 +36,12 @@ public final class DeadLetterFile implements AutoCloseable {
     /** The length to continue from (a resumed run), or -1 to replace the file. */
     private final long continueAt;
 
+    /** For the lock on the file (OutputLocks), taken when it is first written. */
+    private final String pipeline;
+
+    private final String node;
+
+    private OutputLocks lock;
     private FileChannel channel;
     private OutputStream out;
     private long written;
@@ -45,9 +51,13 @@ public final class DeadLetterFile implements AutoCloseable {
     /**
      * @param stateKey the name its length is saved under in the state DB
      * @param continueAt the length a resumed run continues from, or -1 to replace the file
+     * @param pipeline the pipeline and {@code node} the node writing it, named to another run
+     *     refused the file
      */
-    public DeadLetterFile(Path path, String stateKey, long continueAt) {
+    public DeadLetterFile(Path path, String stateKey, long continueAt, String pipeline, String node) {
         this.path = path;
+        this.pipeline = pipeline;
+        this.node = node;
         this.stateKey = stateKey;
         this.continueAt = continueAt;
         this.durableLength = continueAt;
@@ -108,6 +118,14 @@ public final class DeadLetterFile implements AutoCloseable {
      * appended to as it is: nothing in it is this run's to cut.
      */
     private void open() throws IOException {
+        // Locked when first written, not at start: processes of one pipeline on one machine
+        // share its default dead letter's path, and only writing it would mix their lines.
+        try {
+            lock = OutputLocks.acquire(
+                    pipeline, Map.of(FileClaims.real(path.toAbsolutePath().normalize()), node));
+        } catch (OutputLocks.Taken taken) {
+            throw new IOException(taken.getMessage(), taken);
+        }
         Path parent = path.toAbsolutePath().getParent();
         if (parent != null) {
             Files.createDirectories(parent);
@@ -139,9 +157,16 @@ public final class DeadLetterFile implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        if (out != null) {
-            out.close();
-            out = null;
+        try {
+            if (out != null) {
+                out.close();
+                out = null;
+            }
+        } finally {
+            if (lock != null) {
+                lock.close();
+                lock = null;
+            }
         }
     }
 

@@ -113,7 +113,7 @@ public final class FileClaims {
     }
 
     /** The path with symbolic links resolved as far as it exists, so two names of one file meet. */
-    private static Path real(Path path) {
+    static Path real(Path path) {
         Path existing = path;
         while (existing != null && !Files.exists(existing)) {
             existing = existing.getParent();

@@ -211,7 +211,8 @@ final class NodeContext implements StageContext, PluginContext {
                 try {
                     deadLetter.write(node, position, record, error);
                 } catch (IOException e) {
-                    throw new UncheckedIOException("cannot write the dead letter " + deadLetter.path(), e);
+                    throw new UncheckedIOException(
+                            "cannot write the dead letter " + deadLetter.path() + ": " + e.getMessage(), e);
                 }
                 stats.addRejected();
             }

@@ -1,5 +1,6 @@
 package dev.sluice.runtime;
 
+import dev.sluice.bridge.NativeLibrary;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -20,7 +21,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Locks on the files a run writes, so that two runs — two `sluice run` processes, or a run and a
- * service — never write one file: each would cut the other's rows at its checkpoints. A file's
+ * service — never write one file: they would overwrite and, at checkpoints, cut each other's rows. A file's
  * lock is a lock file of its own in {@code $XDG_CACHE_HOME/sluice/locks} (named by the hash of
  * the file's path), locked with the OS while the run holds it and naming the run inside, so a
  * refused run can say which one writes there. The output file itself is not locked: POSIX locks
@@ -124,8 +125,8 @@ final class OutputLocks implements AutoCloseable {
         return new Taken(
                 node,
                 file + " is being written by another run" + (holder.isEmpty() ? "" : " (" + holder + ")")
-                        + "; both would write it, each cutting the other's rows at its checkpoints: give each its own "
-                        + "file (a dead letter: set dead_letter:), or stop that run first");
+                        + "; two writers would overwrite and cut each other's rows: give each its own file (a dead "
+                        + "letter: set dead_letter:), or stop that run first");
     }
 
     private static Path directory() {
@@ -133,9 +134,7 @@ final class OutputLocks implements AutoCloseable {
         if (configured != null && !configured.isBlank()) {
             return Path.of(configured);
         }
-        String xdg = System.getenv("XDG_CACHE_HOME");
-        Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
-        return base.resolve("sluice").resolve("locks");
+        return NativeLibrary.sluiceCache().resolve("locks");
     }
 
     private static String hash(String path) {

@@ -57,8 +57,6 @@ public final class Pipeline implements AutoCloseable {
     private boolean started;
     /** The locks on the files this lane writes, held from {@link #start} to {@link #close}. */
     private OutputLocks outputLocks;
-    /** This lane's number (0: the first); its dead letters are its own files. */
-    private final int lane;
 
     private Pipeline(
             PipelineSpec spec,
@@ -72,10 +70,8 @@ public final class Pipeline implements AutoCloseable {
             InspectSettings inspect,
             PositionStore positions,
             PipelinePlugins plugins,
-            DynamicTables tables,
-            int lane) {
+            DynamicTables tables) {
         this.spec = spec;
-        this.lane = lane;
         this.order = order;
         this.stats = stats;
         this.allocator = allocator;
@@ -234,8 +230,7 @@ public final class Pipeline implements AutoCloseable {
                 inspect,
                 positions,
                 plugins,
-                tables,
-                lane);
+                tables);
         try {
             positions.awaitOpen();
             pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
@@ -262,13 +257,8 @@ public final class Pipeline implements AutoCloseable {
      * ({@link FileClaims#overlapping}).
      */
     public Map<Path, String> writtenFiles() {
-        return writtenFiles(0);
-    }
-
-    /** The files lane {@code lane} writes (its dead letters are its own). */
-    private Map<Path, String> writtenFiles(int lane) {
         Path deadLetterDir = defaultDeadLetterDirectory(spec, order);
-        return FileClaims.written(order, node -> deadLetterPath(node, deadLetterDir, spec.name(), lane));
+        return FileClaims.written(order, node -> deadLetterPath(node, deadLetterDir, spec.name(), 0));
     }
 
     private PipelineNode nodeNamed(String name) {
@@ -451,7 +441,11 @@ public final class Pipeline implements AutoCloseable {
             }
             String key = PositionStore.DEAD_LETTER + node.name() + laneSuffix(lane);
             deadLetter = new DeadLetterFile(
-                    path, key, resuming ? DeadLetterFile.restoredLength(positions.load(key), path) : -1);
+                    path,
+                    key,
+                    resuming ? DeadLetterFile.restoredLength(positions.load(key), path) : -1,
+                    spec.name(),
+                    node.name());
             deadLetters.add(deadLetter);
         }
         node.stats = stats.node(node.name());
@@ -502,7 +496,8 @@ public final class Pipeline implements AutoCloseable {
         }
         started = true;
         try {
-            outputLocks = OutputLocks.acquire(spec.name(), writtenFiles(lane));
+            // The sinks' files; a dead letter locks its file when it first writes one (DeadLetterFile).
+            outputLocks = OutputLocks.acquire(spec.name(), FileClaims.written(order, node -> null));
         } catch (OutputLocks.Taken taken) {
             throw at(nodeNamed(taken.node()).spec, null, taken.getMessage());
         }

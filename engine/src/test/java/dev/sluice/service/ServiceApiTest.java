@@ -65,6 +65,13 @@ class ServiceApiTest {
         service.boot();
     }
 
+    /** Stops the service (each pipeline takes its final checkpoint) and starts it again on the same state. */
+    private void restartService() {
+        api.close();
+        service.close();
+        startService("127.0.0.1", null);
+    }
+
     @AfterEach
     void stop() {
         if (api != null) {
@@ -292,10 +299,7 @@ class ServiceApiTest {
                         .body()
                         .path("state")
                         .asText());
-        api.close();
-        service.close();
-
-        startService("127.0.0.1", null);
+        restartService();
         Reply refused = send("PUT", "/pipelines/second", second);
         assertEquals(422, refused.status(), refused.body().toString());
         assertTrue(
@@ -307,11 +311,8 @@ class ServiceApiTest {
                                 + ", which pipeline 'first' (node 'out') writes too"),
                 refused.body().toString());
 
-        api.close();
-        service.close();
-
         // Without its side table the first's definition cannot be planned: its files are not known.
-        startService("127.0.0.1", null);
+        restartService();
         Files.delete(dir.resolve("tiers.csv"));
         assertEquals(201, send("PUT", "/pipelines/second", second).status());
         awaitStatus("second", s -> s.path("last_checkpoint").path("epoch").asLong() > 0, "wrote and checkpointed");
@@ -444,10 +445,7 @@ class ServiceApiTest {
                         .body()
                         .path("state")
                         .asText());
-        api.close();
-        service.close();
-
-        startService("127.0.0.1", null);
+        restartService();
         assertEquals(200, send("GET", "/health/ready", null).status());
         JsonNode running =
                 awaitStatus("keeps-running", s -> s.path("records_in").asLong() > 0, "resumed");
