@@ -121,8 +121,10 @@ public final class DeadLetterFile implements AutoCloseable {
         // Locked when first written, not at start: processes of one pipeline on one machine
         // share its default dead letter's path, and only writing it would mix their lines.
         try {
-            lock = OutputLocks.acquire(
-                    pipeline, Map.of(FileClaims.real(path.toAbsolutePath().normalize()), node));
+            if (lock == null) {
+                lock = OutputLocks.acquire(
+                        pipeline, Map.of(FileClaims.real(path.toAbsolutePath().normalize()), node));
+            }
         } catch (OutputLocks.Taken taken) {
             throw new IOException(taken.getMessage(), taken);
         }

@@ -20,13 +20,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Locks on the files a run writes, so that two runs — two `sluice run` processes, or a run and a
- * service — never write one file: they would overwrite and, at checkpoints, cut each other's rows. A file's
- * lock is a lock file of its own in {@code $XDG_CACHE_HOME/sluice/locks} (named by the hash of
- * the file's path), locked with the OS while the run holds it and naming the run inside, so a
- * refused run can say which one writes there. The output file itself is not locked: POSIX locks
- * end when any descriptor of the file closes, and the core opens and closes it. Lock files stay
- * (a few bytes each): deleting one while another run opens it would let two runs lock it.
+ * Locks on the files a run writes, so that two runs — two `sluice run` processes, or a run and
+ * a service — never write one file: they would overwrite and, at checkpoints, cut each other's
+ * rows. A file's lock is a lock file of its own in {@code $XDG_CACHE_HOME/sluice/locks} (named by
+ * the hash of the file's path), locked with the OS while the run holds it and naming the run
+ * inside, so a refused run can say which one writes there. The output file itself is not
+ * locked: POSIX locks end when any descriptor of the file closes, and the core opens and closes
+ * it. Lock files stay (a few bytes each): deleting one while another run opens it would let two
+ * runs lock it.
  */
 final class OutputLocks implements AutoCloseable {
 
