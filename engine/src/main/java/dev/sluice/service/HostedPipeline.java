@@ -46,6 +46,11 @@ final class HostedPipeline {
         FAILED
     }
 
+    /** Claims what a run writes against the service's other pipelines, or throws InvalidPipelineException. */
+    interface FileClaimer {
+        void claim(HostedPipeline pipeline, Map<Path, String> writes);
+    }
+
     /** How long past the checkpoint timeout a stop may take before it is reported as stuck. */
     private static final Duration STOP_GRACE = Duration.ofSeconds(30);
 
@@ -54,6 +59,7 @@ final class HostedPipeline {
     private final StateStore store;
     private final StageTypes types;
     private final PipelineLog log;
+    private final FileClaimer fileClaimer;
     /** Set by {@link #stop}: the user's request. */
     private final AtomicBoolean stop = new AtomicBoolean();
     /** The flag the current run's lanes watch; the runtime also sets it when a lane fails. */
@@ -76,12 +82,6 @@ final class HostedPipeline {
     /** Null until known: from an apply, a run, or the service asking (PipelineService.filesOf). */
     private volatile Map<Path, String> claimedFiles;
 
-    /** Claims what a run writes against the service's other pipelines, or throws InvalidPipelineException. */
-    interface FileClaims {
-        void claim(HostedPipeline pipeline, Map<Path, String> writes);
-    }
-
-    private final FileClaims fileClaims;
     private volatile String lastError;
     private volatile Instant lastErrorAt;
     private volatile Instant startedAt;
@@ -99,9 +99,9 @@ final class HostedPipeline {
             StateStore store,
             StageTypes types,
             PipelineLog log,
-            FileClaims fileClaims) {
+            FileClaimer fileClaimer) {
         this.name = definition.name();
-        this.fileClaims = fileClaims;
+        this.fileClaimer = fileClaimer;
         this.file = file;
         this.store = store;
         this.types = types;
@@ -196,7 +196,7 @@ final class HostedPipeline {
             try {
                 PipelineSpec spec = Preprocessors.parse(running.yaml(), file);
                 pipeline = Pipeline.assemble(spec, types, StatePositionStore.in(store, name));
-                fileClaims.claim(this, pipeline.writtenFiles());
+                fileClaimer.claim(this, pipeline.writtenFiles());
                 policy = pipeline.restartPolicy();
                 checkpointTimeout = pipeline.checkpointSettings().timeout();
                 stats = pipeline.stats();

@@ -153,11 +153,7 @@ class MetricsTest {
                     sinks:
                       out: {type: blackhole, from: score}
                     """.formatted(handler.getAddress().getPort()));
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (!service.status("scored").state().equals("completed") && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            assertEquals("completed", service.status("scored").state());
+            awaitCompleted(service, "scored");
             String text = get("http://127.0.0.1:" + api.port() + "/metrics");
             Map<String, String> score = Map.of("pipeline", "scored", "node", "score");
             assertEquals(2.0, sample(text, "sluice_http_requests_total", with(score, "result", "ok")), text);
@@ -170,6 +166,15 @@ class MetricsTest {
             service.close();
             handler.stop(0);
         }
+    }
+
+    /** Waits up to 60 s for a bounded pipeline to complete, and asserts it did. */
+    private static void awaitCompleted(PipelineService service, String name) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!service.status(name).state().equals("completed") && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals("completed", service.status(name).state());
     }
 
     private static Map<String, String> with(Map<String, String> labels, String key, String value) {
@@ -204,11 +209,7 @@ class MetricsTest {
                     sinks:
                       out: {type: blackhole, from: even}
                     """);
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (!service.status("counted").state().equals("completed") && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            assertEquals("completed", service.status("counted").state());
+            awaitCompleted(service, "counted");
             String text = get("http://127.0.0.1:" + api.port() + "/metrics");
             Map<String, String> src = Map.of("pipeline", "counted", "node", "src");
             Map<String, String> even = Map.of("pipeline", "counted", "node", "even");
