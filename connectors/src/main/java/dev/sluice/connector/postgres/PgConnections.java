@@ -8,6 +8,7 @@ import dev.sluice.plugin.config.Settings;
 import dev.sluice.plugin.config.Validator;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /** The connection settings the PostgreSQL sink, source and lookups share, and how they connect. */
@@ -139,10 +140,24 @@ public final class PgConnections {
      */
     static Connection connect(Target target, String applicationName, boolean readOnly) throws SQLException {
         Connection c = dataSource(target, applicationName).getConnection();
+        try (Statement s = c.createStatement()) {
+            s.execute(SESSION_SETUP);
+        } catch (SQLException | RuntimeException e) {
+            c.close();
+            throw e;
+        }
         c.setReadOnly(readOnly);
         c.setAutoCommit(false);
         return c;
     }
+
+    /**
+     * Run once on every new session. The server reads a time without a zone written into a
+     * {@code timestamptz} column (as text) in the session's time zone, and the driver's default
+     * is the JVM's: UTC makes those values mean what they mean everywhere else in Sluice, and the
+     * same pipeline write the same instants on every machine.
+     */
+    static final String SESSION_SETUP = "SET TIME ZONE 'UTC'";
 
     /** The driver's data source for {@code target}. */
     static PGSimpleDataSource dataSource(Target target, String applicationName) {

@@ -53,6 +53,8 @@ final class PgPool implements AutoCloseable {
         config.setDataSource(ds);
         config.setPoolName("sluice " + target.describe());
         config.setAutoCommit(false);
+        config.setConnectionInitSql(PgConnections.SESSION_SETUP);
+        config.setIsolateInternalQueries(true); // commits the SET above (autocommit is off)
         config.setMaximumPoolSize(MAX_CONNECTIONS);
         config.setMinimumIdle(0);
         config.setIdleTimeout(60_000);

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.TimeZone;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -430,6 +431,41 @@ class PostgresSinkTest {
         List<String> letters = Files.readAllLines(dir.resolve("spans.dead-letter.jsonl"));
         assertEquals(1, letters.size(), String.join("\n", letters));
         assertTrue(letters.get(0).contains(named), letters.get(0));
+    }
+
+    /**
+     * A timestamp without a zone (and a string) written into a {@code timestamptz} column goes as
+     * text, which the server reads in the session's time zone — the driver's default is the JVM's.
+     * Sluice reads zoneless times as UTC everywhere else, so the sink's sessions are UTC: the same
+     * pipeline writes the same instants on every machine.
+     */
+    @Test
+    void zonelessTimesIntoAZonedColumnAreUtcWhateverTheJvmsZone() throws Exception {
+        String table = PgTestSupport.uniqueTable("zoned");
+        PgTestSupport.execute(
+                "CREATE TABLE \"" + table + "\" (id bigint PRIMARY KEY, at timestamptz, said timestamptz)");
+        write("times.jsonl", """
+                {"id": 1, "at": "2024-01-01T00:00:00", "said": "2024-07-01 12:30:00"}
+                """);
+        Path p = write("times.yaml", """
+                sources:
+                  in: {type: file, path: times.jsonl, schema: {id: bigint, at: timestamp, said: string}}
+                sinks:
+                  db: {type: postgres, from: in, url: '%s', user: postgres, table: %s, primary_key: id}
+                """.formatted(PgTestSupport.url(), table));
+        TimeZone jvmZone = TimeZone.getDefault();
+        TimeZone.setDefault(TimeZone.getTimeZone("America/New_York"));
+        Result result;
+        try {
+            result = run(p, "state");
+        } finally {
+            TimeZone.setDefault(jvmZone);
+        }
+        assertEquals(0, result.code(), result.stderr());
+        assertEquals(
+                List.of("1|2024-01-01 00:00:00|2024-07-01 12:30:00"),
+                PgTestSupport.rows("SELECT id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), "
+                        + "to_char(said AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM \"" + table + "\""));
     }
 
     @Test
