@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VarBinaryVector;
@@ -647,11 +648,14 @@ public final class KafkaSource implements Source {
     }
 
     /**
-     * Seeks newly assigned partitions to the positions of the last finalized checkpoint (they
-     * win over the group's committed offsets), and forgets positions of revoked partitions.
+     * Seeks the run's first assigned partitions to the positions of the last finalized checkpoint
+     * (they win over the group's committed offsets), later ones no further back than the
+     * committed offsets, and forgets positions of revoked partitions.
      */
     private final class Rebalance implements ConsumerRebalanceListener {
         private final String starting;
+        /** Whether the run's first assignment (where starting_offsets applies) has happened. */
+        private boolean assignedBefore;
 
         Rebalance(String starting) {
             this.starting = starting;
@@ -671,6 +675,44 @@ public final class KafkaSource implements Source {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (assignedBefore) {
+                continueFromCommitted(partitions);
+            } else {
+                startAssigned(partitions);
+                assignedBefore = true;
+            }
+            if (bounded) {
+                endOffsets.putAll(consumer.endOffsets(partitions));
+            }
+        }
+
+        /**
+         * A later assignment of the run (a rebalance): the group's committed offsets are where its
+         * partitions stand — this run's checkpoints committed there, and so did every other lane
+         * or instance before it gave a partition up. Seeking to the positions restored at the
+         * run's start, or to the beginning under {@code earliest}, read again what was already
+         * delivered (under exactly-once, delivered twice). The consumer starts from the committed
+         * offsets by itself (else from {@code auto.offset.reset}, which follows {@code
+         * starting_offsets}); at-least-once only moves past them to a restored position that is
+         * further on (a run that saved its checkpoint and crashed before committing it).
+         */
+        private void continueFromCommitted(Collection<TopicPartition> partitions) {
+            if (transaction != null || partitions.isEmpty()) {
+                return;
+            }
+            Map<String, String> restored = context.restoredPositions();
+            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(partitions));
+            for (TopicPartition tp : partitions) {
+                String saved = restored.get(tp.topic() + "/" + tp.partition());
+                OffsetAndMetadata done = committed.get(tp);
+                if (saved != null && (done == null || KafkaSettings.offsetOf(saved) > done.offset())) {
+                    consumer.seek(tp, KafkaSettings.offsetOf(saved));
+                }
+            }
+        }
+
+        /** The run's first assignment: from the last checkpoint, else as starting_offsets says. */
+        private void startAssigned(Collection<TopicPartition> partitions) {
             Map<String, String> restored = context.restoredPositions();
             List<TopicPartition> toBeginning = new ArrayList<>();
             for (TopicPartition tp : partitions) {
@@ -690,9 +732,6 @@ public final class KafkaSource implements Source {
             }
             if (!toBeginning.isEmpty()) {
                 consumer.seekToBeginning(toBeginning);
-            }
-            if (bounded) {
-                endOffsets.putAll(consumer.endOffsets(partitions));
             }
         }
     }

@@ -3,6 +3,7 @@ package dev.sluice.connector.kafka;
 import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,9 +27,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -682,6 +685,63 @@ class KafkaPipelineTest {
         assertTrue(millis < 10_000, "took " + millis + " ms\n" + message);
         assertTrue(
                 !message.contains("org.apache.kafka") && !message.contains("WARN"), "client logs leaked:\n" + message);
+    }
+
+    /**
+     * A rebalance in the middle of a run (another member joins the group, then leaves) gives the
+     * partitions back where the group's committed offsets stand. Before, every reassigned
+     * partition went back to where the run had started — the positions restored from the state
+     * DB, or the beginning under {@code starting_offsets: earliest} — and its records came out
+     * again: 800 rows for 300 in the report that found it.
+     */
+    @Test
+    void aRebalanceInTheMiddleOfARunReadsNothingAgain() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        String out = KafkaTestSupport.uniqueTopic("out");
+        String group = "g-" + in;
+        KafkaTestSupport.createTopics(servers, 3, in, out);
+        int n = 3_000;
+        List<String[]> input = records(n);
+        Path state = dir.resolve("state");
+        // A first run ends with positions in the state DB for some partitions.
+        KafkaTestSupport.produce(servers, in, input.subList(0, n / 2));
+        Path file = pipeline(servers, in, out, group, "starting_offsets: earliest\nbounded: true");
+        assertEquals(
+                0,
+                sluice("run", file.toString(), "--state-dir", state.toString()).code());
+        KafkaTestSupport.produce(servers, in, input.subList(n / 2, n));
+        pipeline(servers, in, out, group, "starting_offsets: earliest");
+        Process run = KafkaTestSupport.startPipeline(file, state, dir.resolve("run.log"));
+        try (KafkaTestSupport.OutputCounter progress = new KafkaTestSupport.OutputCounter(servers, out)) {
+            progress.awaitMoreThan(n / 2 - 1, Duration.ofSeconds(60));
+            Thread.sleep(1_500); // a checkpoint or two commit the run's progress
+            Map<String, Object> member = Map.of(
+                    "bootstrap.servers",
+                    servers,
+                    "group.id",
+                    group,
+                    "key.deserializer",
+                    ByteArrayDeserializer.class.getName(),
+                    "value.deserializer",
+                    ByteArrayDeserializer.class.getName());
+            try (KafkaConsumer<byte[], byte[]> other = new KafkaConsumer<>(member)) {
+                other.subscribe(List.of(in));
+                long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (other.assignment().isEmpty() && System.nanoTime() < until) {
+                    other.poll(Duration.ofMillis(200));
+                }
+                assertFalse(other.assignment().isEmpty(), "the second member got partitions\n" + log());
+            } // it leaves: the partitions go back to the pipeline
+            Thread.sleep(8_000); // both rebalances done, and time to read anything again
+        } finally {
+            run.destroy();
+            run.waitFor(30, TimeUnit.SECONDS);
+        }
+        List<ConsumerRecord<byte[], byte[]>> results =
+                KafkaTestSupport.consumeAll(servers, out, n / 2, Duration.ofSeconds(30));
+        assertEquals(n / 2, distinctIds(results));
+        assertEquals(n / 2, results.size(), "no record came out twice\n" + log());
     }
 
     @Test
