@@ -173,7 +173,7 @@ impl Records {
                     self.string()
                 }
             }
-            DataType::Timestamp(_, None) => self.timestamp(),
+            DataType::Timestamp(unit, None) => self.timestamp(*unit),
             other => unreachable!("no generator for {other}"),
         }
     }
@@ -270,7 +270,8 @@ impl Records {
         text
     }
 
-    fn timestamp(&mut self) -> String {
+    /// A timestamp's text; clean ones hold no fraction finer than `unit` (refused, else cut).
+    fn timestamp(&mut self, unit: TimeUnit) -> String {
         if self.rng.percent(10) {
             return self.integer(i64::MIN.into(), i64::MAX.into());
         }
@@ -287,8 +288,14 @@ impl Records {
             text.push(self.rng.pick(&['T', ' ', 't']));
             let limits = if self.clean || self.rng.percent(80) { (24, 60, 60) } else { (26, 62, 62) };
             text.push_str(&format!("{:02}:{:02}:{:02}", self.rng.below(limits.0), self.rng.below(limits.1), self.rng.below(limits.2)));
-            if self.rng.percent(60) {
-                let digits = if self.clean { 1 + self.rng.below(9) } else { 1 + self.rng.below(10) };
+            let finest = match unit {
+                TimeUnit::Second => 0,
+                TimeUnit::Millisecond => 3,
+                TimeUnit::Microsecond => 6,
+                TimeUnit::Nanosecond => 9,
+            };
+            if self.rng.percent(60) && (finest > 0 || !self.clean) {
+                let digits = if self.clean { 1 + self.rng.below(finest) } else { 1 + self.rng.below(10) };
                 text.push('.');
                 text.extend((0..digits).map(|_| char::from(b'0' + self.rng.below(10) as u8)));
             }

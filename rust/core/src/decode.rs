@@ -14,6 +14,7 @@ use serde::Deserialize;
 use crate::avro::{AvroFraming, AvroReader};
 use crate::error::{CoreError, Result};
 use crate::flat_json::{ExactNumber, FlatJsonDecoder, ValueGuard};
+use crate::{json_syntax, temporal_text};
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -68,8 +69,8 @@ pub struct RecordDecoder {
     flat_json: Option<Arc<FlatJsonDecoder>>,
     /// JSON records that go to arrow-json: catches the values it would store wrongly.
     guard: Option<Arc<ValueGuard>>,
-    /// CSV: the schema arrow-csv decodes (decimal and float columns as text, converted here
-    /// exactly) and the positions of those columns.
+    /// CSV: the schema arrow-csv decodes (decimal, float, binary, date and timestamp columns as
+    /// text, converted here exactly or checked first) and the positions of those columns.
     csv_text: Option<(SchemaRef, Vec<usize>)>,
     /// JSON: numbers and booleans in string columns become their text (inferred schemas).
     text_coercion: bool,
@@ -190,8 +191,9 @@ impl RecordDecoder {
     }
 
     /// Converts the text of CSV decimal and float columns exactly (arrow-csv drops decimal
-    /// digits past the scale and turns float overflow into infinity), and binary columns from
-    /// the hex the CSV writer gives them (arrow-csv reads no binary).
+    /// digits past the scale and turns float overflow into infinity), binary columns from the
+    /// hex the CSV writer gives them (arrow-csv reads no binary), and dates and timestamps after
+    /// refusing text that arrow would store as another value (`temporal_text`).
     fn csv_columns_from_text(&self, batch: RecordBatch, columns: &[usize]) -> Result<RecordBatch> {
         use arrow::array::{Array, AsArray, Decimal128Builder, Float32Builder, Float64Builder};
         let mut arrays = batch.columns().to_vec();
@@ -240,6 +242,22 @@ impl RecordDecoder {
                         }
                     }
                     Arc::new(values.finish())
+                }
+                DataType::Date32 | DataType::Date64 | DataType::Timestamp(..) => {
+                    let target = field.data_type();
+                    for value in text.iter().flatten() {
+                        let problem = match target {
+                            DataType::Timestamp(unit, _) => temporal_text::timestamp_problem(value, *unit),
+                            _ => temporal_text::date_problem(value),
+                        };
+                        if let Some(why) = problem {
+                            return Err(CoreError::data(format!("column '{}': {why}", field.name())));
+                        }
+                    }
+                    // The parsers arrow-csv itself uses for these types.
+                    let options = arrow::compute::CastOptions { safe: false, ..Default::default() };
+                    arrow::compute::cast_with_options(batch.column(c), target, &options)
+                        .map_err(|e| CoreError::data(format!("column '{}': {e}", field.name())))?
                 }
                 other => return Err(CoreError::invalid(format!("no text conversion to {other}"))),
             };
@@ -370,6 +388,7 @@ impl FormatDecoder {
     fn feed(&mut self, record: &[u8], guard: Option<&ValueGuard>, delimiter: u8) -> Result<()> {
         match self {
             FormatDecoder::Json(d) => {
+                json_syntax::check(record).map_err(CoreError::data)?;
                 if let Some(guard) = guard {
                     guard.check(record).map_err(CoreError::data)?;
                 }
@@ -515,13 +534,24 @@ fn check_csv_record(record: &[u8], delimiter: u8) -> Result<()> {
 }
 
 /// The schema arrow-csv reads when some columns are better converted from their text here:
-/// Decimal128, float and binary columns become Utf8. None when there are none.
+/// Decimal128, float, binary, date and timestamp columns become Utf8. None when there are none.
 fn csv_text_schema(schema: &SchemaRef) -> Option<(SchemaRef, Vec<usize>)> {
     let columns: Vec<usize> = schema
         .fields()
         .iter()
         .enumerate()
-        .filter(|(_, f)| matches!(f.data_type(), DataType::Decimal128(..) | DataType::Float32 | DataType::Float64 | DataType::Binary))
+        .filter(|(_, f)| {
+            matches!(
+                f.data_type(),
+                DataType::Decimal128(..)
+                    | DataType::Float32
+                    | DataType::Float64
+                    | DataType::Binary
+                    | DataType::Date32
+                    | DataType::Date64
+                    | DataType::Timestamp(..)
+            )
+        })
         .map(|(i, _)| i)
         .collect();
     if columns.is_empty() {
@@ -1226,6 +1256,89 @@ mod strict_tests {
             assert!(message.contains(column) && message.contains(value), "{message}");
             // Each record is parsed alone: arrow-csv's line within it would always be 0.
             assert!(!message.contains("line 0"), "{message}");
+        }
+    }
+
+    /// arrow-json skips commas like whitespace and reads a leading zero: two records glued
+    /// without a line break became one row holding the second's values. Such records are
+    /// malformed now, with where and why; a record arrow-json alone reads (a date column takes
+    /// the arrow path) shows the check runs there.
+    #[test]
+    fn json_records_with_invalid_syntax_are_dead_letters() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("day", DataType::Date32, true)]));
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(schema)).unwrap();
+        let records: [&[u8]; 6] = [
+            br#"{"id":1,"day":"2024-01-01"}"#,
+            br#"{"id":2,"day":"2024-01-02" "id":3,"day":"2024-01-03"}"#,
+            br#"{"id":4,,"day":"2024-01-04"}"#,
+            br#"{"id":5,"day":"2024-01-05",}"#,
+            br#"{"id":06}"#,
+            br#"{"id":7, "day": null}"#,
+        ];
+        let decoded = decoder.decode(&records).unwrap();
+        assert_eq!(ids(&decoded), vec![Some(1), Some(7)]);
+        assert_eq!(error_indexes(&decoded), vec![1, 2, 3, 4]);
+        let messages = error_messages(&decoded);
+        for (message, why) in messages.iter().zip([
+            "invalid JSON at byte 27: ',' or '}' is due after a member",
+            "invalid JSON at byte 8: a member name in quotes is due, found ','",
+            "invalid JSON at byte 27: a member name in quotes is due, found '}'",
+            "a number may not have a leading zero",
+        ]) {
+            assert!(message.contains(why), "{message}");
+        }
+    }
+
+    /// arrow's parsers read a date column's `2024-01-01T23:00:00-05:00` as 2024-01-02 (the UTC
+    /// date) and cut a fraction finer than a timestamp column's unit; in JSON and in CSV such
+    /// values are malformed records instead, naming the column.
+    #[test]
+    fn dates_with_a_time_and_fractions_finer_than_the_unit_are_dead_letters() {
+        use arrow::datatypes::TimeUnit;
+        assert_json_values(
+            DataType::Date32,
+            &[("\"2024-02-29\"", "2024-02-29"), ("19782", "2024-02-29")],
+            &["\"2024-01-01T00:00:00+05:30\"", "\"2024-01-01T23:00:00-05:00\"", "\"2024-02-29T12:34:56\""],
+        );
+        assert_json_values(
+            DataType::Timestamp(TimeUnit::Second, None),
+            &[("\"2024-02-29T12:34:56\"", "2024-02-29T12:34:56"), ("\"2024-02-29T12:34:56.000\"", "2024-02-29T12:34:56")],
+            &["\"2024-02-29T12:34:56.5\"", "\"2024-01-01T23:59:60\""],
+        );
+        assert_json_values(
+            DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+            &[("\"2024-02-29T12:34:56.123+01:00\"", "2024-02-29T11:34:56.123Z")],
+            &["\"1969-12-31T23:59:59.9995Z\"", "\"2024-01-01T23:59:60Z\""],
+        );
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("day", DataType::Date32, true),
+            Field::new("at", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+            Field::new("zoned", DataType::Timestamp(TimeUnit::Second, Some("+00:00".into())), true),
+        ]));
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(schema)).unwrap();
+        let records: [&[u8]; 6] = [
+            b"1,2024-02-29,2024-02-29T12:34:56.123,2024-02-29T12:34:56+01:00",
+            b"2,2024-01-01T23:00:00-05:00,,",
+            b"3,,1969-12-31T23:59:59.9995,",
+            b"4,,,2024-02-29T12:34:56.5Z",
+            b"5,,2024-01-01T23:59:60,",
+            b"6,,,",
+        ];
+        let decoded = decoder.decode(&records).unwrap();
+        assert_eq!(ids(&decoded), vec![Some(1), Some(6)]);
+        let columns: Vec<String> = (1..4)
+            .map(|c| arrow::util::display::ArrayFormatter::try_new(decoded.batch.column(c), &Default::default()).unwrap().value(0).to_string())
+            .collect();
+        assert_eq!(columns, ["2024-02-29", "2024-02-29T12:34:56.123", "2024-02-29T11:34:56Z"]);
+        assert_eq!(error_indexes(&decoded), vec![1, 2, 3, 4]);
+        for (message, why) in error_messages(&decoded).iter().zip([
+            "column 'day': \"2024-01-01T23:00:00-05:00\" has a time of day",
+            "column 'at': \"1969-12-31T23:59:59.9995\" has a fraction of a second finer than timestamp(ms)",
+            "column 'zoned': \"2024-02-29T12:34:56.5Z\" has a fraction of a second finer than timestamp(s)",
+            "column 'at': \"2024-01-01T23:59:60\" is a leap second",
+        ]) {
+            assert!(message.contains(why), "{message}");
         }
     }
 

@@ -18,12 +18,15 @@
 //! - float columns take any JSON number with a finite value and an exponent of at most four
 //!   digits (both sides parse correctly rounded, so the values agree);
 //! - timestamp columns (no time zone) take integer literals, and the strings
-//!   `YYYY-MM-DD`, `YYYY-MM-DD[T| ]HH:MM:SS[.f{1,9}][Z]` (seconds 00-59);
+//!   `YYYY-MM-DD`, `YYYY-MM-DD[T| ]HH:MM:SS[.f{1,9}][Z]` (seconds 00-59, no fraction finer than
+//!   the column's unit: the value guard refuses those);
 //! - strings may hold the standard escapes, `\uXXXX` included (surrogates only as valid pairs),
 //!   and raw control characters (arrow-json keeps them as they are);
 //! - a string that is not valid UTF-8 bails (arrow-json fails the batch).
 
 use std::sync::Arc;
+
+use crate::temporal_text;
 
 use arrow::array::{ArrayRef, BooleanBuilder, LargeStringBuilder, PrimitiveBuilder, RecordBatch, StringBuilder};
 use arrow::datatypes::{
@@ -878,11 +881,20 @@ pub struct ValueGuard {
 
 static SKIP: Guard = Guard::Skip;
 
+/// The check on a string in a column of integer storage (see `temporal_text`).
+#[derive(Debug, Clone, Copy)]
+enum TextRule {
+    None,
+    Date,
+    Timestamp(TimeUnit),
+}
+
 #[derive(Debug)]
 enum Guard {
     Skip,
-    /// Integer storage (integers, timestamps, dates, times, durations): range and type name.
-    Integer(i128, i128, String),
+    /// Integer storage (integers, timestamps, dates, times, durations): range, type name, and
+    /// what its text may hold (dates and timestamps).
+    Integer(i128, i128, String, TextRule),
     Decimal(u8, i8),
     Float(bool),
     /// Binary, written as hex: arrow-json reads an odd number of digits as if the last one had
@@ -895,12 +907,16 @@ enum Guard {
 impl Guard {
     fn of(data_type: &DataType) -> Guard {
         use DataType::*;
-        let range = |min: i128, max: i128| Guard::Integer(min, max, data_type.to_string());
+        let range = |min: i128, max: i128| Guard::Integer(min, max, data_type.to_string(), TextRule::None);
+        let (i32_range, i64_range) = ((i32::MIN.into(), i32::MAX.into()), (i64::MIN.into(), i64::MAX.into()));
         match data_type {
             Int8 => range(i8::MIN.into(), i8::MAX.into()),
             Int16 => range(i16::MIN.into(), i16::MAX.into()),
-            Int32 | Date32 | Time32(_) => range(i32::MIN.into(), i32::MAX.into()),
-            Int64 | Date64 | Time64(_) | Timestamp(_, _) | Duration(_) => range(i64::MIN.into(), i64::MAX.into()),
+            Int32 | Time32(_) => range(i32_range.0, i32_range.1),
+            Date32 => Guard::Integer(i32_range.0, i32_range.1, data_type.to_string(), TextRule::Date),
+            Date64 => Guard::Integer(i64_range.0, i64_range.1, data_type.to_string(), TextRule::Date),
+            Timestamp(unit, _) => Guard::Integer(i64_range.0, i64_range.1, data_type.to_string(), TextRule::Timestamp(*unit)),
+            Int64 | Time64(_) | Duration(_) => range(i64_range.0, i64_range.1),
             UInt8 => range(0, u8::MAX.into()),
             UInt16 => range(0, u16::MAX.into()),
             UInt32 => range(0, u32::MAX.into()),
@@ -1037,6 +1053,19 @@ impl<'g> Walk<'_, 'g> {
                 self.number(&text, guard, true)?;
                 Ok(true)
             }
+            (Some(b'"'), Guard::Integer(.., rule @ (TextRule::Date | TextRule::Timestamp(_)))) => {
+                self.cursor.pos += 1;
+                let Some(text) = self.cursor.string_body(&mut self.scratch) else { return Ok(false) };
+                let problem = match rule {
+                    TextRule::Date => temporal_text::date_problem(text),
+                    TextRule::Timestamp(unit) => temporal_text::timestamp_problem(text, *unit),
+                    TextRule::None => None,
+                };
+                match problem {
+                    Some(why) => Err(format!("column '{}': {why}", self.column())),
+                    None => Ok(true),
+                }
+            }
             (Some(b'"'), Guard::Hex) => {
                 self.cursor.pos += 1;
                 let Some(text) = self.cursor.string_body(&mut self.scratch) else { return Ok(false) };
@@ -1059,7 +1088,7 @@ impl<'g> Walk<'_, 'g> {
         let column = || self.column();
         let shown = || String::from_utf8_lossy(token).into_owned();
         match guard {
-            Guard::Integer(min, max, name) => {
+            Guard::Integer(min, max, name, _) => {
                 // The common case first: a plain integer of up to 18 digits (always exact).
                 let digits = token.strip_prefix(b"-").unwrap_or(token);
                 if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
@@ -1331,14 +1360,15 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + day_of_era - 719_468
 }
 
-/// Whole seconds plus nanoseconds in `unit`, truncated like chrono's `timestamp_*`; None when
-/// nanoseconds overflow i64 (arrow-json fails those).
+/// Whole seconds plus nanoseconds in `unit`; None when nanoseconds overflow i64 (arrow-json
+/// fails those) or when the fraction is finer than the unit (the value guard refuses those, where
+/// arrow-json would cut them).
 fn to_unit(seconds: i64, nanos: u32, unit: TimeUnit) -> Option<i64> {
     let nanos = i64::from(nanos);
     match unit {
-        TimeUnit::Second => Some(seconds),
-        TimeUnit::Millisecond => Some(seconds * 1_000 + nanos / 1_000_000),
-        TimeUnit::Microsecond => Some(seconds * 1_000_000 + nanos / 1_000),
+        TimeUnit::Second => (nanos == 0).then_some(seconds),
+        TimeUnit::Millisecond => (nanos % 1_000_000 == 0).then(|| seconds * 1_000 + nanos / 1_000_000),
+        TimeUnit::Microsecond => (nanos % 1_000 == 0).then(|| seconds * 1_000_000 + nanos / 1_000),
         TimeUnit::Nanosecond => i64::try_from(i128::from(seconds) * 1_000_000_000 + i128::from(nanos)).ok(),
     }
 }
@@ -1593,14 +1623,15 @@ mod tests {
         r#"{"s":"\"\\\/\b\f\n\r\t\u0041\u00e9\u4e2d\ud83d\ude00\u0000","ls":"a\u00E9b\uD83D\uDE00c"}"#,
         "{\"s\":\"raw\ttab and \u{1} control\",\"ls\":\"x\"}",
         r#"{"i\u0036\u0034":5,"\u0073":"escaped names match"}"#,
-        // Timestamps: date only, 0/1/3/6/9 fraction digits, both separators, Z, before 1970.
+        // Timestamps: date only, 0/1/3/6/9 fraction digits (none finer than the unit: those are
+        // refused, see `a_fraction_finer_than_the_unit_is_refused_not_cut`), both separators, Z.
         r#"{"ts_s":"2015-07-15","ts_ms":"2015-07-15","ts_us":"2015-07-15","ts_ns":"2015-07-15"}"#,
         r#"{"ts_s":"2015-07-15 01:02:03","ts_ms":"2015-07-15T01:02:03","ts_us":"2015-07-15t01:02:03","ts_ns":"2015-07-15 01:02:03"}"#,
-        r#"{"ts_s":"2015-07-15 01:02:03.5","ts_ms":"2015-07-15T01:02:03.5","ts_us":"2015-07-15 01:02:03.5","ts_ns":"2015-07-15 01:02:03.5"}"#,
-        r#"{"ts_s":"2015-07-15 01:02:03.123","ts_ms":"2015-07-15 01:02:03.123","ts_us":"2015-07-15 01:02:03.123","ts_ns":"2015-07-15T01:02:03.123"}"#,
-        r#"{"ts_s":"2015-07-15 01:02:03.123456","ts_ms":"2015-07-15 01:02:03.123456","ts_us":"2015-07-15 01:02:03.123456","ts_ns":"2015-07-15 01:02:03.123456"}"#,
-        r#"{"ts_s":"2015-07-15 01:02:03.123456789","ts_ms":"2015-07-15 01:02:03.123456789","ts_us":"2015-07-15 01:02:03.123456789","ts_ns":"2015-07-15 01:02:03.123456789"}"#,
-        r#"{"ts_s":"2015-07-15 01:02:03.12","ts_ms":"2015-07-15 01:02:03.1234","ts_us":"2015-07-15 01:02:03.12345678","ts_ns":"2015-07-15 01:02:03.0000001"}"#,
+        r#"{"ts_s":"2015-07-15 01:02:03.0","ts_ms":"2015-07-15T01:02:03.5","ts_us":"2015-07-15 01:02:03.5","ts_ns":"2015-07-15 01:02:03.5"}"#,
+        r#"{"ts_s":"2015-07-15 01:02:03.000","ts_ms":"2015-07-15 01:02:03.123","ts_us":"2015-07-15 01:02:03.123","ts_ns":"2015-07-15T01:02:03.123"}"#,
+        r#"{"ts_s":"2015-07-15 01:02:03","ts_ms":"2015-07-15 01:02:03.123000","ts_us":"2015-07-15 01:02:03.123456","ts_ns":"2015-07-15 01:02:03.123456"}"#,
+        r#"{"ts_s":"2015-07-15 01:02:03","ts_ms":"2015-07-15 01:02:03.123","ts_us":"2015-07-15 01:02:03.123456000","ts_ns":"2015-07-15 01:02:03.123456789"}"#,
+        r#"{"ts_s":"2015-07-15 01:02:03.00","ts_ms":"2015-07-15 01:02:03.12","ts_us":"2015-07-15 01:02:03.12345","ts_ns":"2015-07-15 01:02:03.0000001"}"#,
         r#"{"ts_s":"2015-07-15T01:02:03Z","ts_ms":"2015-07-15T01:02:03.999z","ts_us":"2015-07-15 01:02:03.000001Z","ts_ns":"2015-07-15T23:59:59.999999999Z"}"#,
         // Days that change from record to record and back (the decoder caches the last date).
         r#"{"ts_s":"2015-07-16 00:00:00","ts_ms":"2015-07-15 00:00:00","ts_us":"2016-02-29T12:00:00","ts_ns":"2015-07-16"}"#,
@@ -1610,13 +1641,40 @@ mod tests {
         r#"{"i64":-999999999999999999,"u64":1000000000000000000,"i32":-1,"i16":-10}"#,
         r#"{"i64":1000000000000000000,"u64":10000000000000000000}"#,
         r#"{"i64":-1000000000000000000}"#,
-        r#"{"ts_s":"1969-12-31 23:59:59.999","ts_ms":"1969-12-31 23:59:59.999","ts_us":"1969-12-31T23:59:59.999999","ts_ns":"1969-12-31 23:59:59.999999999"}"#,
+        r#"{"ts_s":"1969-12-31 23:59:59","ts_ms":"1969-12-31 23:59:59.999","ts_us":"1969-12-31T23:59:59.999999","ts_ns":"1969-12-31 23:59:59.999999999"}"#,
         r#"{"ts_s":"0000-01-01","ts_ms":"0000-02-29 12:00:00","ts_us":"0001-03-01 00:00:00.5","ts_ns":"1900-03-01"}"#,
-        r#"{"ts_s":"9999-12-31 23:59:59.999999999","ts_ms":"9999-12-31 23:59:59.999","ts_us":"2000-02-29T12:34:56.789","ts_ns":"2262-04-11 23:47:16.854775807"}"#,
+        r#"{"ts_s":"9999-12-31 23:59:59","ts_ms":"9999-12-31 23:59:59.999","ts_us":"2000-02-29T12:34:56.789","ts_ns":"2262-04-11 23:47:16.854775807"}"#,
         r#"{"ts_s":"1600-02-29","ts_ms":"2100-02-28 00:00:00","ts_us":"1400-12-31 23:59:59","ts_ns":"1677-09-21T00:12:43.145224192"}"#,
         r#"{"ts_s":1700000000,"ts_ms":1700000000000,"ts_us":-1,"ts_ns":-9223372036854775808}"#,
         r#"{"ts_s":0,"ts_ms":-0,"ts_us":9223372036854775807,"ts_ns":1}"#,
     ];
+
+    /// arrow-json cuts `01:02:03.5` to `01:02:03` in a seconds column: the fast path leaves such
+    /// a record, and the value guard in front of arrow-json refuses it, as it does a leap second
+    /// and a date column's value with a time of day (which arrow would move to UTC and cut).
+    #[test]
+    fn a_fraction_finer_than_the_unit_is_refused_not_cut() {
+        let schema = wide_schema();
+        let guard = ValueGuard::try_new(&schema).expect("guarded columns");
+        for (record, why) in [
+            (r#"{"ts_s":"2015-07-15 01:02:03.5"}"#, "finer than timestamp(s)"),
+            (r#"{"ts_ms":"1969-12-31T23:59:59.9995"}"#, "finer than timestamp(ms)"),
+            (r#"{"ts_us":"2015-07-15T01:02:03.1234567Z"}"#, "finer than timestamp(us)"),
+            (r#"{"ts_ns":"2015-07-15T01:02:03.1234567891"}"#, "finer than timestamp(ns)"),
+            (r#"{"ts_ms":"2024-01-01T23:59:60"}"#, "leap second"),
+        ] {
+            assert!(fast_decode(&schema, &[record.as_bytes()]).is_none(), "{record}");
+            let error = guard.check(record.as_bytes()).expect_err(record);
+            assert!(error.contains(why), "{record}: {error}");
+        }
+        let dated = Arc::new(Schema::new(vec![field("d", DataType::Date32), field("d64", DataType::Date64)]));
+        let guard = ValueGuard::try_new(&dated).expect("guarded columns");
+        assert_eq!(guard.check(br#"{"d":"2024-02-29","d64":"2024-02-29"}"#), Ok(()));
+        for record in [r#"{"d":"2024-01-01T00:00:00+05:30"}"#, r#"{"d64":"2024-01-01 23:00:00"}"#] {
+            let error = guard.check(record.as_bytes()).expect_err(record);
+            assert!(error.contains("has a time of day, which a date column would drop"), "{record}: {error}");
+        }
+    }
 
     #[test]
     fn edge_cases_decode_as_arrow_json_does() {

@@ -29,9 +29,11 @@ pub mod functions;
 #[rustfmt::skip]
 pub mod jni_bridge;
 mod jni_glue;
+mod json_syntax;
 #[cfg(test)]
 mod lookup_join_model;
 pub mod nexmark;
 pub mod plugin_udf;
 pub mod side_tables;
+mod temporal_text;
 pub mod transform;
