@@ -188,6 +188,8 @@ pub struct LineReader {
     projection: Option<Vec<usize>>,
     /// CSV: the delimiter, for finding where a record ends.
     csv_delimiter: Option<u8>,
+    /// Only empty lines are blank (a CSV file of one column), not lines of spaces too.
+    blank_only_if_empty: bool,
     context: String,
     batch_size: usize,
     next_line: i64,
@@ -220,12 +222,23 @@ impl LineReader {
                         schema
                     }
                     Format::Raw | Format::Debezium | Format::Avro => unreachable!("files are read as json or csv"),
-                    Format::Csv => arrow::csv::reader::Format::default()
-                        .with_header(options.header)
-                        .with_delimiter(delimiter)
-                        .infer_schema(&mut reader, Some(options.infer_rows))
-                        .map(|(schema, _)| schema)
-                        .map_err(|e| cannot(e.to_string()))?,
+                    Format::Csv => {
+                        let (schema, _) = arrow::csv::reader::Format::default()
+                            .with_header(options.header)
+                            .with_delimiter(delimiter)
+                            .infer_schema(&mut reader, Some(options.infer_rows))
+                            .map_err(|e| cannot(e.to_string()))?;
+                        // Two columns of one name would be two keys of one name in a JSON row,
+                        // of which readers keep one.
+                        let names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
+                        if let Some(twice) = names.iter().enumerate().find(|(i, n)| names[..*i].contains(n)).map(|(_, n)| n) {
+                            return Err(CoreError::config(format!(
+                                "{context}:1: the CSV header names the column '{twice}' twice; rename one in the file, or declare the \
+                                 schema (its columns are matched to the header by name)"
+                            )));
+                        }
+                        schema
+                    }
                 };
                 reader.seek(SeekFrom::Start(0))?;
                 skip_byte_order_mark(&mut reader)?;
@@ -245,6 +258,8 @@ impl LineReader {
                 warnings.extend(columns.warning);
             }
         }
+        // In a CSV file of one column a line of spaces is that column's value, not a blank line.
+        let blank_only_if_empty = csv_delimiter.is_some() && file_schema.fields().len() == 1;
         let mut decoder = RecordDecoder::new(&DecoderOptions::of(format, &options.delimiter), Some(file_schema))?;
         if text_coercion {
             decoder = decoder.with_text_coercion();
@@ -255,6 +270,7 @@ impl LineReader {
             schema,
             projection,
             csv_delimiter,
+            blank_only_if_empty,
             context,
             batch_size: options.batch_size,
             next_line,
@@ -284,7 +300,12 @@ impl LineReader {
             }
             self.next_line += lines;
             let content = &self.slab[start..];
-            if content.iter().all(u8::is_ascii_whitespace) {
+            let is_blank = if self.blank_only_if_empty {
+                content.iter().all(|b| matches!(b, b'\n' | b'\r'))
+            } else {
+                content.iter().all(u8::is_ascii_whitespace)
+            };
+            if is_blank {
                 blank.push(line as usize, content, BLANK_LINE);
                 blank_lines += 1;
                 self.slab.truncate(start);
@@ -493,7 +514,8 @@ pub struct WriterOptions {
 }
 
 /// Writes batches to one file. JSON lines and CSV are created at open (an empty run leaves an
-/// empty file); Parquet is created with the first batch, whose schema it takes.
+/// empty file); Parquet replaces an earlier file at open and is created with the first batch,
+/// whose schema it takes (a run without rows writes one batch of none, see the file sink).
 pub struct FileWriter {
     options: WriterOptions,
     sink: WriterSink,
@@ -519,7 +541,17 @@ impl FileWriter {
             )));
         }
         let sink = match options.format {
-            FileFormat::Parquet => WriterSink::Parquet(None),
+            FileFormat::Parquet => {
+                // The file is created with the first batch; an earlier run's file goes now, so
+                // that a run that writes nothing (or fails first) never leaves its rows behind.
+                match std::fs::remove_file(&options.path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(CoreError::io(format!("cannot replace {}: {e}", options.path.display())));
+                    }
+                    _ => {}
+                }
+                WriterSink::Parquet(None)
+            }
             FileFormat::Json | FileFormat::Csv => {
                 // Nothing durable yet (a checkpoint before the first row): the same as a new file.
                 let (file, wrote_header) = match options.continue_at {
@@ -758,6 +790,39 @@ mod tests {
         let read = reader.next_batch().unwrap().unwrap();
         assert_eq!(read.batch.num_rows(), 2);
         assert_eq!(read.errors.unwrap().column(0).as_primitive::<arrow::datatypes::Int64Type>().values().to_vec(), vec![3]);
+    }
+
+    /// In a CSV file of one column a line of spaces or a tab is a value (the CSV writer writes
+    /// it so, unquoted): read as a blank line it was a row lost between Sluice's own sink and
+    /// source. Only an empty line is blank there.
+    #[test]
+    fn a_one_column_csv_keeps_its_values_of_spaces() {
+        let csv = temp("spaces.csv");
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)])),
+            vec![Arc::new(arrow::array::StringArray::from(vec!["a", "   ", "\t", "b"]))],
+        )
+        .unwrap();
+        let mut writer = FileWriter::open(WriterOptions { path: csv.clone(), format: FileFormat::Csv, header: true, continue_at: None }).unwrap();
+        writer.write(&batch).unwrap();
+        writer.finish().unwrap();
+        let declared = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+        for schema in [Some(declared), None] {
+            let mut reader = FileReader::open(options(&csv, FileFormat::Csv, 10), schema).unwrap();
+            let read = reader.next_batch().unwrap().unwrap();
+            assert_eq!(read.batch.column(0).as_string::<i32>().iter().collect::<Vec<_>>(), vec![Some("a"), Some("   "), Some("\t"), Some("b")]);
+            assert!(read.errors.is_none());
+        }
+    }
+
+    /// An inferred CSV schema with two columns of one name would make rows with two keys of
+    /// one name; refused like a declared schema matched to such a header.
+    #[test]
+    fn an_inferred_csv_header_naming_a_column_twice_is_refused() {
+        let csv = temp("twice.csv");
+        std::fs::write(&csv, "id,a,a\n1,first,second\n").unwrap();
+        let err = FileReader::open(options(&csv, FileFormat::Csv, 10), None).err().expect("refused");
+        assert!(err.message.contains("twice.csv:1: the CSV header names the column 'a' twice"), "{}", err.message);
     }
 
     /// INT96 timestamps past 2262 (Spark's 9999-12-31) read as themselves, not as a wrapped

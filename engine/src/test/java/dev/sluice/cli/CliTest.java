@@ -476,6 +476,17 @@ class CliTest {
         assertEquals(
                 List.of("{\"id\":1,\"symbol\":\"acme\",\"qty2\":200}", "{\"id\":3,\"symbol\":\"globex\",\"qty2\":150}"),
                 Files.readAllLines(dir.resolve("out/trades.jsonl")));
+
+        // A run that writes no row replaces the Parquet file too: it used to keep the last
+        // run's file, whose rows then passed for this run's.
+        Files.writeString(
+                dir.resolve("csv.yaml"),
+                Files.readString(first).replace("FROM trades", "FROM trades WHERE qty > 1000"));
+        Result none = sluice("run", first.toString());
+        assertEquals(0, none.code(), none.stderr());
+        Result back = sluice("run", second.toString());
+        assertEquals(0, back.code(), back.stderr());
+        assertEquals(List.of(), Files.readAllLines(dir.resolve("out/trades.jsonl")), "the Parquet file holds no row");
     }
 
     @Test

@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -113,6 +114,9 @@ public final class FileSink implements Sink {
 
     private NativeFileWriter writer;
     private StageContext context;
+    private Schema schema;
+    /** Whether a batch went into the current file (a Parquet file is created by its first). */
+    private boolean wroteBatch;
     /** The file's length at the last barrier, or -1 before the first. */
     private long durableLength = -1;
 
@@ -127,6 +131,7 @@ public final class FileSink implements Sink {
     @Override
     public void open(StageContext context, Schema schema) {
         this.context = context;
+        this.schema = schema;
         if (parts != null && Files.exists(path) && !Files.isDirectory(path)) {
             throw new InvalidSettingException(PATH, path + " is a file; with parts: true, name the directory to write");
         }
@@ -180,6 +185,19 @@ public final class FileSink implements Sink {
             writer = open(options(parts.inProgress()));
         }
         NativeBatch.with(batch, context.allocator(), writer::write);
+        wroteBatch = true;
+    }
+
+    /**
+     * A run without rows still ends with a Parquet file: one of the input's columns and no rows
+     * (the core removed the file of an earlier run when it opened, so its rows cannot pass for
+     * this run's).
+     */
+    private void writeEmptyParquet() {
+        try (VectorSchemaRoot none = VectorSchemaRoot.create(schema, context.allocator());
+                NativeBatch empty = NativeBatch.fromVectors(context.allocator(), none)) {
+            writer.write(empty);
+        }
     }
 
     @Override
@@ -194,6 +212,9 @@ public final class FileSink implements Sink {
             return;
         }
         if (barrier.last()) {
+            if (!wroteBatch && format.equals("parquet")) {
+                writeEmptyParquet();
+            }
             writer.finish();
         } else {
             writer.flush();
