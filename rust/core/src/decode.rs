@@ -598,10 +598,17 @@ pub fn infer_json_schema(records: &[&[u8]]) -> Result<Schema> {
 pub fn infer_json_schema_widening(records: &[&[u8]]) -> Result<(Schema, Vec<String>)> {
     let mut fields: Vec<Field> = Vec::new();
     let mut mixed: Vec<(String, Vec<String>)> = Vec::new();
+    // Top-level columns with an integer a double cannot hold exactly, and the first such one.
+    let mut inexact: Vec<(String, String)> = Vec::new();
     let mut objects = 0;
     for record in records {
         let Ok(serde_json::Value::Object(members)) = serde_json::from_slice::<serde_json::Value>(record) else { continue };
         objects += 1;
+        for (name, raw) in crate::flat_json::raw_members(record).unwrap_or_default() {
+            if !inexact.iter().any(|(n, _)| *n == name) && integer_beyond_a_double(raw) {
+                inexact.push((name, String::from_utf8_lossy(raw).into_owned()));
+            }
+        }
         for (name, value) in members {
             // One member at a time: a value arrow cannot type (a list of mixed items) clashes
             // on its own instead of failing the whole sample.
@@ -650,7 +657,7 @@ pub fn infer_json_schema_widening(records: &[&[u8]]) -> Result<(Schema, Vec<Stri
     if objects == 0 {
         return Err(CoreError::data("no record in the sample is a JSON object; declare the schema"));
     }
-    let warnings = mixed
+    let mut warnings: Vec<String> = mixed
         .into_iter()
         .map(|(name, types)| {
             format!(
@@ -659,7 +666,26 @@ pub fn infer_json_schema_widening(records: &[&[u8]]) -> Result<(Schema, Vec<Stri
             )
         })
         .collect();
+    // arrow infers a float for an integer beyond a bigint, and for integers mixed with floats:
+    // a double would round such a value (18446744073709551615 to 1.8446744073709552e19).
+    for (name, value) in inexact {
+        let Some(field) = fields.iter_mut().find(|f| *f.name() == name && *f.data_type() == DataType::Float64) else { continue };
+        *field = Field::new(&name, DataType::Utf8, true);
+        warnings.push(format!(
+            "column '{name}' holds integers a double cannot hold exactly ({value}); it is read as a string, declare its type \
+             (bigint, decimal(38,0)) to read it otherwise"
+        ));
+    }
     Ok((Schema::new(fields), warnings))
+}
+
+/// Whether `raw` is a JSON integer literal beyond 2^53, which a double may not hold exactly.
+fn integer_beyond_a_double(raw: &[u8]) -> bool {
+    let digits = raw.strip_prefix(b"-").unwrap_or(raw);
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    digits.len() > 16 || digits.iter().fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0')) > 1 << 53
 }
 
 /// The type both `a` and `b` values fit, and where they clashed (each place relative to `a`:
@@ -1006,6 +1032,30 @@ mod tests {
         assert_eq!(names, vec!["id", "name", "score"]);
         assert_eq!(schema.field(0).data_type(), &DataType::Int64);
         assert!(infer_json_schema(&[b"nope"]).is_err());
+    }
+
+    /// arrow infers a double for an integer beyond a bigint and for integers mixed with
+    /// floats; a double rounds such a value past 2^53, so the column is read as a string (with a
+    /// warning), its digits kept.
+    #[test]
+    fn inferred_columns_never_round_an_integer() {
+        let sample: [&[u8]; 3] = [
+            br#"{"big": 18446744073709551615, "mix": 9007199254740993, "ok": 1, "small": -1}"#,
+            br#"{"big": 1, "mix": 0.5, "ok": 9007199254740993, "small": 0.5}"#,
+            br#"{"big": -9223372036854775809}"#,
+        ];
+        let (schema, warnings) = infer_json_schema_widening(&sample).unwrap();
+        let types: Vec<&DataType> = schema.fields().iter().map(|f| f.data_type()).collect();
+        assert_eq!(types, [&DataType::Utf8, &DataType::Utf8, &DataType::Int64, &DataType::Float64]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("column 'big' holds integers a double cannot hold exactly (18446744073709551615)"), "{warnings:?}");
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(Arc::new(schema))).unwrap().with_text_coercion();
+        let decoded = decoder.decode(&sample).unwrap();
+        let strings = |_: &Decoded, c: usize| -> Vec<Option<String>> {
+            arrow::array::AsArray::as_string::<i32>(decoded.batch.column(c)).iter().map(|s| s.map(str::to_string)).collect()
+        };
+        assert_eq!(strings(&decoded, 0), [Some("18446744073709551615".to_string()), Some("1".into()), Some("-9223372036854775809".into())]);
+        assert_eq!(strings(&decoded, 1), [Some("9007199254740993".to_string()), Some("0.5".into()), None]);
     }
 
     #[test]
