@@ -354,6 +354,16 @@ public final class KafkaSource implements Source {
             case "avro" -> decoder.schema();
             default -> declared;
         };
+        for (String column : metadata) {
+            if (values.getFields().stream().anyMatch(f -> f.getName().equals(column))) {
+                // A row with two columns of one name: a JSON sink writes both keys (readers keep
+                // one), and a key or SQL picks one of them.
+                throw new InvalidSettingException(
+                        METADATA,
+                        "metadata column '" + column + "' has the name of a column of the records; leave it out of "
+                                + "`metadata`, or leave the records' column out of `schema`");
+            }
+        }
         Schema schema = MetadataColumns.append(values, meta);
         List<String> primaryKey = config.getList(PRIMARY_KEY);
         if (!PrimaryKey.coveredBy(primaryKey, schema)) {

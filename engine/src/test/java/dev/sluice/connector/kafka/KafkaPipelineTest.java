@@ -744,6 +744,36 @@ class KafkaPipelineTest {
         assertEquals(n / 2, results.size(), "no record came out twice\n" + log());
     }
 
+    /**
+     * A metadata column named like a column of the records made rows with two columns of one
+     * name: the JSON sink wrote both keys, and a key picked one of them. Refused now.
+     */
+    @Test
+    void aMetadataColumnNamedLikeARecordsColumnIsRefused() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("in");
+        KafkaTestSupport.createTopics(servers, 1, in);
+        Path file = dir.resolve("twice.yaml");
+        Files.writeString(file, """
+                sources:
+                  src:
+                    type: kafka
+                    topic: %s
+                    bootstrap_servers: %s
+                    schema: {id: bigint, _key: string}
+                    metadata: [_key, _partition]
+                sinks:
+                  out: {type: stdout, from: src}
+                """.formatted(in, servers));
+        Result result = sluice("validate", file.toString());
+        assertEquals(2, result.code(), result.stderr());
+        assertTrue(
+                result.stderr()
+                        .contains(
+                                "twice.yaml:7:5: node 'src': metadata column '_key' has the name of a column of the records"),
+                result.stderr());
+    }
+
     @Test
     void parallelismRunsLanesThatShareThePartitions() throws Exception {
         String servers = KafkaTestSupport.bootstrap();
