@@ -15,6 +15,8 @@
 //! timestamp unit, which arrow divides toward zero, is corrected to truncate toward the past.
 //! `date_bin`, which gives NULL for an instant outside nanoseconds' years 1677 to 2262 (a
 //! `timestamp(us)` of 9999-12-31), fails there instead.
+//! Interval comparisons, `extract` from a duration and a date ± an interval are corrected by
+//! the same rule (`temporal_sql.rs`).
 //! The failure names the values (`Arithmetic overflow: Overflow happened on: 9223372036854775807
 //! + 1`) and, like a failed CAST, fails the batch and the run.
 
@@ -69,6 +71,9 @@ fn check_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
 }
 
 fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    if let Some(rewritten) = crate::temporal_sql::rewrite(&expr, schema)? {
+        return Ok(Transformed::yes(rewritten));
+    }
     if let Some((source, target, is_try)) = cast_of(&expr, schema)? {
         let from = source.get_type(schema)?;
         // A cast to a coarser timestamp unit divides toward zero: 1969-12-31T23:59:59.999 became
@@ -119,6 +124,23 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         Expr::ScalarFunction(ScalarFunction { func, args }) if func.name() == "json_get_float" && !args.is_empty() => {
             let checked = std::iter::once(expr.clone()).chain(args.iter().cloned()).collect();
             Ok(Transformed::yes(call(&JSON_FLOAT_FINITE, checked)))
+        }
+        // to_timestamp_seconds/_millis/_micros divide a finer timestamp toward zero, as a CAST
+        // did (1969-12-31T23:59:59.9995 became 1970-01-01T00:00:00), and parse text to
+        // nanoseconds first: floored like the CAST, from the finer value.
+        Expr::ScalarFunction(ScalarFunction { func, args })
+            if matches!(func.name(), "to_timestamp_seconds" | "to_timestamp_millis" | "to_timestamp_micros") && !args.is_empty() =>
+        {
+            let target = expr.get_type(schema)?;
+            let source = match args[0].get_type(schema)? {
+                from @ DataType::Timestamp(..) if finer_timestamp(&from, &target) => args[0].clone(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Expr::ScalarFunction(ScalarFunction::new_udf(
+                    datafusion::functions::datetime::to_timestamp_nanos(&ConfigOptions::default()),
+                    args.clone(),
+                )),
+                _ => return Ok(Transformed::no(expr)),
+            };
+            Ok(Transformed::yes(call(&TIMESTAMP_FLOORED, vec![expr, source])))
         }
         // to_timestamp(seconds as a float) converts to nanoseconds with a saturating `as i64`:
         // 1.7e12 (an epoch in milliseconds) became 2262-04-11, NaN 1970-01-01.
@@ -749,6 +771,24 @@ mod tests {
         // With a time zone too (the stored instant is UTC either way).
         let out = transform_over("SELECT arrow_cast(z, 'Timestamp(Second, Some(\"+02:00\"))') AS v FROM t", &b).unwrap();
         assert_eq!(out[0].column(0).as_primitive::<TimestampSecondType>().iter().collect::<Vec<_>>(), seconds);
+        // to_timestamp_seconds and _millis divide the same way, from timestamps and from text.
+        let out = transform_over("SELECT to_timestamp_seconds(t) AS v FROM t", &b).unwrap();
+        assert_eq!(out[0].column(0).as_primitive::<TimestampSecondType>().iter().collect::<Vec<_>>(), seconds);
+        let out = transform_over("SELECT to_timestamp_millis(n) AS v FROM t", &b).unwrap();
+        assert_eq!(
+            out[0].column(0).as_primitive::<arrow::datatypes::TimestampMillisecondType>().iter().collect::<Vec<_>>(),
+            vec![Some(-1), Some(-1), Some(-1), Some(0), None, Some(0)]
+        );
+        let text = batch(vec![(
+            "s",
+            Arc::new(arrow::array::StringArray::from(vec![Some("1969-12-31T23:59:59.9995"), Some("1960-01-01T00:00:00.5"), None])) as ArrayRef,
+        )]);
+        let out = transform_over("SELECT to_timestamp_seconds(s) AS v, to_timestamp_millis(s) AS m FROM t", &text).unwrap();
+        assert_eq!(out[0].column(0).as_primitive::<TimestampSecondType>().iter().collect::<Vec<_>>(), vec![Some(-1), Some(-315_619_200), None]);
+        assert_eq!(
+            out[0].column(1).as_primitive::<arrow::datatypes::TimestampMillisecondType>().iter().collect::<Vec<_>>(),
+            vec![Some(-1), Some(-315_619_199_500), None]
+        );
     }
 
     #[test]

@@ -35,5 +35,6 @@ mod lookup_join_model;
 pub mod nexmark;
 pub mod plugin_udf;
 pub mod side_tables;
+mod temporal_sql;
 mod temporal_text;
 pub mod transform;
