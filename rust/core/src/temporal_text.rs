@@ -27,7 +27,7 @@ pub fn timestamp_problem(text: &str, unit: TimeUnit) -> Option<String> {
     if &time[6..8] == b"60" {
         return Some(format!("\"{text}\" is a leap second (:60), which a timestamp cannot hold"));
     }
-    let Some(fraction) = time[8..].strip_prefix(b".") else { return None };
+    let fraction = time[8..].strip_prefix(b".")?;
     let digits = fraction.iter().take_while(|b| b.is_ascii_digit()).count();
     let kept = match unit {
         TimeUnit::Second => 0,
