@@ -575,10 +575,11 @@ impl FileWriter {
                 *wrote_header = true;
             }
             WriterSink::Parquet(writer) => {
+                let batch = parquet_types(batch)?;
                 if writer.is_none() {
                     *writer = Some(ArrowWriter::try_new(create(&self.options.path)?, batch.schema(), None)?);
                 }
-                writer.as_mut().expect("created above").write(batch).map_err(|e| CoreError::from(e).context(&context))?;
+                writer.as_mut().expect("created above").write(&batch).map_err(|e| CoreError::from(e).context(&context))?;
             }
             WriterSink::Finished => return Err(CoreError::invalid(format!("{context}: write after finish"))),
         }
@@ -614,6 +615,41 @@ impl FileWriter {
         }
         Ok(())
     }
+}
+
+/// `batch` with the columns Parquet has no type for in a type it has, exactly: timestamps in
+/// seconds as milliseconds and Date64 as Date32 (days). arrow-rs writes a seconds timestamp as a
+/// bare INT64, which other readers (pyarrow, Spark, DuckDB) take for an integer; only arrow-rs
+/// reads its own schema back from the file's metadata.
+fn parquet_types(batch: &RecordBatch) -> Result<RecordBatch> {
+    let target = |t: &DataType| match t {
+        DataType::Timestamp(arrow::datatypes::TimeUnit::Second, zone) => {
+            Some(DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, zone.clone()))
+        }
+        DataType::Date64 => Some(DataType::Date32),
+        _ => None,
+    };
+    if !batch.schema().fields().iter().any(|f| target(f.data_type()).is_some()) {
+        return Ok(batch.clone());
+    }
+    let mut fields = Vec::with_capacity(batch.num_columns());
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        match target(field.data_type()) {
+            Some(to) => {
+                // Seconds to milliseconds can overflow only past year 292 million; Date64 holds
+                // whole days.
+                let options = arrow::compute::CastOptions { safe: false, ..Default::default() };
+                columns.push(arrow::compute::cast_with_options(column, &to, &options)?);
+                fields.push(field.as_ref().clone().with_data_type(to));
+            }
+            None => {
+                columns.push(column.clone());
+                fields.push(field.as_ref().clone());
+            }
+        }
+    }
+    Ok(RecordBatch::try_new(Arc::new(Schema::new_with_metadata(fields, batch.schema().metadata().clone())), columns)?)
 }
 
 /// Opens the file an earlier run wrote, cut back to `length` bytes, for appending. A file shorter
@@ -813,6 +849,47 @@ mod tests {
             assert_eq!(read.batch.column(0).as_string::<i32>().iter().collect::<Vec<_>>(), vec![Some("a"), Some("   "), Some("\t"), Some("b")]);
             assert!(read.errors.is_none());
         }
+    }
+
+    /// Parquet has no timestamp in seconds (arrow-rs writes a bare INT64, which pyarrow, Spark and
+    /// DuckDB read as an integer) and no Date64: such columns are written as milliseconds and as
+    /// days, with their logical types.
+    #[test]
+    fn parquet_gets_timestamps_and_dates_other_readers_know() {
+        use arrow::array::{Date64Array, TimestampSecondArray};
+        let path = temp("seconds.parquet");
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("t", DataType::Timestamp(arrow::datatypes::TimeUnit::Second, None), true),
+                Field::new("d", DataType::Date64, true),
+            ])),
+            vec![
+                Arc::new(TimestampSecondArray::from(vec![Some(1_704_067_200), Some(-1), None])),
+                Arc::new(Date64Array::from(vec![Some(1_704_067_200_000), Some(-86_400_000), None])),
+            ],
+        )
+        .unwrap();
+        let mut writer =
+            FileWriter::open(WriterOptions { path: path.clone(), format: FileFormat::Parquet, header: true, continue_at: None }).unwrap();
+        writer.write(&batch).unwrap();
+        writer.finish().unwrap();
+        let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+        let columns = builder.parquet_schema().columns();
+        let types: Vec<String> = columns.iter().map(|c| format!("{:?}", c.logical_type_ref())).collect();
+        assert!(types[0].contains("Timestamp") && types[0].contains("MILLIS"), "{types:?}");
+        assert!(types[1].contains("Date"), "{types:?}");
+        let back = builder.build().unwrap().next().unwrap().unwrap();
+        let shown: Vec<String> = (0..3)
+            .map(|row| {
+                (0..2)
+                    .map(|c| {
+                        arrow::util::display::ArrayFormatter::try_new(back.column(c).as_ref(), &Default::default()).unwrap().value(row).to_string()
+                    })
+                    .collect::<Vec<_>>()
+                    .join("|")
+            })
+            .collect();
+        assert_eq!(shown, ["2024-01-01T00:00:00|2024-01-01", "1969-12-31T23:59:59|1969-12-31", "|"]);
     }
 
     /// An inferred CSV schema with two columns of one name would make rows with two keys of
