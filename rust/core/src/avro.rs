@@ -13,6 +13,7 @@ use arrow_avro::writer::format::AvroBinaryFormat;
 use arrow_avro::writer::WriterBuilder;
 use serde::Deserialize;
 
+use crate::avro_check::AvroShape;
 use crate::error::{CoreError, ErrorKind, Result};
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -33,6 +34,8 @@ pub struct AvroReader {
     store: SchemaStore,
     framing: AvroFraming,
     schema: SchemaRef,
+    /// The writer schema's layout, each record checked against it before arrow-avro reads it.
+    shape: AvroShape,
 }
 
 impl AvroReader {
@@ -44,13 +47,15 @@ impl AvroReader {
             (AvroFraming::Confluent, None) => return Err(CoreError::config("Avro with confluent framing needs the schema id")),
             (AvroFraming::None, _) => UNFRAMED_ID,
         };
-        serde_json::from_str::<serde_json::Value>(schema_json).map_err(|e| CoreError::config(format!("Avro schema is not JSON: {e}")))?;
+        let parsed =
+            serde_json::from_str::<serde_json::Value>(schema_json).map_err(|e| CoreError::config(format!("Avro schema is not JSON: {e}")))?;
         // arrow-avro's streaming decoder reads framed records only; unframed bodies get a
         // Confluent frame with a private id in a scratch buffer (see `decode`).
         let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id);
         store.set(Fingerprint::Id(id), AvroSchema::new(schema_json.to_string())).map_err(avro_config)?;
         let probe = ReaderBuilder::new().with_writer_schema_store(store.clone()).build_decoder().map_err(avro_config)?;
-        Ok(AvroReader { store, framing, schema: probe.schema() })
+        let shape = AvroShape::new(&parsed).map_err(avro_config)?;
+        Ok(AvroReader { store, framing, schema: probe.schema(), shape })
     }
 
     /// The Arrow schema of the decoded rows.
@@ -69,6 +74,14 @@ impl AvroReader {
             .map_err(avro_config)?;
         let mut framed = Vec::new();
         for record in records {
+            // A Confluent frame's magic byte and schema id are arrow-avro's to check.
+            let body = match self.framing {
+                AvroFraming::Confluent => record.get(5..),
+                AvroFraming::None => Some(*record),
+            };
+            if let Some(body) = body {
+                self.shape.check(body).map_err(CoreError::data)?;
+            }
             let input: &[u8] = match self.framing {
                 AvroFraming::Confluent => record,
                 AvroFraming::None => {
@@ -331,6 +344,22 @@ mod tests {
         let mut longer = whole.to_vec();
         longer.push(0x55);
         assert!(reader.decode(&[&longer]).is_err());
+    }
+
+    /// arrow-avro read union branch 2 of ["null", "long"] as the long: such a record (bare or
+    /// framed) is malformed, naming the field, before it decodes.
+    #[test]
+    fn a_union_branch_out_of_range_is_an_error_not_a_value() {
+        let schema = r#"{"type":"record","name":"R","fields":[{"name":"id","type":"long"},{"name":"u","type":["null","long"]}]}"#;
+        let good: &[u8] = &[0x02, 0x02, 0x0a]; // id 1, branch 1, 5
+        let bad: &[u8] = &[0x02, 0x04, 0x0a]; // id 1, branch 2, 5
+        let reader = AvroReader::new(schema, AvroFraming::None, None).unwrap();
+        assert_eq!(reader.decode(&[good]).unwrap().num_rows(), 1);
+        let err = reader.decode(&[bad]).unwrap_err();
+        assert!(err.message.contains("field 'u': union branch 2 is not one of its 2 branches"), "{}", err.message);
+        let framed = AvroReader::new(schema, AvroFraming::Confluent, Some(7)).unwrap();
+        let err = framed.decode(&[&[&[0u8, 0, 0, 0, 7][..], bad].concat()]).unwrap_err();
+        assert!(err.message.contains("union branch 2"), "{}", err.message);
     }
 
     #[test]

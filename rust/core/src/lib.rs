@@ -11,6 +11,7 @@ pub mod abi;
 #[cfg(feature = "alloc-stats")]
 pub mod alloc_stats;
 pub mod avro;
+mod avro_check;
 pub mod cdata;
 pub mod checked_arithmetic;
 mod checked_sum;
