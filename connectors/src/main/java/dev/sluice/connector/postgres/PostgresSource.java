@@ -279,11 +279,13 @@ public final class PostgresSource implements Source {
             it.remove();
         }
         String k = ident(key);
+        // The notified keys are qualified by their alias: a bare name would be the table's column
+        // of that name where it has one (a key column called k made every key "still there").
         String sql = "SELECT " + rowJson("t", "u") + " FROM " + qualified + " t WHERE t." + k + " = ANY(CAST(? AS "
                 + keyType + "[])) UNION ALL SELECT jsonb_build_object('" + key.replace("'", "''")
-                + "', k, '_op', 'd')::text FROM unnest(CAST(? AS " + keyType
-                + "[])) AS k WHERE NOT EXISTS (SELECT 1 FROM "
-                + qualified + " t WHERE t." + k + " = k)";
+                + "', gone.notified, '_op', 'd')::text FROM unnest(CAST(? AS " + keyType
+                + "[])) AS gone(notified) WHERE NOT EXISTS (SELECT 1 FROM "
+                + qualified + " t WHERE t." + k + " = gone.notified)";
         List<String> rows = new ArrayList<>();
         try (PreparedStatement s = connection.prepareStatement(sql)) {
             java.sql.Array array = connection.createArrayOf("text", keys.toArray());
