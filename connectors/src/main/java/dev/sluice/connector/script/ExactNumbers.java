@@ -18,9 +18,10 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * Values a JavaScript number cannot carry exactly: a script gets numbers as doubles, so a bigint
- * past 2^53 (other than those a double holds) or a decimal of more digits than a double keeps
- * would reach it changed, and come back changed. Such rows go to on_error instead.
+ * Values a JavaScript number cannot carry exactly: a script gets numbers as doubles and gives them
+ * back as their shortest digits, so a bigint past 2^53 (other than those whose shortest digits
+ * are its own, such as 2^53 + 2) or a decimal of more digits than a double keeps would reach it
+ * changed, and come back changed. Such rows go to on_error instead.
  */
 final class ExactNumbers {
 
@@ -88,14 +89,10 @@ final class ExactNumbers {
 
     private static boolean exact(FieldVector vector, int row) {
         return switch (vector) {
-            case BigIntVector v -> {
-                long value = v.get(row);
-                yield (long) (double) value == value && value != Long.MAX_VALUE;
-            }
-            case UInt8Vector v -> {
-                BigInteger value = new BigInteger(Long.toUnsignedString(v.get(row)));
-                yield new BigDecimal(value).compareTo(new BigDecimal((double) value.doubleValue())) == 0;
-            }
+            // A double holding the value exactly is not enough: JSON.stringify writes its shortest
+            // digits, 2^60 as 1152921504606847000, which reads back as another integer.
+            case BigIntVector v -> sameAsItsDouble(BigDecimal.valueOf(v.get(row)));
+            case UInt8Vector v -> sameAsItsDouble(new BigDecimal(new BigInteger(Long.toUnsignedString(v.get(row)))));
             case DecimalVector v -> sameAsItsDouble(v.getObject(row));
             default -> sameAsItsDouble(new BigDecimal(vector.getObject(row).toString()));
         };

@@ -108,7 +108,9 @@ class ScriptTransformTest {
     void whatAScriptGetsWrongGoesToOnErrorWithTheReasonAndLosesNothingElse() throws Exception {
         String input = rows(8)
                 + "{\"id\": 9007199254740993, \"name\": \"past 2^53\", \"price\": 1}\n"
-                + "{\"id\": 9007199254740992, \"name\": \"2^53\", \"price\": 1}\n";
+                + "{\"id\": 9007199254740992, \"name\": \"2^53\", \"price\": 1}\n"
+                // A double holds 2^60 exactly, but JSON.stringify writes 1152921504606847000.
+                + "{\"id\": 1152921504606846976, \"name\": \"2^60\", \"price\": 1}\n";
         Path p = pipeline(input, """
                 function deeper(n) { return deeper(n + 1) + 1; }
                 function process(row) {
@@ -129,13 +131,14 @@ class ScriptTransformTest {
         }
         assertEquals(List.of(1L, 5L, 7L, 9007199254740992L), ids);
         String dead = Files.readString(dir.resolve("dead.jsonl"));
-        assertEquals(6, dead.lines().count(), dead);
+        assertEquals(7, dead.lines().count(), dead);
         assertTrue(dead.contains("process threw Error: no third row (script line 4)"), dead);
         assertTrue(dead.contains("Exceeded maximum stack depth"), dead); // a row's error, not a crashed JVM
         assertTrue(dead.contains("\"error\":\"process returned number, not a row (an object)"), dead);
         assertTrue(dead.contains("field \\\"price\\\" is Infinity, which JSON cannot carry"), dead);
         assertTrue(dead.contains("a row process returned for row 7 does not fit the schema"), dead);
         assertTrue(dead.contains("holds 9007199254740993, which a JavaScript number cannot carry exactly"), dead);
+        assertTrue(dead.contains("holds 1152921504606846976, which a JavaScript number cannot carry exactly"), dead);
     }
 
     @Test
