@@ -229,6 +229,8 @@ public final class PostgresSink implements Sink {
     private String upsertLastSql;
 
     private String deleteLastSql;
+    /** With update_where or on_conflict: nothing, a flush's changes applied in input order; else null. */
+    private String inOrderSql;
 
     /** This sink's lease on the server's connection pool, from start to close. */
     private PgPool pool;
@@ -486,6 +488,31 @@ public final class PostgresSink implements Sink {
         upsertLastSql = upsert(last, cols, conflict, action);
         deleteSql = delete(stage);
         deleteLastSql = delete(last);
+        boolean conditional = config.getString(ON_CONFLICT).equals("nothing") || config.getString(UPDATE_WHERE) != null;
+        inOrderSql = conditional ? inOrder(cols, conflict, action) : null;
+    }
+
+    /**
+     * The flush's changes of each key one after the other: round n applies every key's n-th
+     * change (one statement can touch a row once). Under a condition the last change per key is
+     * not what applying the changes in order leaves — an older version after a newer one under
+     * {@code update_where: excluded.v > t.v}, the last insert instead of the first under {@code
+     * on_conflict: nothing} — and the table then depended on where flushes fell.
+     */
+    private String inOrder(String cols, String conflict, String action) {
+        String ranked = "(SELECT *, row_number() OVER (PARTITION BY " + conflict + " ORDER BY \"_sluice_seq\") AS "
+                + "\"_sluice_rank\" FROM " + stage + ")";
+        String rounds = "(SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM " + stage + " GROUP BY " + conflict
+                + ") c)";
+        return "DO $sluice$ DECLARE sluice_round bigint; BEGIN FOR sluice_round IN 1 .. " + rounds + " LOOP "
+                + "INSERT INTO " + qualified + " AS t (" + cols + ") SELECT " + cols + " FROM " + ranked + " AS s "
+                + "WHERE s.\"_sluice_rank\" = sluice_round AND s.\"_sluice_op\" <> 'd' ON CONFLICT (" + conflict + ") "
+                + action + "; "
+                + "DELETE FROM " + qualified + " AS t USING " + ranked
+                + " AS s WHERE s.\"_sluice_rank\" = sluice_round "
+                + "AND s.\"_sluice_op\" = 'd' AND "
+                + key.stream().map(k -> "t." + ident(k) + " = s." + ident(k)).collect(Collectors.joining(" AND "))
+                + "; END LOOP; END $sluice$";
     }
 
     private String upsert(String from, String cols, String conflict, String action) {
@@ -861,12 +888,20 @@ public final class PostgresSink implements Sink {
                 copy.cancelCopy();
             }
         }
-        boolean repeats = rows.mayRepeatKeys();
+        // Keys are told apart by their bytes in the input: with deletes, two keys the table holds
+        // as one ("01" and "1" for a bigint) could come out deleted after their upsert; the last
+        // change per key, by the table's equality, keeps their order.
+        boolean ordered = rows.mayRepeatKeys() || rows.hasDeletes();
+        String apply;
+        if (ordered && inOrderSql != null) {
+            apply = inOrderSql + "; ";
+        } else {
+            apply = (ordered ? upsertLastSql : upsertSql) + "; "
+                    + (rows.hasDeletes() ? (ordered ? deleteLastSql : deleteSql) + "; " : "");
+        }
         // TRUNCATE, not DELETE: the epoch's one transaction would keep dead rows.
         try (Statement s = connection.createStatement()) {
-            s.execute((repeats ? upsertLastSql : upsertSql) + "; "
-                    + (rows.hasDeletes() ? (repeats ? deleteLastSql : deleteSql) + "; " : "")
-                    + "TRUNCATE " + stage);
+            s.execute(apply + "TRUNCATE " + stage);
         }
     }
 
