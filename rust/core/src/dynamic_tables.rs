@@ -670,7 +670,17 @@ impl DynamicTable {
                 let values = columns
                     .iter()
                     .zip(&self.key)
-                    .map(|(values, &key)| arrow::compute::cast(values, self.schema.field(key).data_type()))
+                    .map(|(values, &key)| {
+                        let target = self.schema.field(key).data_type();
+                        match target {
+                            DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)
+                                if values.data_type() == &DataType::Utf8 =>
+                            {
+                                arrow::compute::cast(&bytea_from_text(values.as_string::<i32>()), target)
+                            }
+                            _ => arrow::compute::cast(values, target),
+                        }
+                    })
                     .collect::<std::result::Result<Vec<_>, _>>()
                     .map_err(|e| self.error(e))?;
                 let lost = columns.iter().zip(&values).any(|(given, cast)| cast.null_count() > given.null_count());
@@ -727,6 +737,21 @@ impl DynamicTable {
 }
 
 /// The live rows of a stored batch.
+/// A notified binary key as PostgreSQL writes a bytea as text (`\x0005`), decoded to its bytes;
+/// NULL for text of another form (which then drops the whole cache). A plain cast took the text's
+/// own bytes, which match no cached key: a deleted or changed row went on being served.
+fn bytea_from_text(text: &arrow::array::StringArray) -> ArrayRef {
+    let decoded = text.iter().map(|value| {
+        let hex = value?.strip_prefix("\\x")?.as_bytes();
+        if hex.len() % 2 != 0 {
+            return None;
+        }
+        let digit = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+        hex.chunks_exact(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect::<Option<Vec<u8>>>()
+    });
+    Arc::new(arrow::array::BinaryArray::from_iter(decoded))
+}
+
 fn live_rows(stored: &Stored) -> RecordBatch {
     if stored.live_count == stored.batch.num_rows() {
         stored.batch.clone()
@@ -1126,6 +1151,70 @@ mod tests {
         }))
         .unwrap();
         t
+    }
+
+    /// A binary key is notified as PostgreSQL writes a bytea as text, `\x0005`: forgetting it
+    /// drops the row cached under the bytes 00 05 (a plain cast took the text's own bytes and
+    /// dropped nothing: the deleted row went on being served). Text of another form drops all.
+    #[test]
+    fn a_binary_key_notified_as_bytea_text_is_forgotten() {
+        use crate::plugin_udf::Functions;
+        use crate::transform::SqlTransform;
+        let t = Arc::new(
+            DynamicTable::new(
+                serde_json::from_value(serde_json::json!({
+                    "name": "tags",
+                    "columns": [{"name": "k", "type": "Binary"}, {"name": "name", "type": "Utf8"}],
+                    "key": ["k"],
+                }))
+                .unwrap(),
+            )
+            .unwrap(),
+        );
+        let backend = Arc::new(Mutex::new(BTreeMap::from([(vec![0u8, 5], "five".to_string()), (vec![0u8, 6], "six".to_string())])));
+        let source = Arc::clone(&backend);
+        t.set_loader(Box::new(move |keys: RecordBatch| {
+            let backend = source.lock().unwrap();
+            let asked = keys.column(0).as_binary::<i32>();
+            let found: Vec<(Vec<u8>, String)> = asked.iter().flatten().filter_map(|k| backend.get(k).map(|n| (k.to_vec(), n.clone()))).collect();
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(arrow::array::BinaryArray::from_iter_values(found.iter().map(|(k, _)| k))),
+                Arc::new(StringArray::from_iter_values(found.iter().map(|(_, n)| n))),
+            ];
+            Ok(Some(RecordBatch::try_new(
+                Arc::new(Schema::new(vec![Field::new("k", DataType::Binary, true), Field::new("name", DataType::Utf8, true)])),
+                columns,
+            )?))
+        }))
+        .unwrap();
+        let mut functions = Functions::default();
+        functions.add_table(Arc::clone(&t)).unwrap();
+        let stream = Arc::new(Schema::new(vec![Field::new("k", DataType::Binary, true)]));
+        let mut join = SqlTransform::with_functions(
+            "SELECT g.name FROM s LEFT JOIN tags g ON s.k = g.k",
+            vec![("s".into(), Arc::clone(&stream))],
+            &[],
+            &functions,
+        )
+        .unwrap();
+        let names = |join: &mut SqlTransform| {
+            let probe =
+                RecordBatch::try_new(Arc::clone(&stream), vec![Arc::new(arrow::array::BinaryArray::from_iter_values([[0u8, 5], [0u8, 6]]))]).unwrap();
+            join.push(0, probe).unwrap();
+            let mut out = Vec::new();
+            while let Some(b) = join.next_output() {
+                out.extend(b.column(0).as_string::<i32>().iter().map(|n| n.map(str::to_string)));
+            }
+            out.sort();
+            out
+        };
+        assert_eq!(names(&mut join), [Some("five".to_string()), Some("six".to_string())]);
+        backend.lock().unwrap().remove(&vec![0u8, 5]);
+        backend.lock().unwrap().insert(vec![0u8, 6], "SIX".to_string());
+        t.forget(Some(&[Arc::new(StringArray::from(vec!["\\x0005"])) as ArrayRef])).unwrap();
+        assert_eq!(names(&mut join), [None, Some("six".to_string())], "5 forgotten, 6 still cached");
+        t.forget(Some(&[Arc::new(StringArray::from(vec!["0006"])) as ArrayRef])).unwrap();
+        assert_eq!(names(&mut join), [None, Some("SIX".to_string())], "text of another form drops everything");
     }
 
     #[test]
