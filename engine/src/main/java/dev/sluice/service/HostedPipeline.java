@@ -51,6 +51,13 @@ final class HostedPipeline {
         void claim(HostedPipeline pipeline, Map<Path, String> writes);
     }
 
+    /**
+     * Key, in the pipeline's own namespace of the state DB, of the version whose run completed: a
+     * restarted service leaves that version completed instead of running it again (a bounded
+     * file source starts over, so a webhook got every row twice and a file was rewritten).
+     */
+    static final String COMPLETED_VERSION = "service/completed_version";
+
     /** How long past the checkpoint timeout a stop may take before it is reported as stuck. */
     private static final Duration STOP_GRACE = Duration.ofSeconds(30);
 
@@ -124,11 +131,26 @@ final class HostedPipeline {
         log.maskWith(Secrets.of(definition.yaml(), file));
     }
 
+    /** Whether the run of this version completed before (the service restarted since). */
+    boolean completedBefore() {
+        return store.get(name, COMPLETED_VERSION)
+                .map(row -> row.data().equals(Long.toString(definition.version())))
+                .orElse(false);
+    }
+
+    /** Shows the pipeline as completed without running it (see {@link #completedBefore}). */
+    void showCompleted() {
+        state = State.COMPLETED;
+        log.add("version " + definition.version() + " completed before the service restarted: not run again (resume "
+                + "runs it again)");
+    }
+
     /** Starts the supervisor (the pipeline must be stopped). */
     void start() {
         if (supervisor != null && supervisor.isAlive()) {
             throw new IllegalStateException("pipeline '" + name + "' is already running");
         }
+        store.delete(name, COMPLETED_VERSION);
         stop.set(false);
         state = State.STARTING;
         stats = null;
@@ -221,6 +243,7 @@ final class HostedPipeline {
                 finishedSeconds = pipeline.stats().elapsedSeconds();
                 progress.summary(outcome == PipelineRunner.Outcome.COMPLETED ? "completed" : "stopped");
                 if (outcome == PipelineRunner.Outcome.COMPLETED) {
+                    store.put(name, COMPLETED_VERSION, Long.toString(running.version()));
                     state = State.COMPLETED;
                 }
                 return;

@@ -80,7 +80,12 @@ public final class PipelineService implements AutoCloseable {
     public boolean boot(BooleanSupplier initial) {
         for (PipelineDefinition definition : definitions.loadAll()) {
             HostedPipeline pipeline = host(definition);
-            if (!definition.paused()) {
+            if (definition.paused()) {
+                continue;
+            }
+            if (pipeline.completedBefore()) {
+                pipeline.showCompleted();
+            } else {
                 pipeline.start();
             }
         }

@@ -427,8 +427,21 @@ class ServiceApiTest {
     }
 
     @Test
-    void restartedServiceResumesRunningAndKeepsPausedPaused() throws Exception {
+    void restartedServiceResumesRunningAndKeepsPausedPausedAndCompletedCompleted() throws Exception {
         startService("127.0.0.1", null);
+        // A bounded pipeline that completed is not run again by a restart: its file source would
+        // start over and write every row again (it did, doubling a webhook's rows).
+        Files.writeString(dir.resolve("ids.jsonl"), "{\"id\": 1}\n{\"id\": 2}\n");
+        String once = """
+                name: once
+                sources:
+                  ids: {type: file, path: ids.jsonl, schema: {id: bigint}}
+                sinks:
+                  out: {type: file, from: ids, path: once-out.jsonl}
+                """;
+        assertEquals(201, send("PUT", "/pipelines/once", once).status());
+        awaitStatus("once", s -> s.path("state").asText().equals("completed"), "completed");
+        Files.writeString(dir.resolve("once-out.jsonl"), "kept\n"); // a run again would replace it
         assertEquals(
                 201,
                 send("PUT", "/pipelines/keeps-running", generator("keeps-running", 2000))
@@ -456,6 +469,19 @@ class ServiceApiTest {
                         .body()
                         .path("state")
                         .asText());
+        assertEquals(
+                "completed",
+                send("GET", "/pipelines/once", null).body().path("state").asText());
+        Thread.sleep(500);
+        assertEquals(List.of("kept"), Files.readAllLines(dir.resolve("once-out.jsonl")), "not run again");
+        // resume runs it again, and a restart during or after that run does what it says.
+        send("POST", "/pipelines/once/resume", null);
+        awaitStatus(
+                "once",
+                s -> s.path("state").asText().equals("completed")
+                        && s.path("records_out").asLong() == 2,
+                "ran again");
+        assertEquals(2, Files.readAllLines(dir.resolve("once-out.jsonl")).size());
     }
 
     @Test
