@@ -51,6 +51,11 @@ public final class BackgroundPositionStore implements PositionStore {
     }
 
     @Override
+    public java.util.Set<String> sinksWithPositions() {
+        return store().sinksWithPositions();
+    }
+
+    @Override
     public void save(long epoch, Map<String, Map<String, String>> positionsByNode) {
         store().save(epoch, positionsByNode);
     }

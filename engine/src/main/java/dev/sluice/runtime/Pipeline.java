@@ -370,6 +370,9 @@ public final class Pipeline implements AutoCloseable {
             }
         }
         boolean resuming = sourcePositions.values().stream().anyMatch(p -> !p.isEmpty());
+        if (resuming && lane == 0) {
+            problems.addAll(sinksNoLongerHere());
+        }
         for (PipelineNode node : order) {
             byName.put(node.name(), node);
             if (node.inputs.stream().anyMatch(failed::contains)) {
@@ -410,6 +413,31 @@ public final class Pipeline implements AutoCloseable {
         if (!problems.isEmpty()) {
             throw ConfigException.of(problems);
         }
+    }
+
+    /**
+     * Sinks that saved positions but are no longer in the pipeline, while its sources resume: a
+     * sink renamed (same file) would start its file over — without the rows written before, which
+     * the sources do not read again. The run is refused until the positions are moved or dropped.
+     */
+    private List<ConfigException> sinksNoLongerHere() {
+        java.util.Set<String> sinks = new java.util.HashSet<>();
+        order.stream().filter(n -> n.kind() == NodeKind.SINK).forEach(n -> sinks.add(n.name()));
+        List<String> gone = positions.sinksWithPositions().stream()
+                .map(sink -> sink.replaceFirst("\\.lane\\d+$", ""))
+                .filter(sink -> !sinks.contains(sink))
+                .distinct()
+                .toList();
+        return gone.stream()
+                .map(sink -> new ConfigException(
+                        Location.of(spec.file()),
+                        "the state DB holds the checkpoint of sink '" + sink + "', which this pipeline no longer has, "
+                                + "while its sources go on after what they read: a sink renamed would start its "
+                                + "output over without the rows it wrote before. Name the sink '" + sink + "' again, "
+                                + "or move its rows (keys sink/" + sink + "/…, `sluice state list`) to the new name "
+                                + "with `sluice state set`, or drop them with `sluice state delete` if the sink is "
+                                + "gone for good"))
+                .toList();
     }
 
     /**

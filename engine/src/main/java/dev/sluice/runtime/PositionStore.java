@@ -17,6 +17,11 @@ public interface PositionStore extends AutoCloseable {
     /** The positions node {@code node} reported at the last finalized epoch (key → JSON). */
     Map<String, String> load(String node);
 
+    /** The sinks ({@code <node>} or {@code <node>.lane<n>}) that have positions saved. */
+    default java.util.Set<String> sinksWithPositions() {
+        return java.util.Set.of();
+    }
+
     /** Saves, durably and atomically, every position recorded at {@code epoch}. */
     void save(long epoch, Map<String, Map<String, String>> positionsByNode);
 

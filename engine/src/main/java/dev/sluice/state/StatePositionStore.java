@@ -135,6 +135,19 @@ public final class StatePositionStore implements PositionStore {
     }
 
     @Override
+    public java.util.Set<String> sinksWithPositions() {
+        String prefix = "sink/"; // as prefixOf lays sinks out
+        java.util.Set<String> sinks = new java.util.TreeSet<>();
+        for (StateRow row : store.scan(pipeline, prefix)) {
+            int end = row.key().indexOf('/', prefix.length());
+            if (end > prefix.length()) {
+                sinks.add(row.key().substring(prefix.length(), end));
+            }
+        }
+        return sinks;
+    }
+
+    @Override
     public void save(long epoch, Map<String, Map<String, String>> positionsByNode) {
         List<StateRow> rows = new ArrayList<>();
         positionsByNode.forEach((node, positions) ->

@@ -564,6 +564,17 @@ class KafkaPipelineTest {
             movedIds.add(JSON.readTree(line).get("id").asLong());
         }
         assertEquals(LongStream.range(1_000, 1_100).boxed().toList(), movedIds);
+
+        // The sink renamed, its file the same: the run is refused (it would have started the
+        // file over, without the rows of the runs before, which the source does not read again).
+        Files.writeString(file, Files.readString(file).replace("  out: {type: file", "  out2: {type: file"));
+        Result renamed = sluice("run", file.toString(), "--state-dir", state.toString());
+        assertEquals(2, renamed.code(), renamed.stderr());
+        assertTrue(
+                renamed.stderr()
+                        .contains("the state DB holds the checkpoint of sink 'out', which this pipeline no longer has"),
+                renamed.stderr());
+        assertEquals(100, Files.readAllLines(dir.resolve("moved.jsonl")).size(), "its file left as it was");
     }
 
     /**
