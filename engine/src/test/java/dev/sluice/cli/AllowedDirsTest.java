@@ -95,6 +95,27 @@ class AllowedDirsTest {
                 dangling.stderr().contains("resolves to " + outside.toRealPath().resolve("new.jsonl")),
                 dangling.stderr());
         assertFalse(Files.exists(outside.resolve("new.jsonl")));
+
+        // A directory source's files: a link inside the directory to a file outside it (it was
+        // read, though a direct path through a link is refused).
+        Path dir = Files.createDirectories(pipelines.resolve("in"));
+        Files.writeString(dir.resolve("a.jsonl"), "{\"id\": 1}\n");
+        Files.writeString(outside.resolve("secret.jsonl"), "{\"id\": 42}\n");
+        Files.createSymbolicLink(dir.resolve("b.jsonl"), outside.resolve("secret.jsonl"));
+        Path listed = pipelines.resolve("dir.yaml");
+        Files.writeString(listed, """
+                sources:
+                  ids: {type: file, path: in, schema: {id: bigint}}
+                sinks:
+                  out: {type: file, from: ids, path: out.jsonl}
+                """);
+        Result viaEntry = sluice("validate", listed.toString());
+        assertEquals(Main.EXIT_CONFIG, viaEntry.code(), viaEntry.stderr());
+        assertTrue(
+                viaEntry.stderr()
+                        .contains(dir.resolve("b.jsonl") + " is a link to "
+                                + outside.toRealPath().resolve("secret.jsonl") + ", outside " + dir),
+                viaEntry.stderr());
     }
 
     @Test

@@ -156,6 +156,17 @@ public final class FileSource implements Source {
             if (files.isEmpty()) {
                 throw new InvalidSettingException(PATH, "the directory " + directory + " holds no files to read");
             }
+            // The directory passed the allowed-directories check; a link in it may point anywhere.
+            Path inside = directory.toRealPath();
+            for (Path file : files) {
+                Path real = file.toRealPath();
+                if (!real.startsWith(inside)) {
+                    throw new InvalidSettingException(
+                            PATH,
+                            file + " is a link to " + real + ", outside " + directory
+                                    + ": a directory's files are read only from inside it");
+                }
+            }
             return files;
         } catch (IOException e) {
             throw new InvalidSettingException(PATH, "cannot list " + directory + ": " + e.getMessage(), e);
