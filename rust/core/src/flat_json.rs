@@ -408,7 +408,7 @@ fn word(eight: &[u8]) -> u64 {
 /// The first `"` or `\` at or after `from`, and whether a byte before it is non-ASCII. Reads
 /// eight bytes at a time: strings dominate records (sixteen at a time with SSE2 measured the same,
 /// benchmarks/results/codec-ab-20261205T201544Z.md).
-fn find_string_end(bytes: &[u8], from: usize) -> Option<(usize, bool)> {
+pub(crate) fn find_string_end(bytes: &[u8], from: usize) -> Option<(usize, bool)> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     // Bytes equal to zero get their high bit set; others above the first zero may too, which
