@@ -69,17 +69,13 @@ pub unsafe fn import_batch(array: *mut FFI_ArrowArray, schema: &SchemaRef) -> Re
     let struct_type = DataType::Struct(schema.fields().clone());
     // SAFETY: the caller promises the array is of the struct type of `schema`.
     let data = unsafe { from_ffi_and_data_type(owned, struct_type) }?;
-    // Structural checks only (buffer sizes, offsets in range); not a full UTF-8 scan per batch.
-    data.validate()?;
+    // Everything, children too: offsets that go backwards, text that is not UTF-8 and a null
+    // count that disagrees with the bitmap come from foreign code (a plugin's source or
+    // transform) as easily as anything else, and with only structural checks the first crashed
+    // the engine (a memcpy past the buffer) and the second was written out as it was.
+    data.validate_full()?;
     let rows = data.len();
-    let columns: Vec<ArrayRef> = data
-        .child_data()
-        .iter()
-        .map(|child| {
-            child.validate()?;
-            Ok(arrow::array::make_array(child.slice(data.offset(), rows)))
-        })
-        .collect::<Result<_>>()?;
+    let columns: Vec<ArrayRef> = data.child_data().iter().map(|child| arrow::array::make_array(child.slice(data.offset(), rows))).collect();
     let options = RecordBatchOptions::new().with_row_count(Some(rows));
     Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
 }
@@ -184,4 +180,34 @@ pub fn build_schema(description: &SchemaDescription) -> Result<Schema> {
         fields.push(Field::new(&field.name, data_type, field.nullable).with_metadata(field.metadata.clone()));
     }
     Ok(Schema::new_with_metadata(fields, description.metadata.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, StringArray, StructArray};
+    use arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+    use arrow::datatypes::{Field, Schema};
+
+    /// A one-column struct of `strings` built without checks, imported as a plugin's batch is.
+    fn import_strings(offsets: Vec<i32>, values: &[u8]) -> Result<RecordBatch> {
+        // SAFETY (test): deliberately invalid, to see the import refuse it.
+        let strings = unsafe { StringArray::new_unchecked(OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)), Buffer::from(values), None) };
+        let field = Field::new("u", arrow::datatypes::DataType::Utf8, true);
+        // SAFETY (test): one child of the field's type and length.
+        let column = unsafe { StructArray::new_unchecked(vec![field.clone()].into(), vec![Arc::new(strings)], None) };
+        let mut ffi = FFI_ArrowArray::new(&column.to_data());
+        let schema: SchemaRef = Arc::new(Schema::new(vec![field]));
+        // SAFETY: a valid, unreleased array of the schema's struct type.
+        unsafe { import_batch(&mut ffi, &schema) }
+    }
+
+    #[test]
+    fn foreign_batches_are_validated_in_full() {
+        assert_eq!(import_strings(vec![0, 2, 4], b"okok").unwrap().num_rows(), 2);
+        let not_utf8 = import_strings(vec![0, 2, 5], b"ok\xff\xfeA").unwrap_err();
+        assert!(not_utf8.message.contains("Invalid UTF8"), "{}", not_utf8.message);
+        let backwards = import_strings(vec![0, 6, 2, 9], b"okokokoko").unwrap_err();
+        assert!(backwards.message.contains("offset"), "{}", backwards.message);
+    }
 }
