@@ -98,7 +98,9 @@ struct ArrowArray {
 /* `open` rejected the options; *out_error names the option and why. Reported by `validate`. */
 #define SLUICE_PLUGIN_INVALID_OPTIONS 2
 /* Data this call received cannot be processed (a record that is not valid for the plugin):
-   the host treats it as a bad record of the batch per the node's `on_error`. */
+   the host treats it as a bad record of the batch per the node's `on_error`. The whole batch
+   goes there: output a transform queued during the call is dropped, and a sink must not have
+   written any of the batch's rows (they would be both written and set aside). */
 #define SLUICE_PLUGIN_BAD_DATA 3
 /* The plugin's code panicked (or threw) and its SDK caught it at the ABI edge. The host
    calls nothing on that state except `close`. */

@@ -103,6 +103,7 @@ public final class PluginTransform extends PluginStage implements Transform {
 
     @Override
     public void process(int input, Batch batch, Emitter out) {
+        boolean[] rejected = {false};
         NativeBatch.with(batch, allocator, nativeBatch -> {
             nativeBatch.exportArray(allocator, inStruct.memoryAddress());
             MemorySegment array = MemorySegment.ofAddress(inStruct.memoryAddress());
@@ -115,11 +116,14 @@ public final class PluginTransform extends PluginStage implements Transform {
                     throw e;
                 }
                 context.reject(-1, NativeEncoder.jsonLines(nativeBatch), e.getMessage());
+                rejected[0] = true;
             } finally {
                 inStruct.release(); // no-op when the plugin moved it in, as it must
             }
         });
-        drain(out);
+        // A batch the plugin refused goes to on_error whole: what it queued before refusing it
+        // is dropped, or those rows would be both emitted and set aside.
+        drain(rejected[0] ? null : out);
     }
 
     @Override
@@ -131,6 +135,7 @@ public final class PluginTransform extends PluginStage implements Transform {
         drain(out);
     }
 
+    /** Emits what the plugin queued, or drops it when {@code out} is null. */
     private void drain(Emitter out) {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment has = call.allocate(ValueLayout.JAVA_INT);
@@ -144,7 +149,12 @@ public final class PluginTransform extends PluginStage implements Transform {
                 if (has.get(ValueLayout.JAVA_INT, 0) == 0) {
                     return;
                 }
-                out.emit(NativeBatch.adopt(allocator, outStruct.memoryAddress(), outputSchema));
+                NativeBatch queued = NativeBatch.adopt(allocator, outStruct.memoryAddress(), outputSchema);
+                if (out == null) {
+                    queued.close();
+                } else {
+                    out.emit(queued);
+                }
             }
         }
     }
