@@ -221,7 +221,8 @@ fn at_max_precision(data_type: &DataType) -> bool {
     }
 }
 
-fn call(udf: &Arc<ScalarUDF>, args: Vec<Expr>) -> Expr {
+/// A call of `udf` on `args` (also the interval rewrites', `temporal_sql.rs`).
+pub(crate) fn call(udf: &Arc<ScalarUDF>, args: Vec<Expr>) -> Expr {
     Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(udf), args))
 }
 

@@ -19,6 +19,8 @@ use std::sync::{Arc, LazyLock};
 use arrow::array::{Array, ArrayRef, AsArray, Decimal128Array};
 use arrow::datatypes::{DataType, Field, FieldRef, IntervalDayTimeType, IntervalMonthDayNanoType, IntervalUnit, IntervalYearMonthType, TimeUnit};
 use datafusion::common::{exec_err, DFSchema, Result, ScalarValue};
+
+use crate::checked_arithmetic::call;
 use datafusion::logical_expr::expr::{Between, BinaryExpr, ScalarFunction};
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ExprSchemable, Operator, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
@@ -62,10 +64,6 @@ fn is_comparison(op: Operator) -> bool {
 /// An interval's length in nanoseconds, as a Decimal128(38, 0) that compares right.
 fn length(interval: &Expr) -> Expr {
     call(&LENGTH, vec![interval.clone()])
-}
-
-fn call(udf: &Arc<ScalarUDF>, args: Vec<Expr>) -> Expr {
-    Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(udf), args))
 }
 
 #[derive(Debug, PartialEq, Eq, Hash, Clone, Copy)]
