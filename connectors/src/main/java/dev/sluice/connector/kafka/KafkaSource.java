@@ -228,6 +228,8 @@ public final class KafkaSource implements Source {
     private final boolean bounded;
     /** With {@code bounded}: the end offsets of the assigned partitions when they were assigned. */
     private final Map<TopicPartition, Long> endOffsets = new HashMap<>();
+    /** The offsets this run committed, per partition (kept when a partition is revoked). */
+    private final Map<TopicPartition, Long> committedHere = new HashMap<>();
 
     private StageContext context;
     private KafkaConsumer<byte[], ByteBuffer> consumer;
@@ -599,7 +601,7 @@ public final class KafkaSource implements Source {
         pending.headMap(epoch, true).clear();
         Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
         if (at != null) {
-            at.forEach((tp, offset) -> commit.put(tp, new OffsetAndMetadata(offset)));
+            at.forEach((tp, offset) -> commit.put(tp, new OffsetAndMetadata(offset, commitMark())));
         }
         if (transaction != null) {
             // The kafka sinks commit these with their messages, right after this (sources are
@@ -616,6 +618,7 @@ public final class KafkaSource implements Source {
             return;
         }
         consumer.commitSync(commit);
+        at.forEach(committedHere::put);
         if (ended) {
             // A lane that read its share to the end leaves the group now, not when every lane is
             // done: a lane that joins later would otherwise wait for it in the rebalance until
@@ -652,15 +655,58 @@ public final class KafkaSource implements Source {
         }
     }
 
+    /**
+     * The metadata of the offsets this source commits: an offset committed further on than this
+     * instance's state DB under this mark was delivered by the same pipeline (another lane or
+     * instance of it), so a restart goes on from there instead of reading it all again.
+     */
+    private String commitMark() {
+        return "sluice " + context.pipelineName() + "/" + context.nodeName();
+    }
+
+    /**
+     * Seeks each of {@code partitions} this pipeline is known to have delivered up to — by the
+     * restored position, or by what this run committed itself — to the furthest such offset, or
+     * to the group's committed offset where that is further on and carries this source's {@link
+     * #commitMark} (another lane or instance went on from there). An offset moved forward by
+     * anyone else (a stray consumer in the group, a reset by hand) is not followed: it would skip
+     * records this pipeline never delivered. Partitions known by neither keep the consumer's
+     * start: the committed offset, else {@code auto.offset.reset}.
+     */
+    private void seekRestored(Collection<TopicPartition> partitions, Map<String, String> restored) {
+        Map<TopicPartition, Long> known = new HashMap<>();
+        for (TopicPartition tp : partitions) {
+            String saved = restored.get(tp.topic() + "/" + tp.partition());
+            if (saved != null) {
+                known.put(tp, KafkaSettings.offsetOf(saved));
+            }
+            Long here = committedHere.get(tp);
+            if (here != null) {
+                known.merge(tp, here, Math::max);
+            }
+        }
+        if (known.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(known.keySet()));
+        known.forEach((tp, at) -> {
+            OffsetAndMetadata done = committed.get(tp);
+            boolean ours = done != null && commitMark().equals(done.metadata());
+            consumer.seek(tp, ours && done.offset() > at ? done.offset() : at);
+        });
+    }
+
     /** Whether this node ran before with this state DB (it saved positions, not only its id). */
     private static boolean resumed(Map<String, String> restored) {
         return restored.keySet().stream().anyMatch(key -> !key.equals(INSTANCE_POSITION));
     }
 
     /**
-     * Seeks the run's first assigned partitions to the positions of the last finalized checkpoint
-     * (they win over the group's committed offsets), later ones no further back than the
-     * committed offsets, and forgets positions of revoked partitions.
+     * Seeks assigned partitions to the positions of the last finalized checkpoint — they win over
+     * the group's committed offsets, unless those are further on and this pipeline committed them
+     * (another instance of it went on from there) — at the run's first assignment as at a later
+     * one, where the committed offsets are otherwise followed; forgets positions of revoked
+     * partitions.
      */
     private final class Rebalance implements ConsumerRebalanceListener {
         private final String starting;
@@ -703,22 +749,15 @@ public final class KafkaSource implements Source {
          * run's start, or to the beginning under {@code earliest}, read again what was already
          * delivered (under exactly-once, delivered twice). The consumer starts from the committed
          * offsets by itself (else from {@code auto.offset.reset}, which follows {@code
-         * starting_offsets}); at-least-once only moves past them to a restored position that is
-         * further on (a run that saved its checkpoint and crashed before committing it).
+         * starting_offsets}); at-least-once goes to a restored position instead where the
+         * committed offset is behind it or was not committed by this pipeline
+         * ({@link #seekRestored}).
          */
         private void continueFromCommitted(Collection<TopicPartition> partitions) {
             if (transaction != null || partitions.isEmpty()) {
                 return;
             }
-            Map<String, String> restored = context.restoredPositions();
-            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(partitions));
-            for (TopicPartition tp : partitions) {
-                String saved = restored.get(tp.topic() + "/" + tp.partition());
-                OffsetAndMetadata done = committed.get(tp);
-                if (saved != null && (done == null || KafkaSettings.offsetOf(saved) > done.offset())) {
-                    consumer.seek(tp, KafkaSettings.offsetOf(saved));
-                }
-            }
+            seekRestored(partitions, context.restoredPositions());
         }
 
         /** The run's first assignment: from the last checkpoint, else as starting_offsets says. */
@@ -734,11 +773,12 @@ public final class KafkaSource implements Source {
                     if (!resumed(restored) && starting.equals("earliest")) {
                         toBeginning.add(tp);
                     }
-                } else if (saved != null) {
-                    consumer.seek(tp, KafkaSettings.offsetOf(saved));
-                } else if (starting.equals("earliest")) {
+                } else if (saved == null && starting.equals("earliest")) {
                     toBeginning.add(tp);
                 }
+            }
+            if (transaction == null) {
+                seekRestored(partitions, restored);
             }
             if (!toBeginning.isEmpty()) {
                 consumer.seekToBeginning(toBeginning);

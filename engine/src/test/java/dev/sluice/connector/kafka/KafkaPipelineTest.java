@@ -513,6 +513,19 @@ class KafkaPipelineTest {
                     sluice("run", file.toString(), "--state-dir", state.toString())
                             .code());
             assertEquals(end3, savedPositions(state, in));
+
+            // Further on and committed by this pipeline's source — another instance of it, in
+            // the same group with its own state DB, went on from there: followed, not read
+            // again (every record it delivered came out twice).
+            KafkaTestSupport.produce(servers, in, records(4_000).subList(3_000, 4_000));
+            Map<TopicPartition, Long> end4 = endOffsets(admin, in);
+            Map<TopicPartition, OffsetAndMetadata> byOtherInstance = new HashMap<>();
+            end4.forEach(
+                    (tp, offset) -> byOtherInstance.put(tp, new OffsetAndMetadata(offset, "sluice kafka-test/events")));
+            admin.alterConsumerGroupOffsets(group, byOtherInstance).all().get(30, TimeUnit.SECONDS);
+            Result followed = sluice("run", file.toString(), "--state-dir", state.toString());
+            assertEquals(0, followed.code(), followed.stderr());
+            assertTrue(followed.stderr().contains("completed: in 0 "), followed.stderr());
         }
         // Every kept id exactly once: nothing replayed by the group's offsets, nothing skipped.
         List<ConsumerRecord<byte[], byte[]>> results =
