@@ -268,6 +268,94 @@ class PluginPipelineTest {
         assertTrue(rejected.contains("seq-42"), rejected);
     }
 
+    /**
+     * A C transform that queues each batch as its output and then refuses the one holding id 42
+     * with BAD_DATA: that batch goes to the dead letter only. Its queued copy was emitted too, so
+     * its rows were both written and set aside.
+     */
+    @Test
+    void aBatchRefusedAfterItWasQueuedIsNotEmitted() throws IOException {
+        Path header = Path.of(System.getProperty("sluice.repo.root", ".."))
+                .resolve("plugins-api/include/sluice_plugin.h")
+                .toAbsolutePath()
+                .normalize();
+        Path library = dir.resolve("plugins/librefuser.so");
+        Oracles.compileC(library, """
+                #include <stdlib.h>
+                #include <string.h>
+                #include "%s"
+                struct State { struct ArrowArray queued; int has; };
+                static void release_child(struct ArrowSchema *s) { s->release = NULL; }
+                static void release_root(struct ArrowSchema *s) {
+                  for (int64_t i = 0; i < s->n_children; i++) { s->children[i]->release(s->children[i]); free(s->children[i]); }
+                  free(s->children); s->release = NULL;
+                }
+                static struct ArrowSchema *child(const char *format, const char *name) {
+                  struct ArrowSchema *c = calloc(1, sizeof *c);
+                  *c = (struct ArrowSchema){.format = format, .name = name, .release = release_child};
+                  return c;
+                }
+                static int32_t t_open(const char *o, const struct SluiceInstanceInfo *i, const struct ArrowSchema *in,
+                                      void **state, struct ArrowSchema *out, char **error) {
+                  struct ArrowSchema **children = malloc(2 * sizeof *children);
+                  children[0] = child("l", "id"); children[1] = child("u", "label");
+                  *out = (struct ArrowSchema){.format = "+s", .name = "", .n_children = 2, .children = children,
+                                              .release = release_root};
+                  *state = calloc(1, sizeof(struct State));
+                  return SLUICE_PLUGIN_OK;
+                }
+                static int32_t t_process(void *state, struct ArrowArray *batch, char **error) {
+                  struct State *s = state;
+                  const int64_t *ids = (const int64_t *)batch->children[0]->buffers[1];
+                  int bad = 0;
+                  for (int64_t r = 0; r < batch->length; r++) bad |= ids[batch->children[0]->offset + batch->offset + r] == 42;
+                  s->queued = *batch; s->has = 1; batch->release = NULL; /* moved into the queue */
+                  if (bad) { *error = strdup("refuser: id 42 is bad"); return SLUICE_PLUGIN_BAD_DATA; }
+                  return SLUICE_PLUGIN_OK;
+                }
+                static int32_t t_next(void *state, int32_t *has, struct ArrowArray *out, char **error) {
+                  struct State *s = state;
+                  *has = s->has;
+                  if (s->has) { *out = s->queued; s->has = 0; }
+                  return SLUICE_PLUGIN_OK;
+                }
+                static void t_close(void *state) {
+                  struct State *s = state;
+                  if (s->has && s->queued.release) s->queued.release(&s->queued);
+                  free(s);
+                }
+                static const struct SluiceTransform VT = {t_open, t_process, t_next, NULL, t_close};
+                static const struct SluiceComponent C[] = {{SLUICE_COMPONENT_TRANSFORM, "refuser", NULL, NULL, &VT}};
+                static void free_string(char *t) { free(t); }
+                static void free_bytes(uint8_t *b, size_t n) { free(b); }
+                static const struct SluicePlugin P = {SLUICE_PLUGIN_ABI_MAJOR, SLUICE_PLUGIN_ABI_MINOR, "refuser", "1",
+                                                      1, C, free_string, free_bytes};
+                const struct SluicePlugin *sluice_plugin_entry(void) { return &P; }
+                """.formatted(header));
+        Path file = write("""
+                sources:
+                  seq: {type: plugin, path: plugins/%s, component: sequence, options: {count: 100, rows_per_poll: 10}}
+                transforms:
+                  refused:
+                    type: plugin
+                    from: seq
+                    path: plugins/librefuser.so
+                    component: refuser
+                    on_error: dead_letter
+                    dead_letter: rejected.jsonl
+                sinks:
+                  out: {type: file, from: refused, path: out.jsonl}
+                """.formatted(RUST));
+        Result result = run(file);
+        assertEquals(0, result.code(), result.stderr());
+        List<Long> ids = rows(dir.resolve("out.jsonl")).stream()
+                .map(row -> row.get("id").asLong())
+                .toList();
+        assertEquals(90, ids.size(), "the refused batch is not emitted: " + ids);
+        assertTrue(!ids.contains(42L), ids.toString());
+        assertTrue(Files.readString(dir.resolve("rejected.jsonl")).contains("refuser: id 42 is bad"));
+    }
+
     @Test
     void aSideOutputObservesEveryBatchOfItsNode() throws IOException {
         Path file = write("""
