@@ -288,12 +288,7 @@ impl Records {
             text.push(self.rng.pick(&['T', ' ', 't']));
             let limits = if self.clean || self.rng.percent(80) { (24, 60, 60) } else { (26, 62, 62) };
             text.push_str(&format!("{:02}:{:02}:{:02}", self.rng.below(limits.0), self.rng.below(limits.1), self.rng.below(limits.2)));
-            let finest = match unit {
-                TimeUnit::Second => 0,
-                TimeUnit::Millisecond => 3,
-                TimeUnit::Microsecond => 6,
-                TimeUnit::Nanosecond => 9,
-            };
+            let finest = crate::temporal_text::fraction_digits(unit);
             if self.rng.percent(60) && (finest > 0 || !self.clean) {
                 let digits = if self.clean { 1 + self.rng.below(finest) } else { 1 + self.rng.below(10) };
                 text.push('.');

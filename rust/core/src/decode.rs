@@ -567,7 +567,7 @@ fn csv_text_schema(schema: &SchemaRef) -> Option<(SchemaRef, Vec<usize>)> {
 }
 
 /// The bytes of hex text (either case, two digits per byte), or None.
-fn hex_bytes(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn hex_bytes(text: &str) -> Option<Vec<u8>> {
     let digit = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
     let text = text.as_bytes();
     if !text.len().is_multiple_of(2) {

@@ -741,14 +741,7 @@ impl DynamicTable {
 /// NULL for text of another form (which then drops the whole cache). A plain cast took the text's
 /// own bytes, which match no cached key: a deleted or changed row went on being served.
 fn bytea_from_text(text: &arrow::array::StringArray) -> ArrayRef {
-    let decoded = text.iter().map(|value| {
-        let hex = value?.strip_prefix("\\x")?.as_bytes();
-        if hex.len() % 2 != 0 {
-            return None;
-        }
-        let digit = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-        hex.chunks_exact(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect::<Option<Vec<u8>>>()
-    });
+    let decoded = text.iter().map(|value| crate::decode::hex_bytes(value?.strip_prefix("\\x")?));
     Arc::new(arrow::array::BinaryArray::from_iter(decoded))
 }
 

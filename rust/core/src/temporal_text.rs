@@ -29,13 +29,7 @@ pub fn timestamp_problem(text: &str, unit: TimeUnit) -> Option<String> {
     }
     let fraction = time[8..].strip_prefix(b".")?;
     let digits = fraction.iter().take_while(|b| b.is_ascii_digit()).count();
-    let kept = match unit {
-        TimeUnit::Second => 0,
-        TimeUnit::Millisecond => 3,
-        TimeUnit::Microsecond => 6,
-        TimeUnit::Nanosecond => 9,
-    };
-    if fraction[..digits].iter().skip(kept).any(|&d| d != b'0') {
+    if fraction[..digits].iter().skip(fraction_digits(unit)).any(|&d| d != b'0') {
         let unit_name = match unit {
             TimeUnit::Second => "s",
             TimeUnit::Millisecond => "ms",
@@ -47,6 +41,16 @@ pub fn timestamp_problem(text: &str, unit: TimeUnit) -> Option<String> {
         ));
     }
     None
+}
+
+/// The fraction digits a timestamp of `unit` holds: 0, 3, 6 or 9.
+pub(crate) fn fraction_digits(unit: TimeUnit) -> usize {
+    match unit {
+        TimeUnit::Second => 0,
+        TimeUnit::Millisecond => 3,
+        TimeUnit::Microsecond => 6,
+        TimeUnit::Nanosecond => 9,
+    }
 }
 
 #[cfg(test)]

@@ -424,7 +424,7 @@ public final class Pipeline implements AutoCloseable {
         java.util.Set<String> sinks = new java.util.HashSet<>();
         order.stream().filter(n -> n.kind() == NodeKind.SINK).forEach(n -> sinks.add(n.name()));
         List<String> gone = positions.sinksWithPositions().stream()
-                .map(sink -> sink.replaceFirst("\\.lane\\d+$", ""))
+                .map(sink -> sink.replaceFirst(java.util.regex.Pattern.quote(LANE_SUFFIX) + "\\d+$", ""))
                 .filter(sink -> !sinks.contains(sink))
                 .distinct()
                 .toList();
@@ -647,8 +647,11 @@ public final class Pipeline implements AutoCloseable {
     }
 
     /** How a lane after the first tells its sinks' and dead letters' state rows apart from the first's. */
+    /** Lane n's state keys end in {@code .lane<n>} (lane 0's in nothing). */
+    private static final String LANE_SUFFIX = ".lane";
+
     private static String laneSuffix(int lane) {
-        return lane > 0 ? ".lane" + lane : "";
+        return lane > 0 ? LANE_SUFFIX + lane : "";
     }
 
     /** The lane's shared object under {@code key}, made by {@code create} on first use. */
