@@ -3,6 +3,7 @@ package dev.sluice.cli;
 import static dev.sluice.cli.InProcessCli.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -440,8 +441,11 @@ class PluginPipelineTest {
                 "--state-dir",
                 dir.resolve("s1").toString());
         assertEquals(0, warm.code(), warm.stderr());
-        long[] growth = new long[2];
-        for (int run = 0; run < 2; run++) {
+        // A leak of even 20 bytes a batch grows the heap by 2 MB in every run; other threads of
+        // a busy JVM (JIT, GC, allocator caches) can grow it in any one run. So a leak is a run of
+        // three that all grew, and the test stops at the first run that did not.
+        List<Long> growth = new ArrayList<>();
+        for (int run = 0; run < 3; run++) {
             long before = Oracles.mallocInUse();
             Result result = sluice(
                     "run",
@@ -449,13 +453,14 @@ class PluginPipelineTest {
                     "--state-dir",
                     dir.resolve("s" + (run + 2)).toString());
             assertEquals(0, result.code(), result.stderr());
-            growth[run] = Oracles.mallocInUse() - before;
+            growth.add(Oracles.mallocInUse() - before);
             assertEquals(100_000, Files.readAllLines(dir.resolve("out.jsonl")).size());
             assertEquals(handles, dev.sluice.bridge.NativeCore.bridge().liveHandles(), "native handles left behind");
+            if (growth.get(run) < 2_000_000) {
+                return;
+            }
         }
-        assertTrue(
-                Math.min(growth[0], growth[1]) < 2_000_000,
-                "the heap grew by " + growth[0] + " and " + growth[1] + " bytes over two runs of 100 000 batches");
+        fail("the heap grew by " + growth + " bytes over three runs of 100 000 batches");
     }
 
     @Test
