@@ -55,7 +55,8 @@ impl AvroReader {
         store.set(Fingerprint::Id(id), AvroSchema::new(schema_json.to_string())).map_err(avro_config)?;
         let probe = ReaderBuilder::new().with_writer_schema_store(store.clone()).build_decoder().map_err(avro_config)?;
         let shape = AvroShape::new(&parsed).map_err(avro_config)?;
-        Ok(AvroReader { store, framing, schema: probe.schema(), shape })
+        let schema = readable(RecordBatch::new_empty(probe.schema()))?.schema();
+        Ok(AvroReader { store, framing, schema, shape })
     }
 
     /// The Arrow schema of the decoded rows.
@@ -98,12 +99,99 @@ impl AvroReader {
             }
         }
         let batch = decoder.flush().map_err(avro_data)?;
-        let batch = batch.unwrap_or_else(|| RecordBatch::new_empty(self.schema.clone()));
+        let Some(batch) = batch else { return Ok(RecordBatch::new_empty(self.schema.clone())) };
+        let batch = readable(batch)?;
         for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
             check_fits(field.name(), column)?;
         }
         Ok(batch)
     }
+}
+
+/// `batch` as the pipeline reads it: an Avro enum as its symbol and a uuid as its hyphenated text,
+/// wherever they are nested. arrow-avro reads an enum as a dictionary, which the JVM's import
+/// refuses (it needs a dictionary provider: a topic with an enum could not be read at all), and a
+/// uuid as 16 bytes, which every text sink printed as 32 hex digits — another value than the
+/// record's string. The Avro sink turns both back (see [`fit_to_writer_schema`]).
+fn readable(batch: RecordBatch) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        let (field, column) = readable_column(field, column)?;
+        fields.push(field);
+        columns.push(column);
+    }
+    let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())), columns, &options)?)
+}
+
+fn readable_column(
+    field: &arrow::datatypes::FieldRef,
+    column: &arrow::array::ArrayRef,
+) -> Result<(arrow::datatypes::FieldRef, arrow::array::ArrayRef)> {
+    use arrow::array::{Array, AsArray, ListArray, MapArray, StructArray};
+    use arrow::datatypes::DataType;
+    let with_type = |data_type: DataType| {
+        let mut metadata = field.metadata().clone();
+        metadata.remove("ARROW:extension:name");
+        metadata.remove("ARROW:extension:metadata");
+        metadata.remove("logicalType");
+        Arc::new(Field::new(field.name(), data_type, field.is_nullable()).with_metadata(metadata))
+    };
+    Ok(match column.data_type() {
+        DataType::Dictionary(_, values) if values.as_ref() == &DataType::Utf8 => {
+            (with_type(DataType::Utf8), arrow::compute::cast(column, &DataType::Utf8)?)
+        }
+        DataType::FixedSizeBinary(16) if is_uuid(field) => {
+            let bytes = column.as_fixed_size_binary();
+            let mut text = arrow::array::StringBuilder::with_capacity(bytes.len(), bytes.len() * uuid::fmt::Hyphenated::LENGTH);
+            let mut buffer = [0u8; uuid::fmt::Hyphenated::LENGTH];
+            for value in bytes.iter() {
+                match value.map(uuid::Uuid::from_slice).transpose() {
+                    Ok(Some(id)) => text.append_value(id.hyphenated().encode_lower(&mut buffer)),
+                    Ok(None) => text.append_null(),
+                    Err(e) => return Err(CoreError::data(format!("column '{}': {e}", field.name()))),
+                }
+            }
+            let text = text.finish();
+            (with_type(DataType::Utf8), Arc::new(text))
+        }
+        DataType::Struct(children) => {
+            let array = column.as_struct();
+            let mut fields = Vec::with_capacity(children.len());
+            let mut columns = Vec::with_capacity(children.len());
+            for (child, values) in children.iter().zip(array.columns()) {
+                let (child, values) = readable_column(child, values)?;
+                fields.push(child);
+                columns.push(values);
+            }
+            let fields = arrow::datatypes::Fields::from(fields);
+            let rebuilt = StructArray::try_new_with_length(fields.clone(), columns, array.nulls().cloned(), array.len())?;
+            (with_type(DataType::Struct(fields)), Arc::new(rebuilt))
+        }
+        DataType::List(item) => {
+            let array = column.as_list::<i32>();
+            let (item, values) = readable_column(item, array.values())?;
+            let rebuilt = ListArray::try_new(item.clone(), array.offsets().clone(), values, array.nulls().cloned())?;
+            (with_type(DataType::List(item)), Arc::new(rebuilt))
+        }
+        DataType::Map(entries, sorted) => {
+            let array = column.as_map();
+            let entries_array: arrow::array::ArrayRef = Arc::new(array.entries().clone());
+            let (entries, rebuilt_entries) = readable_column(entries, &entries_array)?;
+            let rebuilt =
+                MapArray::try_new(entries.clone(), array.offsets().clone(), rebuilt_entries.as_struct().clone(), array.nulls().cloned(), *sorted)?;
+            (with_type(DataType::Map(entries, *sorted)), Arc::new(rebuilt))
+        }
+        _ => (field.clone(), column.clone()),
+    })
+}
+
+/// Whether arrow-avro marked the field as an Avro uuid (by extension type or logical type).
+fn is_uuid(field: &Field) -> bool {
+    let metadata = field.metadata();
+    metadata.get("ARROW:extension:name").is_some_and(|n| n == "arrow.uuid") || metadata.get("logicalType").is_some_and(|t| t == "uuid")
 }
 
 /// Fails naming the first decimal arrow-avro stored with more digits than its precision: it
@@ -193,9 +281,12 @@ fn fit_to_writer_schema(batch: &RecordBatch, schema: &serde_json::Value, json: &
     let mut columns = batch.columns().to_vec();
     let mut fields_out: Vec<arrow::datatypes::FieldRef> = batch.schema().fields().iter().cloned().collect();
     let mut reader_schema: Option<SchemaRef> = None;
+    let mut named = std::collections::HashMap::new();
+    named_types(schema, "", &mut named);
     for field in fields {
         let Some(name) = field.get("name").and_then(|n| n.as_str()) else { continue };
-        let (Ok(index), Some(wanted)) = (batch.schema().index_of(name), field.get("type").map(plain)) else { continue };
+        let wanted = field.get("type").map(|t| plain(&by_definition(t, &named)));
+        let (Ok(index), Some(wanted)) = (batch.schema().index_of(name), wanted) else { continue };
         let Some(has) = field_type(&written, name) else { continue };
         if same_encoding(&has, &wanted) {
             continue;
@@ -207,6 +298,11 @@ fn fit_to_writer_schema(batch: &RecordBatch, schema: &serde_json::Value, json: &
                 column.data_type()
             ))
         };
+        if let Some(fitted) = text_into_enum_or_uuid(column, &wanted).map_err(refuse)? {
+            fields_out[index] = Arc::new(Field::new(name, fitted.data_type().clone(), batch.schema().field(index).is_nullable()));
+            columns[index] = fitted;
+            continue;
+        }
         if reader_schema.is_none() {
             reader_schema = Some(AvroReader::new(json, AvroFraming::None, None)?.schema().clone());
         }
@@ -237,6 +333,91 @@ fn fit_to_writer_schema(batch: &RecordBatch, schema: &serde_json::Value, json: &
     }
     let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new_with_metadata(fields_out, batch.schema().metadata().clone())), columns, &options)?)
+}
+
+/// A text column under an Avro enum or uuid field, as the Avro source reads them (see
+/// [`readable`]): an enum as the index of its symbol (arrow-avro writes an enum from a dictionary
+/// whose values are the symbols), a uuid as the text it is, once every value is a uuid. None for
+/// any other column or field; a value that is no symbol or no uuid is refused, naming its row.
+fn text_into_enum_or_uuid(
+    column: &arrow::array::ArrayRef,
+    wanted: &serde_json::Value,
+) -> std::result::Result<Option<arrow::array::ArrayRef>, String> {
+    use arrow::array::{Array, AsArray, DictionaryArray, Int32Array, StringArray};
+    use arrow::datatypes::DataType;
+    if !matches!(column.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+        return Ok(None);
+    }
+    let text = arrow::compute::cast(column, &DataType::Utf8).map_err(|e| e.to_string())?;
+    let text = text.as_string::<i32>();
+    if wanted.get("type").and_then(|t| t.as_str()) == Some("enum") {
+        let symbols: Vec<&str> =
+            wanted.get("symbols").and_then(|s| s.as_array()).map_or_else(Vec::new, |s| s.iter().filter_map(|v| v.as_str()).collect());
+        let keys = text
+            .iter()
+            .enumerate()
+            .map(|(row, value)| match value {
+                None => Ok(None),
+                Some(value) => symbols
+                    .iter()
+                    .position(|s| *s == value)
+                    .map(|i| Some(i as i32))
+                    .ok_or_else(|| format!("row {row}'s value '{value}' is not one of the enum's symbols {symbols:?}")),
+            })
+            .collect::<std::result::Result<Int32Array, String>>()?;
+        let dictionary = DictionaryArray::try_new(keys, Arc::new(StringArray::from(symbols))).map_err(|e| e.to_string())?;
+        return Ok(Some(Arc::new(dictionary)));
+    }
+    if wanted.get("logicalType").and_then(|t| t.as_str()) == Some("uuid") && wanted.get("type").and_then(|t| t.as_str()) == Some("string") {
+        for (row, value) in text.iter().enumerate() {
+            if let Some(value) = value {
+                if value.len() != uuid::fmt::Hyphenated::LENGTH || uuid::Uuid::try_parse(value).is_err() {
+                    return Err(format!("row {row}'s value '{value}' is not a uuid (8-4-4-4-12 hex digits)"));
+                }
+            }
+        }
+        return Ok(Some(Arc::new(text.clone())));
+    }
+    Ok(None)
+}
+
+/// Every named type (record, enum, fixed) `schema` defines, by full and by short name.
+fn named_types(schema: &serde_json::Value, namespace: &str, out: &mut std::collections::HashMap<String, serde_json::Value>) {
+    use serde_json::Value;
+    match schema {
+        Value::Array(branches) => branches.iter().for_each(|b| named_types(b, namespace, out)),
+        Value::Object(members) => {
+            let namespace = members.get("namespace").and_then(Value::as_str).unwrap_or(namespace);
+            if let (Some(Value::String(kind)), Some(Value::String(name))) = (members.get("type"), members.get("name")) {
+                if matches!(kind.as_str(), "record" | "error" | "enum" | "fixed") {
+                    let short = name.rsplit('.').next().unwrap_or(name);
+                    let full = if name.contains('.') || namespace.is_empty() { name.clone() } else { format!("{namespace}.{name}") };
+                    out.insert(full, schema.clone());
+                    out.entry(short.to_string()).or_insert_with(|| schema.clone());
+                }
+            }
+            for key in ["type", "items", "values"] {
+                if let Some(inner) = members.get(key).filter(|v| !v.is_string()) {
+                    named_types(inner, namespace, out);
+                }
+            }
+            if let Some(Value::Array(fields)) = members.get("fields") {
+                fields.iter().for_each(|f| named_types(f, namespace, out));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A field's type with a reference to a named type (`"Suit"`), alone or as a union branch,
+/// replaced by the type's definition.
+fn by_definition(avro_type: &serde_json::Value, named: &std::collections::HashMap<String, serde_json::Value>) -> serde_json::Value {
+    use serde_json::Value;
+    match avro_type {
+        Value::String(name) => named.get(name).cloned().unwrap_or_else(|| avro_type.clone()),
+        Value::Array(branches) => Value::Array(branches.iter().map(|b| by_definition(b, named)).collect()),
+        other => other.clone(),
+    }
 }
 
 /// Whether values written as Avro type `has` read back unchanged as `wanted` (both `plain`).
@@ -380,6 +561,67 @@ mod tests {
         let slices: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
         let decoded = AvroReader::new(nullable, AvroFraming::None, None).unwrap().decode(&slices).unwrap();
         assert!(decoded.column(1).is_null(1), "the null stays a null");
+    }
+
+    /// An enum was read as a dictionary, which the JVM's import refused (a topic with one could
+    /// not be read at all), and a uuid as 16 bytes that text sinks printed as hex. Both are read
+    /// as text now, nested too, and the Avro sink writes that text back to the same bytes.
+    #[test]
+    fn enums_and_uuids_are_read_as_their_text_and_written_back() {
+        let schema = r#"{"type":"record","name":"R","fields":[
+            {"name":"suit","type":{"type":"enum","name":"Suit","symbols":["HEARTS","SPADES","CLUBS"]}},
+            {"name":"maybe","type":["null","Suit"]},
+            {"name":"id","type":{"type":"string","logicalType":"uuid"}},
+            {"name":"inner","type":{"type":"record","name":"Inner","fields":[{"name":"s","type":"Suit"}]}},
+            {"name":"many","type":{"type":"array","items":"Suit"}}]}"#;
+        let text = "00112233-4455-6677-8899-aabbccddeeff";
+        let string = |s: &str| [vec![(s.len() as u8) << 1], s.as_bytes().to_vec()].concat();
+        // CLUBS; null branch; the uuid; inner SPADES; [HEARTS, CLUBS]
+        let first = [vec![0x04, 0x00], string(text), vec![0x02, 0x04, 0x00, 0x04, 0x00]].concat();
+        // HEARTS; SPADES; an upper-case uuid; inner CLUBS; []
+        let second = [vec![0x00, 0x02, 0x02], string(&text.to_uppercase()), vec![0x04, 0x00]].concat();
+        let reader = AvroReader::new(schema, AvroFraming::None, None).unwrap();
+        let batch = reader.decode(&[&first, &second]).unwrap();
+        assert_eq!(batch.schema(), *reader.schema());
+        let format = |c: usize, row: usize| {
+            arrow::util::display::ArrayFormatter::try_new(batch.column(c).as_ref(), &Default::default()).unwrap().value(row).to_string()
+        };
+        assert_eq!(batch.schema().field(0).data_type(), &DataType::Utf8);
+        assert_eq!(batch.schema().field(2).data_type(), &DataType::Utf8);
+        assert_eq!([format(0, 0), format(1, 0), format(2, 0), format(3, 0), format(4, 0)], ["CLUBS", "", text, "{s: SPADES}", "[HEARTS, CLUBS]"]);
+        assert_eq!([format(0, 1), format(1, 1), format(2, 1), format(3, 1), format(4, 1)], ["HEARTS", "SPADES", text, "{s: CLUBS}", "[]"]);
+        // Written back under a schema of the top-level fields (an enum inside a record or an
+        // array is refused by the sink: `fit_to_writer_schema` fits top-level fields only).
+        let flat = r#"{"type":"record","name":"R","fields":[
+            {"name":"suit","type":{"type":"enum","name":"Suit","symbols":["HEARTS","SPADES","CLUBS"]}},
+            {"name":"maybe","type":["null","Suit"]},
+            {"name":"id","type":{"type":"string","logicalType":"uuid"}}]}"#;
+        let (bytes, offsets) = encode(&batch.project(&[0, 1, 2]).unwrap(), Some(flat)).unwrap();
+        let written = records(&bytes, &offsets);
+        assert_eq!(written[0], [vec![0x04, 0x00], string(text)].concat(), "the first record's fields byte for byte");
+        assert_eq!(written[1], [vec![0x00, 0x02, 0x02], string(text)].concat(), "the uuid in its lower-case text");
+        let err = encode(&batch, Some(schema)).unwrap_err();
+        assert!(err.message.contains("column 'inner'") && err.message.contains("does not fit"), "{}", err.message);
+        // Without a writer schema the text is written as Avro strings.
+        let (bytes, offsets) = encode(&batch, None).unwrap();
+        assert_eq!(records(&bytes, &offsets)[1][..2], [0x0c, b'H'], "HEARTS as a string");
+
+        let one = |suit: &str, id: &str| {
+            let batch = RecordBatch::try_new(
+                Arc::new(Schema::new(vec![Field::new("suit", DataType::Utf8, false), Field::new("id", DataType::Utf8, false)])),
+                vec![Arc::new(StringArray::from(vec!["SPADES", suit])), Arc::new(StringArray::from(vec![text, id]))],
+            )
+            .unwrap();
+            let flat = r#"{"type":"record","name":"R","fields":[
+                {"name":"suit","type":{"type":"enum","name":"Suit","symbols":["HEARTS","SPADES","CLUBS"]}},
+                {"name":"id","type":{"type":"string","logicalType":"uuid"}}]}"#;
+            encode(&batch, Some(flat)).map(|_| ()).map_err(|e| e.message)
+        };
+        assert_eq!(one("CLUBS", text), Ok(()));
+        let err = one("DIAMONDS", text).unwrap_err();
+        assert!(err.contains("column 'suit'") && err.contains("row 1's value 'DIAMONDS' is not one of the enum's symbols"), "{err}");
+        let err = one("CLUBS", "0011223344556677").unwrap_err();
+        assert!(err.contains("column 'id'") && err.contains("row 1's value '0011223344556677' is not a uuid"), "{err}");
     }
 
     fn one_column(column: arrow::array::ArrayRef) -> RecordBatch {
