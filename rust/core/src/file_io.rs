@@ -251,6 +251,7 @@ impl LineReader {
         if let (Some(delimiter), true) = (csv_delimiter, options.header) {
             let mut header = Vec::new();
             next_line += read_csv_record(&mut reader, &mut header, delimiter, &context, 1)?;
+            check_header_line(&header, delimiter, &context)?;
             // An empty file has no header to match, and no rows.
             if declared && !header.is_empty() {
                 let columns = columns_by_header(&schema, &header, delimiter, &context)?;
@@ -389,6 +390,27 @@ fn read_csv_record(reader: &mut impl BufRead, slab: &mut Vec<u8>, delimiter: u8,
             )));
         }
     }
+}
+
+/// Refuses a CSV header record that would take rows with it: one whose quote is never closed
+/// (the whole file read as the header), or one holding a bare carriage return — lines ending in
+/// `\r` alone (classic Mac, Excel's "CSV (Macintosh)") make the header the whole file, or its
+/// first rows, and those rows were lost without a word.
+fn check_header_line(header: &[u8], delimiter: u8, context: &str) -> Result<()> {
+    let text = header.strip_suffix(b"\n").map_or(header, |h| h.strip_suffix(b"\r").unwrap_or(h));
+    if crate::decode::scan_csv(text, delimiter, false).0 {
+        return Err(CoreError::data(format!(
+            "{context}:1: the CSV header opens a quoted field that is never closed: every line after it would be read as the header"
+        )));
+    }
+    if text.contains(&b'\r') {
+        return Err(CoreError::data(format!(
+            "{context}:1: the CSV header line holds a carriage return (\\r) that does not end it: the file's lines end in \\r \
+             alone (or mix line ends), which Sluice does not read as line breaks, so rows would be read as the header; convert \
+             its line ends to \\n or \\r\\n"
+        )));
+    }
+    Ok(())
 }
 
 /// A declared schema matched to a CSV file's header.
@@ -900,6 +922,30 @@ mod tests {
         std::fs::write(&csv, "id,a,a\n1,first,second\n").unwrap();
         let err = FileReader::open(options(&csv, FileFormat::Csv, 10), None).err().expect("refused");
         assert!(err.message.contains("twice.csv:1: the CSV header names the column 'a' twice"), "{}", err.message);
+    }
+
+    /// Lines ending in a bare \r made the header the whole file (0 rows, no error), or took the
+    /// first rows of a file of mixed line ends with it; an unclosed quote in the header did the
+    /// same. Refused, declared schema or inferred; \r\n line ends read as before.
+    #[test]
+    fn a_csv_header_that_would_swallow_rows_is_refused() {
+        let declared = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("name", DataType::Utf8, true)]));
+        for (name, text) in [("mac.csv", "id,name\r1,alice\r2,bob\r"), ("mixed.csv", "id,name\r1,alice\n2,bob\n")] {
+            let csv = temp(name);
+            std::fs::write(&csv, text).unwrap();
+            for schema in [Some(declared.clone()), None] {
+                let err = FileReader::open(options(&csv, FileFormat::Csv, 10), schema).err().expect("refused");
+                assert!(err.message.contains(&format!("{name}:1: the CSV header line holds a carriage return")), "{}", err.message);
+            }
+        }
+        let csv = temp("open-quote.csv");
+        std::fs::write(&csv, "id,\"name\n1,a\n2,b\n").unwrap();
+        let err = FileReader::open(options(&csv, FileFormat::Csv, 10), None).err().expect("refused");
+        assert!(err.message.contains("open-quote.csv:1: the CSV header opens a quoted field that is never closed"), "{}", err.message);
+        let csv = temp("crlf.csv");
+        std::fs::write(&csv, "id,name\r\n1,alice\r\n2,bob\r\n").unwrap();
+        let mut reader = FileReader::open(options(&csv, FileFormat::Csv, 10), Some(declared)).unwrap();
+        assert_eq!(reader.next_batch().unwrap().unwrap().batch.num_rows(), 2);
     }
 
     /// INT96 timestamps past 2262 (Spark's 9999-12-31) read as themselves, not as a wrapped
