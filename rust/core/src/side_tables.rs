@@ -446,8 +446,16 @@ impl ProbeSlots {
     fn new(probe: &Arc<dyn ExecutionPlan>) -> Self {
         let schema = probe.schema();
         let partitioning = probe.properties().output_partitioning().clone();
+        // A hash join keeps its probe side's row order only when that side declares an ordering
+        // (else a LEFT join's unmatched rows go to the end of the batch: a delete emitted before
+        // the insert it follows). The declared ordering is not true of the values; only the join
+        // node, whose properties stay inside the LookupJoinExec, ever sees it.
+        let in_order = schema
+            .fields()
+            .first()
+            .map(|first| datafusion::physical_expr::PhysicalSortExpr::new_default(Arc::new(Column::new(first.name(), 0)) as Arc<dyn PhysicalExpr>));
         let properties = PlanProperties::new(
-            EquivalenceProperties::new(Arc::clone(&schema)),
+            EquivalenceProperties::new_with_orderings(Arc::clone(&schema), in_order.map(|o| vec![o])),
             partitioning.clone(),
             EmissionType::Incremental,
             Boundedness::Bounded,
@@ -538,6 +546,12 @@ mod tests {
 
     /// Rows of the drained output as (first column, second column as text or NULL).
     fn drain(t: &mut SqlTransform) -> Vec<(i64, Option<String>)> {
+        let mut rows = drain_in_order(t);
+        rows.sort();
+        rows
+    }
+
+    fn drain_in_order(t: &mut SqlTransform) -> Vec<(i64, Option<String>)> {
         let mut rows = Vec::new();
         while let Some(b) = t.next_output() {
             let ids = b.column(0).as_primitive::<arrow::datatypes::Int64Type>();
@@ -547,7 +561,6 @@ mod tests {
                 rows.push((ids.value(i), (!texts.is_null(i)).then(|| texts.value(i).to_string())));
             }
         }
-        rows.sort();
         rows
     }
 
@@ -599,6 +612,9 @@ mod tests {
         let mut left = plan("SELECT s.id, t.value FROM s LEFT JOIN side t ON s.id = t.key", side_table(path.clone())).unwrap();
         left.push(0, batch(&[1, 7])).unwrap();
         assert_eq!(drain(&mut left), vec![(1, Some("v1".into())), (7, None)]);
+        // Unmatched rows stay where they were in the batch (they went to its end).
+        left.push(0, batch(&[7, 1, 8, 2, 9])).unwrap();
+        assert_eq!(drain_in_order(&mut left), vec![(7, None), (1, Some("v1".into())), (8, None), (2, Some("v2".into())), (9, None)]);
 
         let mut semi = plan("SELECT id, name FROM s WHERE id IN (SELECT key FROM side)", side_table(path.clone())).unwrap();
         semi.push(0, batch(&[1, 4, 5, 9])).unwrap();
