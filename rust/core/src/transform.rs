@@ -296,7 +296,8 @@ pub fn streaming_context() -> Result<SessionContext> {
         // work unquoted, as in Flink SQL.
         options.sql_parser.enable_ident_normalization = false;
     }
-    let mut ctx = SessionContext::new_with_config(config);
+    // Decimals meet floats as doubles (float_decimal.rs), decided before type coercion.
+    let mut ctx = SessionContext::new_with_state(crate::float_decimal::first_analyzer_rule(SessionContext::new_with_config(config).state()));
     // Integer arithmetic fails on overflow instead of wrapping (checked_arithmetic.rs).
     ctx.add_analyzer_rule(Arc::new(CheckedArithmetic));
     // So does `sum` (checked_sum.rs), registered over DataFusion's.

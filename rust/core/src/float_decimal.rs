@@ -1,0 +1,205 @@
+//! Decimals meeting floats as PostgreSQL has them meet: as doubles.
+//!
+//! A literal such as `8.20` is a double in DataFusion, and DataFusion compares a decimal with a
+//! double (and picks the type of `COALESCE`, `CASE`, `GREATEST`, … over both) as a decimal of
+//! 15 fractional digits, casting the double by a multiplication that is not exact: `8.2` became
+//! 8.199999999999999, so `price = 8.20` on a decimal(12, 2) column was false and dropped the row
+//! (about one value in sixteen between 0.00 and 99.99), `COALESCE(d, 1.5e-20)` was 0, and a NaN
+//! or a double beyond that decimal's range failed the batch. PostgreSQL compares numeric with
+//! float8 as float8; [`FloatDecimal`] makes every such meeting cast the decimal side to a double
+//! first. It runs before DataFusion's type coercion, so every CAST it sees is the query's own.
+
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, Result};
+use datafusion::logical_expr::expr::{Between, BinaryExpr, Case, InList, ScalarFunction};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::utils::merge_schema;
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, Operator};
+use datafusion::optimizer::analyzer::AnalyzerRule;
+
+/// The analyzer rule; add it to a session before DataFusion's type coercion.
+#[derive(Debug, Default)]
+pub struct FloatDecimal;
+
+impl AnalyzerRule for FloatDecimal {
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        Ok(plan.transform_up_with_subqueries(rewrite_node)?.data)
+    }
+
+    fn name(&self) -> &str {
+        "sluice_float_decimal"
+    }
+}
+
+fn rewrite_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+    let mut schema = merge_schema(&node.inputs());
+    if let LogicalPlan::TableScan(scan) = &node {
+        schema.merge(&DFSchema::try_from_qualified_schema(scan.table_name.clone(), &scan.source.schema())?);
+    }
+    let names = NamePreserver::new(&node);
+    let node = node.map_expressions(|expr| {
+        let name = names.save(&expr);
+        Ok(expr.transform_up(|e| rewrite_expr(e, &schema))?.update_data(|e| name.restore(e)))
+    })?;
+    if node.transformed {
+        node.map_data(|plan| plan.recompute_schema())
+    } else {
+        Ok(node)
+    }
+}
+
+/// Functions whose arguments take one common type, of which a float and a decimal make a double.
+const ONE_TYPE_FUNCTIONS: [&str; 6] = ["coalesce", "nullif", "greatest", "least", "nvl", "ifnull"];
+
+fn rewrite_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    Ok(match expr {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_comparison(op) => match as_doubles(&[&left, &right], schema)?.as_deref() {
+            Some([l, r]) => Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(Box::new(l.clone()), op, Box::new(r.clone())))),
+            _ => Transformed::no(Expr::BinaryExpr(BinaryExpr { left, op, right })),
+        },
+        Expr::Between(Between { expr, negated, low, high }) => match as_doubles(&[&expr, &low, &high], schema)?.as_deref() {
+            Some([e, l, h]) => Transformed::yes(Expr::Between(Between::new(Box::new(e.clone()), negated, Box::new(l.clone()), Box::new(h.clone())))),
+            _ => Transformed::no(Expr::Between(Between { expr, negated, low, high })),
+        },
+        Expr::InList(InList { expr, list, negated }) => {
+            let all: Vec<&Expr> = std::iter::once(expr.as_ref()).chain(list.iter()).collect();
+            match as_doubles(&all, schema)? {
+                Some(mut doubles) => {
+                    let list = doubles.split_off(1);
+                    Transformed::yes(Expr::InList(InList::new(Box::new(doubles.remove(0)), list, negated)))
+                }
+                None => Transformed::no(Expr::InList(InList { expr, list, negated })),
+            }
+        }
+        Expr::ScalarFunction(ScalarFunction { func, args }) if ONE_TYPE_FUNCTIONS.contains(&func.name()) => {
+            match as_doubles(&args.iter().collect::<Vec<_>>(), schema)? {
+                Some(args) => Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(func, args))),
+                None => Transformed::no(Expr::ScalarFunction(ScalarFunction { func, args })),
+            }
+        }
+        Expr::Case(case) => rewrite_case(case, schema)?,
+        other => Transformed::no(other),
+    })
+}
+
+/// `CASE [operand] WHEN w THEN t … ELSE e END`: the operand and the `WHEN` values meet as in a
+/// comparison, the `THEN` and `ELSE` values as the arguments of `COALESCE`.
+fn rewrite_case(case: Case, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    let Case { expr, when_then_expr, else_expr } = case;
+    let mut changed = false;
+    let (mut operand, mut whens) = (expr.map(|e| *e), when_then_expr.iter().map(|(w, _)| w.as_ref().clone()).collect::<Vec<_>>());
+    if let Some(value) = &operand {
+        let all: Vec<&Expr> = std::iter::once(value).chain(whens.iter()).collect();
+        if let Some(mut doubles) = as_doubles(&all, schema)? {
+            whens = doubles.split_off(1);
+            operand = Some(doubles.remove(0));
+            changed = true;
+        }
+    }
+    let mut results: Vec<Expr> = when_then_expr.iter().map(|(_, t)| t.as_ref().clone()).chain(else_expr.iter().map(|e| e.as_ref().clone())).collect();
+    if let Some(doubles) = as_doubles(&results.iter().collect::<Vec<_>>(), schema)? {
+        results = doubles;
+        changed = true;
+    }
+    let else_expr = else_expr.is_some().then(|| Box::new(results.pop().expect("the ELSE value")));
+    let when_then_expr = whens.into_iter().zip(results).map(|(w, t)| (Box::new(w), Box::new(t))).collect();
+    let case = Expr::Case(Case::new(operand.map(Box::new), when_then_expr, else_expr));
+    Ok(if changed { Transformed::yes(case) } else { Transformed::no(case) })
+}
+
+/// The expressions, each as a double, when a float and a decimal are among them; else None.
+fn as_doubles(exprs: &[&Expr], schema: &DFSchema) -> Result<Option<Vec<Expr>>> {
+    let mut types = Vec::with_capacity(exprs.len());
+    for e in exprs {
+        types.push(e.get_type(schema)?);
+    }
+    let float = types.iter().any(DataType::is_floating);
+    let decimal =
+        types.iter().any(|t| matches!(t, DataType::Decimal32(..) | DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..)));
+    if !(float && decimal) {
+        return Ok(None);
+    }
+    exprs
+        .iter()
+        .zip(types)
+        .map(|(e, t)| if t.is_numeric() { (*e).clone().cast_to(&DataType::Float64, schema) } else { Ok((*e).clone()) })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
+fn is_comparison(op: Operator) -> bool {
+    matches!(
+        op,
+        Operator::Eq
+            | Operator::NotEq
+            | Operator::Lt
+            | Operator::LtEq
+            | Operator::Gt
+            | Operator::GtEq
+            | Operator::IsDistinctFrom
+            | Operator::IsNotDistinctFrom
+    )
+}
+
+/// Puts the rule before the session's first analyzer rule (DataFusion's type coercion among them).
+pub(crate) fn first_analyzer_rule(state: datafusion::execution::SessionState) -> datafusion::execution::SessionState {
+    let mut rules = state.analyzer().rules.clone();
+    rules.insert(0, Arc::new(FloatDecimal));
+    datafusion::execution::SessionStateBuilder::new_from_existing(state).with_analyzer_rules(rules).build()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::transform::run_bounded_query;
+    use arrow::array::{ArrayRef, Decimal128Array, Float64Array, Int64Array, RecordBatch};
+    use std::sync::Arc;
+
+    fn prices() -> RecordBatch {
+        let cents = [820_i64, 9_999_999, 29, 100_000_007, 407, 411, 803, 435];
+        let price = Decimal128Array::from(cents.iter().map(|&c| c as i128).collect::<Vec<_>>()).with_precision_and_scale(12, 2).unwrap();
+        let f = Float64Array::from(vec![8.2, 99999.99, 0.29, 1000000.07, f64::NAN, 1e300, 1.5e-20, 4.35]);
+        let id = Int64Array::from((0..cents.len() as i64).collect::<Vec<_>>());
+        RecordBatch::try_from_iter([("id", Arc::new(id) as ArrayRef), ("price", Arc::new(price) as ArrayRef), ("f", Arc::new(f) as ArrayRef)])
+            .unwrap()
+    }
+
+    fn ids(sql: &str) -> Vec<i64> {
+        let out = run_bounded_query(sql, "t", prices()).unwrap_or_else(|e| panic!("{sql}: {}", e.message));
+        out.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec()
+    }
+
+    fn text(sql: &str) -> Vec<String> {
+        let out = run_bounded_query(sql, "t", prices()).unwrap_or_else(|e| panic!("{sql}: {}", e.message));
+        let format = arrow::util::display::ArrayFormatter::try_new(out.column(0).as_ref(), &Default::default()).unwrap();
+        (0..out.num_rows()).map(|i| format.value(i).to_string()).collect()
+    }
+
+    /// `price = 8.20` compared 8.20 with 8.199999999999999 (the literal is a double, cast to a
+    /// decimal inexactly) and dropped the row; so did `>=`, BETWEEN and IN, and a double column.
+    #[test]
+    fn decimals_compare_with_floats_as_doubles() {
+        assert_eq!(ids("SELECT id FROM t WHERE price = 8.20 OR price = 99999.99 OR price = 0.29 OR price = 1000000.07 ORDER BY id"), [0, 1, 2, 3]);
+        assert_eq!(ids("SELECT id FROM t WHERE price >= 4.07 AND price <= 4.11 ORDER BY id"), [4, 5]);
+        assert_eq!(ids("SELECT id FROM t WHERE price BETWEEN 4.07 AND 8.2 ORDER BY id"), [0, 4, 5, 6, 7]);
+        assert_eq!(ids("SELECT id FROM t WHERE price IN (8.03, 4.11, 1234567890.12) ORDER BY id"), [5, 6]);
+        assert_eq!(ids("SELECT id FROM t WHERE price = f ORDER BY id"), [0, 1, 2, 3, 7]);
+        assert_eq!(ids("SELECT id FROM t WHERE CASE price WHEN 8.2 THEN true ELSE false END ORDER BY id"), [0]);
+        // A NaN or a double beyond decimal(30, 15) failed the batch; they compare as doubles
+        // (NaN above every number, as in PostgreSQL).
+        assert_eq!(ids("SELECT id FROM t WHERE f > price ORDER BY id"), [4, 5]);
+        // Decimals among themselves stay exact.
+        assert_eq!(ids("SELECT id FROM t WHERE price = CAST('8.20' AS DECIMAL(5, 2)) ORDER BY id"), [0]);
+    }
+
+    /// COALESCE of a decimal and a double was a decimal(30, 15): 1.5e-20 became 0.
+    #[test]
+    fn one_type_of_a_decimal_and_a_float_is_a_double() {
+        assert_eq!(text("SELECT COALESCE(CAST(NULL AS DECIMAL(12, 2)), f) FROM t WHERE id = 6"), ["1.5e-20"]);
+        assert_eq!(text("SELECT GREATEST(price, f) FROM t WHERE id = 6"), ["8.03"]);
+        assert_eq!(text("SELECT CASE WHEN id = 6 THEN f ELSE price END FROM t WHERE id = 6"), ["1.5e-20"]);
+    }
+}
