@@ -546,7 +546,13 @@ pub struct FileWriter {
 // One per writer: boxing the larger variant would add an indirection for no memory worth saving.
 #[allow(clippy::large_enum_variant)]
 enum WriterSink {
-    Lines { out: BufWriter<File>, wrote_header: bool },
+    /// `continued_header`: the CSV header of the file a resumed run continues, until the first
+    /// batch has been checked against it.
+    Lines {
+        out: BufWriter<File>,
+        wrote_header: bool,
+        continued_header: Option<Vec<u8>>,
+    },
     Parquet(Option<ArrowWriter<File>>),
     Finished,
 }
@@ -580,7 +586,11 @@ impl FileWriter {
                     Some(length) if length > 0 => (continue_at(&options.path, length)?, true),
                     _ => (create(&options.path)?, false),
                 };
-                WriterSink::Lines { out: BufWriter::with_capacity(1 << 20, file), wrote_header }
+                let continued_header = match wrote_header && options.format == FileFormat::Csv && options.header {
+                    true => Some(first_csv_record(&options.path)?),
+                    false => None,
+                };
+                WriterSink::Lines { out: BufWriter::with_capacity(1 << 20, file), wrote_header, continued_header }
             }
         };
         Ok(FileWriter { options, sink })
@@ -589,8 +599,22 @@ impl FileWriter {
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let context = self.options.path.display().to_string();
         match &mut self.sink {
-            WriterSink::Lines { out, wrote_header } => {
+            WriterSink::Lines { out, wrote_header, continued_header } => {
                 let format = if self.options.format == FileFormat::Csv { EncodeFormat::Csv } else { EncodeFormat::Json };
+                // A resumed run's columns must be the ones the file's header names, in its order:
+                // rows of other columns appended under it are read under the wrong names.
+                if let Some(found) = continued_header.take() {
+                    let wanted = encode(&batch.slice(0, 0), &EncodeOptions { format, header: true, ..EncodeOptions::default() })?;
+                    if found != wanted {
+                        let text = |b: &[u8]| String::from_utf8_lossy(b).trim_end().to_string();
+                        return Err(CoreError::config(format!(
+                            "{context}: a resumed run would append rows of the columns `{}` under the file's CSV header `{}`; \
+                             point `path` at a new file to go on there, or give the query the file's columns again",
+                            text(&wanted),
+                            text(&found)
+                        )));
+                    }
+                }
                 let header = format == EncodeFormat::Csv && self.options.header && !*wrote_header;
                 let bytes = encode(batch, &EncodeOptions { format, header, ..EncodeOptions::default() })?;
                 out.write_all(&bytes).map_err(|e| CoreError::io(format!("writing {context}: {e}")))?;
@@ -672,6 +696,14 @@ fn parquet_types(batch: &RecordBatch) -> Result<RecordBatch> {
         }
     }
     Ok(RecordBatch::try_new(Arc::new(Schema::new_with_metadata(fields, batch.schema().metadata().clone())), columns)?)
+}
+
+/// The first record of a CSV file (its header), line end included.
+fn first_csv_record(path: &Path) -> Result<Vec<u8>> {
+    let file = File::open(path).map_err(|e| CoreError::io(format!("cannot read the header of {}: {e}", path.display())))?;
+    let mut header = Vec::new();
+    read_csv_record(&mut BufReader::new(file), &mut header, b',', &path.display().to_string(), 1)?;
+    Ok(header)
 }
 
 /// Opens the file an earlier run wrote, cut back to `length` bytes, for appending. A file shorter
@@ -776,6 +808,18 @@ mod tests {
         let mut resumed = open(Some(checkpoint), FileFormat::Csv).unwrap();
         resumed.write(&ids(vec![3, 4])).unwrap();
         resumed.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "id\n1\n2\n3\n4\n");
+        // Rows of other columns under the file's header would be read under the wrong names.
+        let length = std::fs::metadata(&path).unwrap().len();
+        let mut other = open(Some(length), FileFormat::Csv).unwrap();
+        let renamed = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("label", DataType::Int64, true)])),
+            vec![Arc::new(arrow::array::Int64Array::from(vec![5]))],
+        )
+        .unwrap();
+        let err = other.write(&renamed).err().expect("other columns are refused");
+        assert!(err.message.contains("append rows of the columns `label` under the file's CSV header `id`"), "{}", err.message);
+        drop(other);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "id\n1\n2\n3\n4\n");
 
         let too_long = std::fs::metadata(&path).unwrap().len() + 1;
