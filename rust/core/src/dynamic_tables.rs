@@ -388,6 +388,7 @@ impl DynamicTable {
                 cast_with_options(column, field.data_type(), &strict)
                     .map_err(|e| self.error(format!("column '{}': {} does not fit {}: {e}", field.name(), column.data_type(), field.data_type())))?
             };
+            let column = if self.key.contains(&i) { zero_without_sign(column)? } else { column };
             // A truncate row carries no key.
             if let Some(row) = (0..column.len()).find(|r| self.key.contains(&i) && column.is_null(*r) && ops[*r] != Op::Truncate) {
                 return Err(self.error(format!("key column '{}' is NULL in row {} of the batch", field.name(), row + 1)));
@@ -502,6 +503,7 @@ impl DynamicTable {
                     // Not strict: a value that is no key of this type becomes NULL and matches nothing.
                     arrow::compute::cast(values, key_type).map_err(|e| self.error(format!("key '{}': {e}", self.schema.field(i).name())))
                 }
+                .and_then(|cast| zero_without_sign(cast).map_err(|e| self.error(e.message)))
             })
             .collect::<Result<Vec<_>>>()?;
         let (held, missing, asked_keys, generation) = {
@@ -708,32 +710,79 @@ impl DynamicTable {
     }
 
     /// Whether each value of `values` is a key of the table (NULL for a NULL value). The table
-    /// must have a single key column; `values` is cast to its type, and a value that cannot be
-    /// one (text that is no number) casts to NULL, so its answer is NULL — unknown, not false.
+    /// must have a single key column; `values` is cast to its type, and text that cannot be one
+    /// (text that is no number) casts to NULL, so its answer is NULL — unknown, not false. A value
+    /// of another type that the cast changes (2.5 to the int 2, noon to its date, a number beyond
+    /// the type's range) equals no key: false.
     pub fn contains(&self, values: &ArrayRef) -> Result<BooleanArray> {
         let [key] = self.key[..] else {
             return Err(self.error("dynamic_contains needs a table with a single key column"));
         };
-        if self.is_lookup() {
+        let key_type = self.schema.field(key).data_type();
+        let cast = if values.data_type() == key_type {
+            Arc::clone(values)
+        } else {
+            // Not strict: a value that is no key of this type becomes NULL.
+            arrow::compute::cast(values, key_type).map_err(|e| self.error(format!("dynamic_contains: {e}")))?
+        };
+        let changed = changed_by_cast(values, &cast).map_err(|e| self.error(format!("dynamic_contains: {e}")))?;
+        let cast = zero_without_sign(cast).map_err(|e| self.error(e.message))?;
+        let state_found: HashSet<Vec<u8>>;
+        let state = if self.is_lookup() {
             let found = self.lookup(&[Arc::clone(values)])?;
             let state = self.state();
             let found = state.converter.convert_columns(&[Arc::clone(found.column(key))]).map_err(|e| self.error(e))?;
-            let found: HashSet<&[u8]> = (0..found.num_rows()).map(|i| found.row(i).data()).collect();
-            let values = arrow::compute::cast(values, self.schema.field(key).data_type()).map_err(|e| self.error(e))?;
-            let rows = state.converter.convert_columns(&[Arc::clone(&values)]).map_err(|e| self.error(e))?;
-            return Ok((0..values.len()).map(|i| (!values.is_null(i)).then(|| found.contains(rows.row(i).data()))).collect());
-        }
-        let key_type = self.schema.field(key).data_type();
-        let values = if values.data_type() == key_type {
-            Arc::clone(values)
+            state_found = (0..found.num_rows()).map(|i| found.row(i).data().to_vec()).collect();
+            state
         } else {
-            // Not strict: a value that is no key of this type becomes NULL and answers NULL.
-            arrow::compute::cast(values, key_type).map_err(|e| self.error(format!("dynamic_contains: {e}")))?
+            state_found = HashSet::new();
+            self.state()
         };
-        let state = self.state();
-        let rows = state.converter.convert_columns(&[Arc::clone(&values)]).map_err(|e| self.error(e))?;
-        Ok((0..values.len()).map(|i| (!values.is_null(i)).then(|| state.index.contains_key(rows.row(i).as_ref()))).collect())
+        let rows = state.converter.convert_columns(&[Arc::clone(&cast)]).map_err(|e| self.error(e))?;
+        Ok((0..values.len())
+            .map(|i| match (values.is_null(i), changed[i], cast.is_null(i)) {
+                (true, _, _) => None,
+                (false, true, _) => Some(false),
+                (false, false, true) => None,
+                (false, false, false) if self.is_lookup() => Some(state_found.contains(rows.row(i).data())),
+                (false, false, false) => Some(state.index.contains_key(rows.row(i).as_ref())),
+            })
+            .collect())
     }
+}
+
+/// A float key column with -0.0 as 0.0: SQL's equality holds them equal, the key index's bytes
+/// did not (a table held both as two keys, a row joined twice, a delete of 0.0 left -0.0).
+fn zero_without_sign(column: ArrayRef) -> Result<ArrayRef> {
+    use arrow::datatypes::{Float32Type, Float64Type};
+    Ok(match column.data_type() {
+        DataType::Float16 => {
+            let wider = zero_without_sign(arrow::compute::cast(&column, &DataType::Float32)?)?;
+            arrow::compute::cast(&wider, &DataType::Float16)?
+        }
+        DataType::Float32 => Arc::new(column.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| v + 0.0)),
+        DataType::Float64 => Arc::new(column.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| v + 0.0)),
+        _ => column,
+    })
+}
+
+/// Which values of a type other than text the cast to a key's type changed: 2.5 to the int 2, a
+/// timestamp at noon to its date, a number beyond the type's range to NULL. Text is parsed, not
+/// compared back (`'02'` is the key 2). Floats are compared as numbers (-0.0 is the key 0).
+fn changed_by_cast(values: &ArrayRef, cast: &ArrayRef) -> std::result::Result<Vec<bool>, arrow::error::ArrowError> {
+    let text = matches!(values.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    if text || values.data_type() == cast.data_type() {
+        return Ok(vec![false; values.len()]);
+    }
+    let back = arrow::compute::cast(cast, values.data_type())?;
+    if values.data_type().is_floating() {
+        let given = arrow::compute::cast(values, &DataType::Float64)?;
+        let back = arrow::compute::cast(&back, &DataType::Float64)?;
+        let (given, back) = (given.as_primitive::<arrow::datatypes::Float64Type>(), back.as_primitive::<arrow::datatypes::Float64Type>());
+        return Ok((0..values.len()).map(|i| !given.is_null(i) && (back.is_null(i) || given.value(i) != back.value(i))).collect());
+    }
+    let distinct = arrow::compute::kernels::cmp::distinct(values, &back)?;
+    Ok((0..values.len()).map(|i| !values.is_null(i) && distinct.value(i)).collect())
 }
 
 /// The live rows of a stored batch.
@@ -1079,6 +1128,33 @@ mod tests {
         assert_eq!(t.contains(&probe).unwrap(), BooleanArray::from(vec![Some(true), Some(false), None]));
         t.apply(&changes(&[1, 3], &["", "c"], Some(&["d", "i"]))).unwrap();
         assert_eq!(t.contains(&probe).unwrap(), BooleanArray::from(vec![Some(false), Some(true), None]));
+        // A value the cast to the key's type changes is no key: 2.5 was the key 2, and a
+        // number beyond the type's range NULL (dropped by NOT dynamic_contains).
+        t.apply(&changes(&[0], &["z"], None)).unwrap();
+        let doubles: ArrayRef = Arc::new(arrow::array::Float64Array::from(vec![Some(2.5), Some(3.0), Some(-0.0), Some(1e30), Some(f64::NAN), None]));
+        assert_eq!(t.contains(&doubles).unwrap(), BooleanArray::from(vec![Some(false), Some(true), Some(true), Some(false), Some(false), None]));
+        let decimals: ArrayRef = Arc::new(arrow::array::Decimal128Array::from(vec![5, 300]).with_precision_and_scale(5, 2).unwrap());
+        assert_eq!(t.contains(&decimals).unwrap(), BooleanArray::from(vec![Some(false), Some(true)]));
+        // -0.0 and 0.0 are one key of a float key column.
+        let floats = DynamicTable::new(
+            serde_json::from_value(serde_json::json!({"name": "f", "columns": [{"name": "k", "type": "Float64"}], "key": ["k"]})).unwrap(),
+        )
+        .unwrap();
+        let zeros = |v: f64, op: &str| {
+            let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Float64, false), Field::new("_op", DataType::Utf8, false)]));
+            RecordBatch::try_new(
+                schema,
+                vec![Arc::new(arrow::array::Float64Array::from(vec![v])), Arc::new(arrow::array::StringArray::from(vec![op]))],
+            )
+            .unwrap()
+        };
+        floats.apply(&zeros(0.0, "i")).unwrap();
+        floats.apply(&zeros(-0.0, "i")).unwrap();
+        assert_eq!(floats.snapshot().unwrap().num_rows(), 1, "one key");
+        floats.apply(&zeros(-0.0, "d")).unwrap();
+        assert_eq!(floats.snapshot().unwrap().num_rows(), 0, "deleted by -0.0");
+        let text: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![Some("03"), Some("x")]));
+        assert_eq!(t.contains(&text).unwrap(), BooleanArray::from(vec![Some(true), None]), "text is parsed; no number is unknown");
     }
 
     /// Rows of a drained transform output: (first column, second column as text or NULL).
