@@ -817,7 +817,7 @@ mod tests {
             vec![Arc::new(arrow::array::Int64Array::from(vec![5]))],
         )
         .unwrap();
-        let err = other.write(&renamed).err().expect("other columns are refused");
+        let err = other.write(&renamed).expect_err("other columns are refused");
         assert!(err.message.contains("append rows of the columns `label` under the file's CSV header `id`"), "{}", err.message);
         drop(other);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "id\n1\n2\n3\n4\n");
