@@ -152,6 +152,17 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             args.insert(0, call(&NANOSECONDS_IN_RANGE, vec![seconds]));
             Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), args))))
         }
+        // DataFusion's `base64` leaves the padding out (`a` as `YQ`), which strict decoders
+        // (Python's b64decode, Java's Base64.getDecoder) refuse; PostgreSQL, Flink and Spark
+        // pad. `decode` reads either.
+        Expr::ScalarFunction(ScalarFunction { func, args })
+            if func.name() == "encode"
+                && args.len() == 2
+                && matches!(&args[1], Expr::Literal(ScalarValue::Utf8(Some(f)), _) if f.eq_ignore_ascii_case("base64")) =>
+        {
+            let args = vec![args[0].clone(), Expr::Literal(ScalarValue::Utf8(Some("base64pad".into())), None)];
+            Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), args))))
+        }
         _ => Ok(Transformed::no(expr)),
     }
 }
@@ -533,6 +544,19 @@ mod tests {
     use arrow::array::{Decimal128Array, Int16Array, Int32Array, Int64Array, UInt32Array};
     use arrow::datatypes::{Field, Schema};
     use arrow::record_batch::RecordBatch;
+
+    /// `encode(x, 'base64')` left the padding out: `a` was `YQ`, which strict decoders refuse.
+    #[test]
+    fn base64_is_padded_and_decodes_back() {
+        let b = batch(vec![("s", Arc::new(arrow::array::StringArray::from(vec!["a", "ab", "abc"])) as ArrayRef)]);
+        let out = transform_over("SELECT encode(s, 'base64') AS e, CAST(decode(encode(s, 'base64'), 'base64') AS VARCHAR) AS d FROM t", &b).unwrap();
+        let e = arrow::compute::cast(out[0].column(0), &DataType::Utf8).unwrap();
+        let d = arrow::compute::cast(out[0].column(1), &DataType::Utf8).unwrap();
+        let e: Vec<_> = e.as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect();
+        let d: Vec<_> = d.as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect();
+        assert_eq!(e, ["YQ==", "YWI=", "YWJj"]);
+        assert_eq!(d, ["a", "ab", "abc"]);
+    }
 
     fn transform_over(sql: &str, batch: &RecordBatch) -> Result<Vec<RecordBatch>, String> {
         let mut t = SqlTransform::new(sql, vec![("t".to_string(), batch.schema())]).map_err(|e| e.to_string())?;
