@@ -486,10 +486,11 @@ final class DynamicTables implements AutoCloseable {
     }
 
     /**
-     * Puts back each table's rows of the last finalized epoch, if the state DB has them; lookup
-     * tables start following their backend's changes instead.
+     * Puts back each table's rows of the last finalized epoch, if the run resumes and the state
+     * DB has them (a run that starts over reads its sources from the start, and they fill the
+     * tables again); lookup tables start following their backend's changes instead.
      */
-    void restore(PositionStore positions, BufferAllocator allocator) {
+    void restore(PositionStore positions, BufferAllocator allocator, boolean resuming) {
         for (Table table : tables) {
             if (table.lookup != null) {
                 NativeDynamicTable rows = table.rows;
@@ -504,6 +505,9 @@ final class DynamicTables implements AutoCloseable {
                         rows.forgetAll();
                     }
                 });
+                continue;
+            }
+            if (!resuming) {
                 continue;
             }
             Map<String, String> saved = positions.load(STATE_PREFIX + table.definition.name());

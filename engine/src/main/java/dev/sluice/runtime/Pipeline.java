@@ -55,6 +55,8 @@ public final class Pipeline implements AutoCloseable {
     private final DynamicTables tables;
 
     private boolean started;
+    /** Whether this run goes on from an earlier run's checkpoint (see {@link #open}). */
+    private boolean resuming;
     /** The locks on the files this lane writes, held from {@link #start} to {@link #close}. */
     private OutputLocks outputLocks;
 
@@ -234,7 +236,7 @@ public final class Pipeline implements AutoCloseable {
         try {
             positions.awaitOpen();
             pipeline.open(defaultDeadLetterDirectory(spec, order), lane);
-            tables.restore(positions, allocator);
+            tables.restore(positions, allocator, pipeline.resuming);
             stats.opened();
         } catch (RuntimeException e) {
             try {
@@ -361,15 +363,24 @@ public final class Pipeline implements AutoCloseable {
         Map<String, PipelineNode> byName = new HashMap<>();
         List<ConfigException> problems = new ArrayList<>();
         java.util.Set<String> failed = new java.util.HashSet<>();
-        // A run resumes when a source has positions from an earlier run: then sinks and dead
-        // letters continue what that run made durable; a run that starts over replaces them.
+        // A run resumes when a source has positions from an earlier run: then sinks, dead
+        // letters and dynamic tables continue what that run made durable; a run that starts over
+        // replaces them. Positions of sources whose type does not resume a run (files) count only
+        // beside one that does, and are dropped when the run starts over.
         Map<String, Map<String, String>> sourcePositions = new HashMap<>();
         for (PipelineNode node : order) {
             if (node.kind() == NodeKind.SOURCE) {
                 sourcePositions.put(node.name(), positions.load(node.name()));
             }
         }
-        boolean resuming = sourcePositions.values().stream().anyMatch(p -> !p.isEmpty());
+        boolean resuming = order.stream()
+                .anyMatch(n -> n.kind() == NodeKind.SOURCE
+                        && n.type.positionsResumeARun()
+                        && !sourcePositions.get(n.name()).isEmpty());
+        if (!resuming) {
+            sourcePositions.replaceAll((name, restored) -> Map.of());
+        }
+        this.resuming = resuming;
         if (resuming && lane == 0) {
             problems.addAll(sinksNoLongerHere());
         }

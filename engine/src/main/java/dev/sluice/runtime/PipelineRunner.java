@@ -169,7 +169,12 @@ public final class PipelineRunner {
         Map<String, Map<String, String>> positions = new java.util.LinkedHashMap<>();
         for (PipelineNode node : pipeline.nodes()) {
             if (node.kind() == NodeKind.SOURCE) {
-                positions.put(node.name(), node.source().positions(epoch));
+                Map<String, String> reached = node.source().positions(epoch);
+                if (!reached.isEmpty() && !node.type.positionsResumeARun()) {
+                    reached = new java.util.HashMap<>(reached);
+                    reached.put(PositionStore.FOLLOWS, "{}");
+                }
+                positions.put(node.name(), reached);
             } else if (node.kind() == NodeKind.SINK) {
                 Map<String, String> durable = node.sink().positions(epoch);
                 if (!durable.isEmpty()) {

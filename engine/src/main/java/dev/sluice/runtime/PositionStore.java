@@ -13,6 +13,11 @@ public interface PositionStore extends AutoCloseable {
     String SINK = "sink:";
     /** Prefix of a dead letter's positions: its length, per node and lane. */
     String DEAD_LETTER = "dead-letter:";
+    /**
+     * A key among a source's positions marking them as ones that resume a run only beside a
+     * source whose positions do (a file source's: {@code StageType.positionsResumeARun}).
+     */
+    String FOLLOWS = "_follows";
 
     /** The positions node {@code node} reported at the last finalized epoch (key → JSON). */
     Map<String, String> load(String node);

@@ -53,8 +53,9 @@ public final class StatePositionStore implements PositionStore {
      * resuming them would skip what that file's pipeline read — unless {@code adopt} (the user
      * named the directory: a pipeline file moved or renamed). Sinks' and dead letters' rows alone
      * are no reason: they follow their sources (a run whose sources resume nothing starts its
-     * files over) and their own paths. A DB from before owners were recorded is taken over. On
-     * refusal the DB is closed.
+     * files over) and their own paths; nor are positions marked {@link PositionStore#FOLLOWS}
+     * (a file source's, which resume a run only beside a source that resumes). A DB from before
+     * owners were recorded is taken over. On refusal the DB is closed.
      *
      * @return this
      * @throws StateOwnedElsewhereException if another file's checkpoints are here and not {@code adopt}
@@ -81,14 +82,29 @@ public final class StatePositionStore implements PositionStore {
         return this;
     }
 
-    /** The first source whose positions the DB holds ("source 'x'"), else "its dynamic tables" if any, else null. */
+    /**
+     * The first source whose positions the DB holds, unmarked {@link PositionStore#FOLLOWS}
+     * ("source 'x'"), else "its dynamic tables" if any, else null.
+     */
     private String checkpointsHeld() {
-        List<StateRow> sources = store.scan(pipeline, PREFIX);
-        if (!sources.isEmpty()) {
-            String key = sources.get(0).key().substring(PREFIX.length());
-            return "source '" + key.substring(0, Math.max(0, key.indexOf('/'))) + "'";
+        List<StateRow> rows = store.scan(pipeline, PREFIX);
+        java.util.Set<String> following = new java.util.HashSet<>();
+        for (StateRow row : rows) {
+            if (row.key().endsWith("/" + PositionStore.FOLLOWS)) {
+                following.add(sourceOf(row.key()));
+            }
+        }
+        for (StateRow row : rows) {
+            if (!following.contains(sourceOf(row.key()))) {
+                return "source '" + sourceOf(row.key()) + "'";
+            }
         }
         return store.hasRows(pipeline, "table/") ? "its dynamic tables" : null;
+    }
+
+    private static String sourceOf(String key) {
+        String rest = key.substring(PREFIX.length());
+        return rest.substring(0, Math.max(0, rest.indexOf('/')));
     }
 
     private static String ownerIn(String json) {

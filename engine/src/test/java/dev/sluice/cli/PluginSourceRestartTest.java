@@ -76,7 +76,46 @@ class PluginSourceRestartTest {
         assertEquals(bad(), ids(dead, "record"), "one dead letter per bad id");
     }
 
+    /**
+     * A file source beside a source that resumes went back to its first line at every restart
+     * while the sinks went on from the checkpoint: each kill, and even each clean run after the
+     * pipeline had finished, wrote the file's rows once more. It now goes on from what the
+     * checkpoint had read (its rejected records too). Read 100 records a poll, one poll per 10 ms
+     * of the sequence's, so each kill comes in the middle of the file.
+     */
+    @Test
+    void aFileSourceBesideOneThatResumesGoesOnFromItsCheckpoint() throws Exception {
+        StringBuilder input = new StringBuilder();
+        List<Long> expected = new ArrayList<>();
+        for (long n = 0; n < 150_000; n++) {
+            input.append(n == 40_000 ? "not json\n" : n == 90_000 ? "\n" : "{\"id\": " + (-n) + "}\n");
+            if (n != 40_000 && n != 90_000) {
+                expected.add(-n);
+            }
+        }
+        Files.writeString(dir.resolve("in.jsonl"), input);
+        Path out = dir.resolve("out.jsonl");
+        Path file = pipeline(
+                "f: {type: file, path: in.jsonl, schema: {id: bigint}, batch_size: 100, on_error: dead_letter}",
+                "out: {type: file, from: checked, path: out.jsonl}\n  fromfile: {type: file, from: f, path: fromfile.jsonl}");
+        killThreeTimesThenFinish(file, () -> lines(out), 3_000);
+        assertEquals(
+                expected, ids(Files.readAllLines(dir.resolve("fromfile.jsonl")), "id"), "each file row once, in order");
+        assertEquals(good(), ids(Files.readAllLines(out), "id"));
+        List<String> dead = Files.readAllLines(dir.resolve("p.f.dead-letter.jsonl"));
+        assertEquals(1, dead.size(), "the malformed line once: " + dead);
+        // A run after the pipeline finished reads nothing of either source again.
+        Process again = start(file, 4);
+        assertTrue(again.waitFor(120, TimeUnit.SECONDS), "the run after the end did not finish");
+        assertEquals(0, again.exitValue(), Files.readString(dir.resolve("err4")));
+        assertEquals(expected.size(), lines(dir.resolve("fromfile.jsonl")), "no file row twice");
+    }
+
     private Path pipeline(String sink) throws IOException {
+        return pipeline("", sink);
+    }
+
+    private Path pipeline(String moreSources, String sink) throws IOException {
         Path plugins = Files.createDirectories(dir.resolve("plugins"));
         Files.copy(PluginPipelineTest.BUILT.resolve(PluginPipelineTest.RUST), plugins.resolve(PluginPipelineTest.RUST));
         Path file = dir.resolve("p.yaml");
@@ -88,6 +127,7 @@ class PluginSourceRestartTest {
                     path: plugins/%s
                     component: sequence
                     options: {count: %d, rows_per_poll: 200, delay_ms: 10}
+                  %s
                 transforms:
                   checked:
                     type: sql
@@ -95,7 +135,7 @@ class PluginSourceRestartTest {
                     on_error: dead_letter
                 sinks:
                   %s
-                """.formatted(PluginPipelineTest.RUST, COUNT, BAD_EVERY, sink));
+                """.formatted(PluginPipelineTest.RUST, COUNT, moreSources, BAD_EVERY, sink));
         return file;
     }
 

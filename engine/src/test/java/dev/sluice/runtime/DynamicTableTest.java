@@ -150,18 +150,30 @@ class DynamicTableTest {
                 {"kind":"c","id":3,"name":"Cy","op":"i"}
                 {"kind":"c","id":2,"name":"Bobby","op":"u"}
                 """);
-        Path pipeline = write("enrich.yaml", ENRICH.formatted(2));
+        // A source that resumes (a plugin's sequence) makes the second run resume: file sources
+        // alone start over, tables included.
+        Path plugins = Files.createDirectories(dir.resolve("plugins"));
+        Files.copy(Path.of("target", "plugins", "libsluice_examples.so"), plugins.resolve("libsluice_examples.so"));
+        String resuming = ENRICH.formatted(2)
+                .replace(
+                        "sources:\n",
+                        "sources:\n  seq: {type: plugin, path: plugins/libsluice_examples.so, "
+                                + "component: sequence, options: {count: 3}}\n")
+                .replace("sinks:\n", "sinks:\n  numbers: {type: file, from: seq, path: numbers.jsonl}\n");
+        Path pipeline = write("enrich.yaml", resuming);
         Result first = sluice("run", pipeline.toString(), "--state-dir", state.toString());
         assertEquals(0, first.code(), first.stderr());
         assertEquals(List.of(), rows("out.jsonl"));
 
-        // The second run reads only a delete and the orders: names can only come from the checkpoint.
-        write("events.jsonl", """
+        // The second run reads another file, of a delete and the orders only: names can only come
+        // from the checkpoint.
+        write("events2.jsonl", """
                 {"kind":"c","id":3,"op":"d"}
                 {"kind":"o","order_id":10,"cid":1}
                 {"kind":"o","order_id":11,"cid":2}
                 {"kind":"o","order_id":12,"cid":3}
                 """);
+        write("enrich.yaml", resuming.replace("path: events.jsonl", "path: events2.jsonl"));
         Result second = sluice("run", pipeline.toString(), "--state-dir", state.toString());
         assertEquals(0, second.code(), second.stderr());
         List<String> enriched = rows("out.jsonl").stream()
@@ -183,6 +195,29 @@ class DynamicTableTest {
         String listing = out.toString(StandardCharsets.UTF_8);
         assertTrue(
                 listing.contains("table/customers/meta") && listing.contains("table/customers/chunk-000000"), listing);
+    }
+
+    /**
+     * A pipeline of file sources alone starts over each run — its sinks' files, and its tables:
+     * the table of the run before came back while the file was read from its first line again,
+     * so the same run on the same file gave other rows the second time.
+     */
+    @Test
+    void aPipelineOfFilesAloneStartsItsTablesOverToo() throws IOException {
+        Path state = dir.resolve("state");
+        write("events.jsonl", """
+                {"kind":"o","order_id":10,"cid":1}
+                {"kind":"c","id":1,"name":"Ann","op":"i"}
+                """);
+        Path pipeline = write("enrich.yaml", ENRICH.formatted(1));
+        for (int run = 0; run < 2; run++) {
+            Result result = sluice("run", pipeline.toString(), "--state-dir", state.toString());
+            assertEquals(0, result.code(), result.stderr());
+            List<String> enriched = rows("out.jsonl").stream()
+                    .map(r -> r.get("order_id").asLong() + "=" + text(r, "name"))
+                    .toList();
+            assertEquals(List.of("10=null"), enriched, "run " + run + ": the order came before its customer");
+        }
     }
 
     @Test

@@ -102,6 +102,18 @@ public interface StageType {
     }
 
     /**
+     * Whether a source of this type that has positions from an earlier run makes the run resume
+     * (sinks and dead letters continue their files, dynamic tables come back). A source that says
+     * no (a file source) records positions too, but a run resumes them only beside one that says
+     * yes: a pipeline of such sources alone starts over each run and replaces its output, while
+     * beside a Kafka source it goes on where the checkpoint left it instead of emitting its input
+     * again. Default: yes.
+     */
+    default boolean positionsResumeARun() {
+        return true;
+    }
+
+    /**
      * The local file a sink writes, if it writes one: dead letters of the pipeline's nodes go next to
      * the first such file unless set otherwise. Default: none.
      */

@@ -104,7 +104,21 @@ public final class FileSource implements Source {
         public FileSource create(Settings settings) {
             return new FileSource(settings);
         }
+
+        /** A pipeline of files alone reads them again each run; beside Kafka it goes on. */
+        @Override
+        public boolean positionsResumeARun() {
+            return false;
+        }
     }
+
+    /** Position keys: the file being read at the checkpoint (and its length), and how far. */
+    static final String POSITION_FILE = "read/file";
+
+    static final String POSITION_READ = "read/records";
+
+    private static final java.util.regex.Pattern READ =
+            java.util.regex.Pattern.compile("\\{\"rows\": ?(\\d+), ?\"rejected\": ?(\\d+)}");
 
     /** The core's error text for a blank line (file_io::BLANK_LINE). */
     static final String BLANK_LINE = "blank line, skipped";
@@ -122,6 +136,18 @@ public final class FileSource implements Source {
 
     private Schema schema;
     private StageContext context;
+
+    /** Rows emitted and records rejected (blank lines too) of the current file so far. */
+    private long rowsOfFile;
+
+    private long rejectedOfFile;
+    /** What a resumed run skips of the file it resumes in: what the checkpoint had read of it. */
+    private int resumeFile = -1;
+
+    private long rowsToSkip;
+    private long rejectedToSkip;
+    /** The position at each barrier, until its epoch (or a later one) is finalized. */
+    private final java.util.TreeMap<Long, Map<String, String>> atBarrier = new java.util.TreeMap<>();
 
     FileSource(Settings config) {
         this.path = config.getPath(PATH);
@@ -240,7 +266,64 @@ public final class FileSource implements Source {
             }
         }
         schema = reader.schema();
+        restore(context.restoredPositions());
         return schema;
+    }
+
+    /**
+     * A resumed run (beside a source that resumes, see {@link Type#positionsResumeARun}) goes on
+     * in the file the checkpoint was reading, after what it had read there: its rows and rejected
+     * records are read again and skipped (the same file reads the same way). A file that is gone
+     * or shorter than it was is refused: skipping by count would then skip other rows. A `path`
+     * that names another file or directory than the checkpoint's is read from the start.
+     */
+    private void restore(Map<String, String> restored) {
+        String file = restored.get(POSITION_FILE);
+        String counted = restored.get(POSITION_READ);
+        if (file == null || counted == null) {
+            return;
+        }
+        dev.sluice.plugin.FileCheckpoint checkpoint = dev.sluice.plugin.FileCheckpoint.parse(file);
+        java.util.regex.Matcher counts = READ.matcher(counted);
+        if (!counts.matches()) {
+            throw new IllegalArgumentException("not a file source position: " + counted);
+        }
+        for (int i = 0; i < files.size(); i++) {
+            if (checkpoint.lengthOf(files.get(i)) >= 0) {
+                resumeFile = i;
+            }
+        }
+        Path configured = path.toAbsolutePath().normalize();
+        if (resumeFile < 0
+                && !checkpoint.path().equals(configured)
+                && !checkpoint.path().startsWith(configured)) {
+            return; // `path` names another file or directory now: read it from the start
+        }
+        long length = resumeFile < 0 ? -1 : sizeOf(files.get(resumeFile));
+        if (resumeFile < 0 || length < checkpoint.bytes()) {
+            throw new InvalidSettingException(
+                    PATH,
+                    "the last checkpoint was reading " + checkpoint.path() + " (" + checkpoint.bytes()
+                            + " bytes), which "
+                            + (resumeFile < 0
+                                    ? "is no longer among the files of " + path
+                                    : "now holds " + length + " bytes")
+                            + ": a resumed run cannot tell which of its records it read; restore the file, or drop this "
+                            + "source's positions (sluice state delete) to read it again from the start");
+        }
+        rowsToSkip = Long.parseLong(counts.group(1));
+        rejectedToSkip = Long.parseLong(counts.group(2));
+        while (current < resumeFile) {
+            nextFile();
+        }
+    }
+
+    private static long sizeOf(Path file) {
+        try {
+            return Files.size(file);
+        } catch (IOException e) {
+            return -1;
+        }
     }
 
     /** A reader of {@code file}: with {@code schema} (null: inferred, or the Parquet file's). */
@@ -255,27 +338,85 @@ public final class FileSource implements Source {
 
     @Override
     public Poll poll(Emitter out) {
-        NativeFileReader.Read read = reader.next();
-        while (read == null) {
-            if (!nextFile()) {
-                return Poll.END;
+        while (true) {
+            NativeFileReader.Read read = reader.next();
+            while (read == null) {
+                if (!nextFile()) {
+                    return Poll.END;
+                }
+                read = reader.next();
             }
-            read = reader.next();
+            NativeBatch batch = read.batch();
+            if (read.errors() != null) {
+                try (NativeBatch errors = read.errors()) {
+                    rejectUnlessSkipped(errors);
+                } catch (RuntimeException e) {
+                    batch.close();
+                    throw e;
+                }
+            }
+            long rows = batch.rowCount();
+            rowsOfFile += rows;
+            long skip = Math.min(rowsToSkip, rows);
+            rowsToSkip -= skip;
+            if (skip == rows) {
+                batch.close();
+                if (rows == 0 || rowsToSkip == 0) {
+                    return Poll.IDLE;
+                }
+                continue; // a resumed run reads what it skips without pausing between batches
+            }
+            if (skip > 0) {
+                NativeBatch left = batch.slice(skip, rows - skip);
+                batch.close();
+                batch = left;
+            }
+            out.emit(batch);
+            return Poll.EMITTED;
         }
-        if (read.errors() != null) {
-            try (NativeBatch errors = read.errors()) {
-                reject(errors);
-            } catch (RuntimeException e) {
-                read.batch().close();
-                throw e;
+    }
+
+    /** Hands the batch's malformed records to the error policy, but those a resumed run skips. */
+    private void rejectUnlessSkipped(NativeBatch errors) {
+        long count = errors.rowCount();
+        long skip = Math.min(rejectedToSkip, count);
+        rejectedToSkip -= skip;
+        rejectedOfFile += count;
+        if (skip == 0) {
+            reject(errors);
+        } else if (skip < count) {
+            try (NativeBatch left = errors.slice(skip, count - skip)) {
+                reject(left);
             }
         }
-        if (read.batch().rowCount() == 0) {
-            read.batch().close();
-            return Poll.IDLE;
-        }
-        out.emit(read.batch());
-        return Poll.EMITTED;
+    }
+
+    /**
+     * Remembers the file being read and how far, for the checkpoint (see {@link #restore}): what
+     * a resumed run has yet to skip counts as read, or a checkpoint taken while it skips would
+     * go back behind the sinks, which went on from the same checkpoint.
+     */
+    @Override
+    public void onBarrier(dev.sluice.plugin.Barrier barrier) {
+        Path file = files.get(current);
+        atBarrier.put(
+                barrier.epoch(),
+                Map.of(
+                        POSITION_FILE,
+                        new dev.sluice.plugin.FileCheckpoint(file, sizeOf(file)).toJson(),
+                        POSITION_READ,
+                        "{\"rows\": " + (rowsOfFile + rowsToSkip) + ", \"rejected\": "
+                                + (rejectedOfFile + rejectedToSkip) + "}"));
+    }
+
+    @Override
+    public Map<String, String> positions(long epoch) {
+        return atBarrier.getOrDefault(epoch, Map.of());
+    }
+
+    @Override
+    public void onCheckpointComplete(long epoch) {
+        atBarrier.headMap(epoch, true).clear();
     }
 
     /**
@@ -289,6 +430,8 @@ public final class FileSource implements Source {
         reader.close();
         reader = null;
         Path file = files.get(++current);
+        rowsOfFile = 0;
+        rejectedOfFile = 0;
         reader = openFile(file, format.equals("parquet") ? null : schema);
         if (!reader.schema().equals(schema)) {
             throw new InvalidSettingException(
