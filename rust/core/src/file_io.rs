@@ -397,13 +397,22 @@ fn read_csv_record(reader: &mut impl BufRead, slab: &mut Vec<u8>, delimiter: u8,
 /// `\r` alone (classic Mac, Excel's "CSV (Macintosh)") make the header the whole file, or its
 /// first rows, and those rows were lost without a word.
 fn check_header_line(header: &[u8], delimiter: u8, context: &str) -> Result<()> {
-    let text = header.strip_suffix(b"\n").map_or(header, |h| h.strip_suffix(b"\r").unwrap_or(h));
+    let text = header.strip_suffix(b"\n").unwrap_or(header);
+    let text = text.strip_suffix(b"\r").unwrap_or(text);
     if crate::decode::scan_csv(text, delimiter, false).0 {
         return Err(CoreError::data(format!(
             "{context}:1: the CSV header opens a quoted field that is never closed: every line after it would be read as the header"
         )));
     }
-    if text.contains(&b'\r') {
+    // A carriage return inside a quoted name is part of the name, as a line feed there is.
+    let mut quoted = false;
+    let bare_return = text.iter().any(|&b| {
+        if b == b'"' {
+            quoted = !quoted;
+        }
+        b == b'\r' && !quoted
+    });
+    if bare_return {
         return Err(CoreError::data(format!(
             "{context}:1: the CSV header line holds a carriage return (\\r) that does not end it: the file's lines end in \\r \
              alone (or mix line ends), which Sluice does not read as line breaks, so rows would be read as the header; convert \
@@ -986,6 +995,12 @@ mod tests {
         std::fs::write(&csv, "id,\"name\n1,a\n2,b\n").unwrap();
         let err = FileReader::open(options(&csv, FileFormat::Csv, 10), None).err().expect("refused");
         assert!(err.message.contains("open-quote.csv:1: the CSV header opens a quoted field that is never closed"), "{}", err.message);
+        // Inside quotes a carriage return belongs to the name; a header alone may end in \r.
+        for (name, text) in [("quoted-cr.csv", "\"id\",\"na\rme\"\n1,a\n"), ("header-only.csv", "id,name\r")] {
+            let csv = temp(name);
+            std::fs::write(&csv, text).unwrap();
+            FileReader::open(options(&csv, FileFormat::Csv, 10), None).unwrap_or_else(|e| panic!("{name}: {}", e.message));
+        }
         let csv = temp("crlf.csv");
         std::fs::write(&csv, "id,name\r\n1,alice\r\n2,bob\r\n").unwrap();
         let mut reader = FileReader::open(options(&csv, FileFormat::Csv, 10), Some(declared)).unwrap();

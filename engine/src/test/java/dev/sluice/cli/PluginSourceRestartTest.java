@@ -111,6 +111,47 @@ class PluginSourceRestartTest {
         assertEquals(expected.size(), lines(dir.resolve("fromfile.jsonl")), "no file row twice");
     }
 
+    /**
+     * A resumed file source skips by count, so it goes on only where the files are the ones the
+     * checkpoint saw: a file added before the one it was reading, or that one rewritten, was
+     * skipped past without a word (rows lost); refused now. A file that only grew goes on.
+     */
+    @Test
+    void aResumedFileSourceRefusesFilesThatAreNotTheOnesItRead() throws Exception {
+        Path plugins = Files.createDirectories(dir.resolve("plugins"));
+        Files.copy(PluginPipelineTest.BUILT.resolve(PluginPipelineTest.RUST), plugins.resolve(PluginPipelineTest.RUST));
+        Path in = Files.createDirectories(dir.resolve("in"));
+        Files.writeString(in.resolve("b.csv"), "id\n1\n2\n");
+        Path file = dir.resolve("files.yaml");
+        Files.writeString(file, """
+                sources:
+                  seq: {type: plugin, path: plugins/%s, component: sequence, options: {count: 5}}
+                  f: {type: file, path: in, schema: {id: bigint}}
+                sinks:
+                  numbers: {type: blackhole, from: seq}
+                  o: {type: file, from: f, path: o.jsonl}
+                """.formatted(PluginPipelineTest.RUST));
+        String state = dir.resolve("files-state").toString();
+        InProcessCli.Result first = InProcessCli.sluice("run", file.toString(), "--state-dir", state);
+        assertEquals(0, first.code(), first.stderr());
+
+        Files.writeString(in.resolve("a.csv"), "id\n0\n");
+        InProcessCli.Result added = InProcessCli.sluice("run", file.toString(), "--state-dir", state);
+        assertEquals(Main.EXIT_CONFIG, added.code(), added.stderr());
+        assertTrue(added.stderr().contains("before it changed since (one added, removed or grown"), added.stderr());
+        Files.delete(in.resolve("a.csv"));
+
+        Files.writeString(in.resolve("b.csv"), "id\n7\n8\n");
+        InProcessCli.Result rewritten = InProcessCli.sluice("run", file.toString(), "--state-dir", state);
+        assertEquals(Main.EXIT_CONFIG, rewritten.code(), rewritten.stderr());
+        assertTrue(rewritten.stderr().contains("that file was rewritten or replaced since"), rewritten.stderr());
+
+        Files.writeString(in.resolve("b.csv"), "id\n1\n2\n3\n");
+        InProcessCli.Result grown = InProcessCli.sluice("run", file.toString(), "--state-dir", state);
+        assertEquals(0, grown.code(), grown.stderr());
+        assertEquals(List.of(1L, 2L, 3L), ids(Files.readAllLines(dir.resolve("o.jsonl")), "id"), "the new row once");
+    }
+
     private Path pipeline(String sink) throws IOException {
         return pipeline("", sink);
     }

@@ -116,6 +116,17 @@ public final class FileSource implements Source {
     static final String POSITION_FILE = "read/file";
 
     static final String POSITION_READ = "read/records";
+    /**
+     * What the checkpoint saw of the files, as JSON strings: the names and lengths of the
+     * directory's files before the one being read (a digest), and that file's inode and first
+     * bytes (up to 64 KiB; a digest). A resumed run skips by count, so it goes on only where these
+     * are the same — the file itself may have grown.
+     */
+    static final String POSITION_BEFORE = "read/before";
+
+    static final String POSITION_HEAD = "read/head";
+
+    private static final int HEAD_BYTES = 64 * 1024;
 
     private static final java.util.regex.Pattern READ =
             java.util.regex.Pattern.compile("\\{\"rows\": ?(\\d+), ?\"rejected\": ?(\\d+)}");
@@ -146,6 +157,11 @@ public final class FileSource implements Source {
 
     private long rowsToSkip;
     private long rejectedToSkip;
+    /** {@link #before} and {@link #head} of the file at {@code seenIndex}, taken at its first barrier. */
+    private String seenBefore;
+
+    private String seenHead;
+    private int seenIndex = -1;
     /** The position at each barrier, until its epoch (or a later one) is finalized. */
     private final java.util.TreeMap<Long, Map<String, String>> atBarrier = new java.util.TreeMap<>();
 
@@ -311,10 +327,70 @@ public final class FileSource implements Source {
                             + ": a resumed run cannot tell which of its records it read; restore the file, or drop this "
                             + "source's positions (sluice state delete) to read it again from the start");
         }
+        String before = restored.get(POSITION_BEFORE);
+        String head = restored.get(POSITION_HEAD);
+        if (before != null && !before.equals(before(resumeFile))) {
+            throw notTheSame(
+                    checkpoint,
+                    "the files of " + path + " before it changed since (one added, removed or grown: "
+                            + "files are read in name order)");
+        }
+        if (head != null && !head.equals(head(resumeFile, headLength(head)))) {
+            throw notTheSame(checkpoint, "that file was rewritten or replaced since (not only appended to)");
+        }
         rowsToSkip = Long.parseLong(counts.group(1));
         rejectedToSkip = Long.parseLong(counts.group(2));
         while (current < resumeFile) {
             nextFile();
+        }
+    }
+
+    private InvalidSettingException notTheSame(dev.sluice.plugin.FileCheckpoint checkpoint, String why) {
+        return new InvalidSettingException(
+                PATH,
+                "the last checkpoint was reading " + checkpoint.path() + ", but " + why + ": a resumed run cannot "
+                        + "tell which of its records it read; put the files back, give new ones names that sort "
+                        + "after it, or drop this source's positions (sluice state delete) to read it all again");
+    }
+
+    /** A digest of the names and lengths of the files before {@code index}, as a JSON string. */
+    private String before(int index) {
+        java.security.MessageDigest digest = sha256();
+        for (int i = 0; i < index; i++) {
+            digest.update((files.get(i).getFileName() + "\u0000" + sizeOf(files.get(i)) + "\n")
+                    .getBytes(StandardCharsets.UTF_8));
+        }
+        return "\"" + java.util.HexFormat.of().formatHex(digest.digest()) + "\"";
+    }
+
+    /**
+     * The inode of the file at {@code index} and a digest of its first {@code length} bytes (all
+     * of them, if it has fewer), as a JSON string {@code "INODE LENGTH DIGEST"}.
+     */
+    private String head(int index, int length) {
+        Path file = files.get(index);
+        try (var in = Files.newInputStream(file)) {
+            byte[] first = in.readNBytes(length);
+            Object inode = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class)
+                    .fileKey();
+            return "\"" + inode + " " + first.length + " "
+                    + java.util.HexFormat.of().formatHex(sha256().digest(first)) + "\"";
+        } catch (IOException e) {
+            throw new InvalidSettingException(PATH, "cannot read " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The length {@link #head} covered. */
+    private static int headLength(String head) {
+        String[] parts = head.replace("\"", "").split(" ");
+        return Integer.parseInt(parts[parts.length - 2]);
+    }
+
+    private static java.security.MessageDigest sha256() {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -399,6 +475,13 @@ public final class FileSource implements Source {
     @Override
     public void onBarrier(dev.sluice.plugin.Barrier barrier) {
         Path file = files.get(current);
+        if (seenIndex != current) {
+            // Once per file: the digests cover what it held at its first checkpoint, so a file
+            // that grows afterwards (appended to) is still the same file.
+            seenBefore = before(current);
+            seenHead = head(current, HEAD_BYTES);
+            seenIndex = current;
+        }
         atBarrier.put(
                 barrier.epoch(),
                 Map.of(
@@ -406,7 +489,11 @@ public final class FileSource implements Source {
                         new dev.sluice.plugin.FileCheckpoint(file, sizeOf(file)).toJson(),
                         POSITION_READ,
                         "{\"rows\": " + (rowsOfFile + rowsToSkip) + ", \"rejected\": "
-                                + (rejectedOfFile + rejectedToSkip) + "}"));
+                                + (rejectedOfFile + rejectedToSkip) + "}",
+                        POSITION_BEFORE,
+                        seenBefore,
+                        POSITION_HEAD,
+                        seenHead));
     }
 
     @Override
