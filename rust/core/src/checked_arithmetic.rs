@@ -152,6 +152,16 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             args.insert(0, call(&NANOSECONDS_IN_RANGE, vec![seconds]));
             Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), args))))
         }
+        // lpad/rpad to a negative length panicked in DataFusion ("capacity overflow"), failing
+        // the run past on_error; PostgreSQL gives ''. A length below 0 counts as 0.
+        Expr::ScalarFunction(ScalarFunction { func, args }) if matches!(func.name(), "lpad" | "rpad") && args.len() >= 2 => {
+            let length = args[1].clone();
+            let zero = Expr::Literal(ScalarValue::Int64(Some(0)), None).cast_to(&length.get_type(schema)?, schema)?;
+            let at_least_zero = datafusion::logical_expr::when(length.clone().lt(zero.clone()), zero).otherwise(length)?;
+            let mut args = args.clone();
+            args[1] = at_least_zero;
+            Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), args))))
+        }
         // DataFusion's `base64` leaves the padding out (`a` as `YQ`), which strict decoders
         // (Python's b64decode, Java's Base64.getDecoder) refuse; PostgreSQL, Flink and Spark
         // pad. `decode` reads either.
@@ -544,6 +554,18 @@ mod tests {
     use arrow::array::{Decimal128Array, Int16Array, Int32Array, Int64Array, UInt32Array};
     use arrow::datatypes::{Field, Schema};
     use arrow::record_batch::RecordBatch;
+
+    /// lpad/rpad to a negative length panicked in the core; PostgreSQL gives ''.
+    #[test]
+    fn padding_to_a_negative_length_is_empty() {
+        let b = batch(vec![
+            ("s", Arc::new(arrow::array::StringArray::from(vec!["abc"])) as ArrayRef),
+            ("n", Arc::new(Int64Array::from(vec![-2])) as ArrayRef),
+        ]);
+        let out = transform_over("SELECT lpad(s, n, 'x') AS l, rpad(s, -1) AS r, lpad(s, 5, '-') AS p FROM t", &b).unwrap();
+        let text = |c: usize| arrow::compute::cast(out[0].column(c), &DataType::Utf8).unwrap().as_string::<i32>().value(0).to_string();
+        assert_eq!([text(0), text(1), text(2)], ["", "", "--abc"]);
+    }
 
     /// `encode(x, 'base64')` left the padding out: `a` was `YQ`, which strict decoders refuse.
     #[test]

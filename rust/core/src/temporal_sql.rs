@@ -40,11 +40,15 @@ pub(crate) fn rewrite(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         Expr::Between(Between { expr: value, negated, low, high }) if is_interval(value)? => {
             Some(Expr::Between(Between::new(Box::new(length(value)), *negated, Box::new(length(low)), Box::new(length(high)))))
         }
-        Expr::BinaryExpr(BinaryExpr { left, op: Operator::Plus | Operator::Minus, right }) if is_date(left)? && is_interval(right)? => {
-            Some(call(&WHOLE_DAYS, vec![expr.clone(), right.as_ref().clone()]))
+        Expr::BinaryExpr(BinaryExpr { left, op: op @ (Operator::Plus | Operator::Minus), right }) if is_date(left)? && is_interval(right)? => {
+            let days = call(&DAYS_MOVED, vec![right.as_ref().clone()]);
+            let shifted = Expr::BinaryExpr(BinaryExpr::new(left.clone(), *op, Box::new(days.clone())));
+            Some(call(&WHOLE_DAYS, vec![shifted, days]))
         }
         Expr::BinaryExpr(BinaryExpr { left, op: Operator::Plus, right }) if is_interval(left)? && is_date(right)? => {
-            Some(call(&WHOLE_DAYS, vec![expr.clone(), left.as_ref().clone()]))
+            let days = call(&DAYS_MOVED, vec![left.as_ref().clone()]);
+            let shifted = Expr::BinaryExpr(BinaryExpr::new(Box::new(days.clone()), Operator::Plus, right.clone()));
+            Some(call(&WHOLE_DAYS, vec![shifted, days]))
         }
         Expr::ScalarFunction(ScalarFunction { func, args })
             if func.name() == "date_part" && args.len() == 2 && matches!(args[1].get_type(schema)?, DataType::Duration(_)) =>
@@ -77,11 +81,15 @@ enum Kind {
     /// the rest as time (a plain CAST puts it all in nanoseconds, so `extract(day …)` was 0 and
     /// `extract(hour …)` 72 for three days).
     AsInterval,
+    /// An interval with the whole days of its time part moved into its days: `date + 3` is
+    /// planned as the date plus 72 hours, which the date arithmetic dropped (or refused).
+    DaysMoved,
 }
 
 static LENGTH: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Temporal::udf(Kind::Length, 1));
 static WHOLE_DAYS: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Temporal::udf(Kind::WholeDays, 2));
 static AS_INTERVAL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Temporal::udf(Kind::AsInterval, 1));
+static DAYS_MOVED: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Temporal::udf(Kind::DaysMoved, 1));
 
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct Temporal {
@@ -101,6 +109,7 @@ impl ScalarUDFImpl for Temporal {
             Kind::Length => "sluice_interval_length",
             Kind::WholeDays => "sluice_date_plus_whole_days",
             Kind::AsInterval => "sluice_duration_as_interval",
+            Kind::DaysMoved => "sluice_interval_days_moved",
         }
     }
 
@@ -113,6 +122,7 @@ impl ScalarUDFImpl for Temporal {
             Kind::Length => DataType::Decimal128(38, 0),
             Kind::WholeDays => arg_types[0].clone(),
             Kind::AsInterval => DataType::Interval(IntervalUnit::MonthDayNano),
+            Kind::DaysMoved => arg_types[0].clone(),
         })
     }
 
@@ -143,6 +153,7 @@ impl ScalarUDFImpl for Temporal {
                 whole_days(&arrays[1])?;
                 Arc::clone(&arrays[0])
             }
+            Kind::DaysMoved => days_moved(&arrays[0])?,
         };
         Ok(if scalar { ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?) } else { ColumnarValue::Array(out) })
     }
@@ -173,6 +184,40 @@ fn lengths(values: &ArrayRef) -> Result<ArrayRef> {
         other => return exec_err!("sluice_interval_length of {other}"),
     };
     Ok(Arc::new(out.with_precision_and_scale(38, 0)?))
+}
+
+/// Each interval with the whole days of its time part counted as days (72 hours as 3 days).
+fn days_moved(intervals: &ArrayRef) -> Result<ArrayRef> {
+    let days = |days: i32, more: i64| -> Result<i32> {
+        i32::try_from(i64::from(days) + more).or_else(|_| exec_err!("a date ± an interval of {days} days and {more} more is beyond a date's range"))
+    };
+    Ok(match intervals.data_type() {
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let values = intervals.as_primitive::<IntervalMonthDayNanoType>();
+            let day = DAY_NANOS as i64;
+            let moved: arrow::array::IntervalMonthDayNanoArray = values
+                .iter()
+                .map(|v| {
+                    v.map(|v| Ok(arrow::datatypes::IntervalMonthDayNano::new(v.months, days(v.days, v.nanoseconds / day)?, v.nanoseconds % day)))
+                        .transpose()
+                })
+                .collect::<Result<_>>()?;
+            Arc::new(moved)
+        }
+        DataType::Interval(IntervalUnit::DayTime) => {
+            let values = intervals.as_primitive::<IntervalDayTimeType>();
+            let day = 86_400_000;
+            let moved: arrow::array::IntervalDayTimeArray = values
+                .iter()
+                .map(|v| {
+                    v.map(|v| Ok(arrow::datatypes::IntervalDayTime::new(days(v.days, i64::from(v.milliseconds / day))?, v.milliseconds % day)))
+                        .transpose()
+                })
+                .collect::<Result<_>>()?;
+            Arc::new(moved)
+        }
+        _ => Arc::clone(intervals),
+    })
 }
 
 /// Fails naming the first interval with a part smaller than a day.
@@ -275,6 +320,10 @@ mod tests {
             let err = run(sql, &b).expect_err(sql);
             assert!(err.contains("would drop its hours") && err.contains("CAST the date AS TIMESTAMP"), "{sql}: {err}");
         }
+        // An integer is that many days (PostgreSQL's date + integer); DataFusion plans it as
+        // hours, which were refused as "72 hours" (or dropped).
+        let days = run("SELECT d + 3 AS a, d - 1 AS b, d + INTERVAL '48 hours' AS c FROM t", &b).unwrap();
+        assert_eq!(shown(&days), ["2024-02-03|2024-01-30|2024-02-02", "||"]);
         let kept = run("SELECT CAST(d AS TIMESTAMP) - INTERVAL '1 hour' AS v FROM t", &b).unwrap();
         assert_eq!(shown(&kept), ["2024-01-30T23:00:00", ""]);
     }
