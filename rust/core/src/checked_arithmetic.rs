@@ -81,6 +81,12 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         if finer_timestamp(&from, &target) {
             return Ok(Transformed::yes(call(&TIMESTAMP_FLOORED, vec![expr, source])));
         }
+        // arrow's decimal to double rounds twice (see float_decimal.rs).
+        if target == DataType::Float64
+            && matches!(from, DataType::Decimal32(..) | DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..))
+        {
+            return Ok(Transformed::yes(call(&crate::float_decimal::DECIMAL_AS_DOUBLE, vec![source])));
+        }
         // A cast to a float type makes a finite value too large for it infinite (1e300 as REAL,
         // '1e400' as DOUBLE), where a cast to an integer or decimal type fails.
         if target.is_floating() && can_overflow_to_infinity(&from, &target) {

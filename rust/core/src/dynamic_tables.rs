@@ -719,8 +719,13 @@ impl DynamicTable {
             return Err(self.error("dynamic_contains needs a table with a single key column"));
         };
         let key_type = self.schema.field(key).data_type();
+        let decimal =
+            matches!(values.data_type(), DataType::Decimal32(..) | DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..));
         let cast = if values.data_type() == key_type {
             Arc::clone(values)
+        } else if decimal && key_type == &DataType::Float64 {
+            // As SQL compares them (float_decimal.rs): the double nearest the decimal.
+            Arc::new(crate::float_decimal::decimals_as_doubles(values).map_err(|e| self.error(e))?)
         } else {
             // Not strict: a value that is no key of this type becomes NULL.
             arrow::compute::cast(values, key_type).map_err(|e| self.error(format!("dynamic_contains: {e}")))?
@@ -771,10 +776,22 @@ fn zero_without_sign(column: ArrayRef) -> Result<ArrayRef> {
 /// compared back (`'02'` is the key 2). Floats are compared as numbers (-0.0 is the key 0).
 fn changed_by_cast(values: &ArrayRef, cast: &ArrayRef) -> std::result::Result<Vec<bool>, arrow::error::ArrowError> {
     let text = matches!(values.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
-    if text || values.data_type() == cast.data_type() {
+    // A decimal is compared with a double key as the double nearest it, as SQL compares them.
+    let decimal_as_double = cast.data_type().is_floating()
+        && matches!(values.data_type(), DataType::Decimal32(..) | DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..));
+    if text || decimal_as_double || values.data_type() == cast.data_type() {
         return Ok(vec![false; values.len()]);
     }
-    let back = arrow::compute::cast(cast, values.data_type())?;
+    // Between timestamps only the unit can change a value: the way back keeps the value's zone
+    // (arrow reads a zoneless instant in the target's zone one way and as UTC the other).
+    let (cast, back_type) = match (values.data_type(), cast.data_type()) {
+        (DataType::Timestamp(_, zone), DataType::Timestamp(unit, _)) => {
+            let same_zone = DataType::Timestamp(*unit, zone.clone());
+            (arrow::compute::cast(values, &same_zone)?, values.data_type().clone())
+        }
+        _ => (Arc::clone(cast), values.data_type().clone()),
+    };
+    let back = arrow::compute::cast(&cast, &back_type)?;
     if values.data_type().is_floating() {
         let given = arrow::compute::cast(values, &DataType::Float64)?;
         let back = arrow::compute::cast(&back, &DataType::Float64)?;
@@ -1135,6 +1152,35 @@ mod tests {
         assert_eq!(t.contains(&doubles).unwrap(), BooleanArray::from(vec![Some(false), Some(true), Some(true), Some(false), Some(false), None]));
         let decimals: ArrayRef = Arc::new(arrow::array::Decimal128Array::from(vec![5, 300]).with_precision_and_scale(5, 2).unwrap());
         assert_eq!(t.contains(&decimals).unwrap(), BooleanArray::from(vec![Some(false), Some(true)]));
+        // A decimal against a double key is the double nearest it (23.63 in decimal(38, 20)
+        // was "changed" by arrow's double round trip, and answered false).
+        let prices = DynamicTable::new(
+            serde_json::from_value(serde_json::json!({"name": "p", "columns": [{"name": "k", "type": "Float64"}], "key": ["k"]})).unwrap(),
+        )
+        .unwrap();
+        let price = |v: f64| {
+            let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Float64, false)]));
+            RecordBatch::try_new(schema, vec![Arc::new(arrow::array::Float64Array::from(vec![v]))]).unwrap()
+        };
+        prices.apply(&price(23.63)).unwrap();
+        let amounts: ArrayRef = Arc::new(
+            arrow::array::Decimal128Array::from(vec![2363 * 10_i128.pow(18), 2364 * 10_i128.pow(18)]).with_precision_and_scale(38, 20).unwrap(),
+        );
+        assert_eq!(prices.contains(&amounts).unwrap(), BooleanArray::from(vec![Some(true), Some(false)]));
+        // A zoneless timestamp against a zoned key is read in the key's zone, as the join reads it.
+        let zoned = DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("Europe/Berlin".into()));
+        let instants = DynamicTable::new(
+            serde_json::from_value(
+                serde_json::json!({"name": "z", "columns": [{"name": "k", "type": "Timestamp(µs, \"Europe/Berlin\")"}], "key": ["k"]}),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let midnight_berlin = 1_704_150_000_000_000_i64; // 2024-01-01T23:00:00Z
+        let key: ArrayRef = Arc::new(arrow::array::TimestampMicrosecondArray::from(vec![midnight_berlin]).with_timezone("Europe/Berlin"));
+        instants.apply(&RecordBatch::try_new(Arc::new(Schema::new(vec![Field::new("k", zoned, false)])), vec![key]).unwrap()).unwrap();
+        let local: ArrayRef = Arc::new(arrow::array::TimestampMicrosecondArray::from(vec![1_704_153_600_000_000_i64])); // 2024-01-02T00:00:00
+        assert_eq!(instants.contains(&local).unwrap(), BooleanArray::from(vec![Some(true)]));
         // -0.0 and 0.0 are one key of a float key column.
         let floats = DynamicTable::new(
             serde_json::from_value(serde_json::json!({"name": "f", "columns": [{"name": "k", "type": "Float64"}], "key": ["k"]})).unwrap(),

@@ -36,6 +36,12 @@ impl AnalyzerRule for FloatDecimal {
 }
 
 fn rewrite_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+    let node = match node {
+        LogicalPlan::Join(join) => rewrite_join(join)?,
+        LogicalPlan::Union(union) => rewrite_union(union)?,
+        other => Transformed::no(other),
+    };
+    let (node, joined_or_united) = (node.data, node.transformed);
     let mut schema = merge_schema(&node.inputs());
     if let LogicalPlan::TableScan(scan) = &node {
         schema.merge(&DFSchema::try_from_qualified_schema(scan.table_name.clone(), &scan.source.schema())?);
@@ -45,11 +51,61 @@ fn rewrite_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         let name = names.save(&expr);
         Ok(expr.transform_up(|e| rewrite_expr(e, &schema))?.update_data(|e| name.restore(e)))
     })?;
-    if node.transformed {
-        node.map_data(|plan| plan.recompute_schema())
+    if node.transformed || joined_or_united {
+        Ok(Transformed::yes(node.data.recompute_schema()?))
     } else {
         Ok(node)
     }
+}
+
+/// A join's equality keys (`ON a = b`, `USING (c)`) of a decimal and a float, as doubles.
+fn rewrite_join(mut join: datafusion::logical_expr::Join) -> Result<Transformed<LogicalPlan>> {
+    let (left, right) = (join.left.schema().clone(), join.right.schema().clone());
+    let mut changed = false;
+    for (l, r) in join.on.iter_mut() {
+        let (lt, rt) = (l.get_type(&left)?, r.get_type(&right)?);
+        if mixes(&[lt, rt]) {
+            *l = l.clone().cast_to(&DataType::Float64, &left)?;
+            *r = r.clone().cast_to(&DataType::Float64, &right)?;
+            changed = true;
+        }
+    }
+    let plan = LogicalPlan::Join(join);
+    Ok(if changed { Transformed::yes(plan) } else { Transformed::no(plan) })
+}
+
+/// A UNION whose inputs give one column as a decimal and as a float: each input's as a double
+/// (the union's type was a decimal(30, 15): 1.5e-20 became 0, 1e30 failed the batch).
+fn rewrite_union(union: datafusion::logical_expr::Union) -> Result<Transformed<LogicalPlan>> {
+    let columns = union.schema.fields().len();
+    let mixed: Vec<usize> =
+        (0..columns).filter(|&i| mixes(&union.inputs.iter().map(|input| input.schema().field(i).data_type().clone()).collect::<Vec<_>>())).collect();
+    if mixed.is_empty() || union.inputs.iter().any(|input| input.schema().fields().len() != columns) {
+        return Ok(Transformed::no(LogicalPlan::Union(union)));
+    }
+    let mut inputs = Vec::with_capacity(union.inputs.len());
+    for input in &union.inputs {
+        let schema = input.schema();
+        let exprs = (0..columns)
+            .map(|i| {
+                let (qualifier, field) = schema.qualified_field(i);
+                let column = Expr::Column(datafusion::common::Column::new(qualifier.cloned(), field.name()));
+                if mixed.contains(&i) {
+                    Ok(column.cast_to(&DataType::Float64, schema)?.alias(field.name()))
+                } else {
+                    Ok(column)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        inputs.push(Arc::new(LogicalPlan::Projection(datafusion::logical_expr::Projection::try_new(exprs, Arc::clone(input))?)));
+    }
+    Ok(Transformed::yes(LogicalPlan::Union(datafusion::logical_expr::Union::try_new_with_loose_types(inputs)?)))
+}
+
+/// Whether the types hold a float and a decimal.
+fn mixes(types: &[DataType]) -> bool {
+    types.iter().any(DataType::is_floating)
+        && types.iter().any(|t| matches!(t, DataType::Decimal32(..) | DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..)))
 }
 
 /// Functions whose arguments take one common type, of which a float and a decimal make a double.
@@ -82,6 +138,21 @@ fn rewrite_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             }
         }
         Expr::Case(case) => rewrite_case(case, schema)?,
+        Expr::InSubquery(datafusion::logical_expr::expr::InSubquery { expr, subquery, negated }) => {
+            let inner = subquery.subquery.schema();
+            let (outer_type, inner_type) = (expr.get_type(schema)?, inner.field(0).data_type().clone());
+            if inner.fields().len() == 1 && mixes(&[outer_type, inner_type]) {
+                let (qualifier, field) = inner.qualified_field(0);
+                let column = Expr::Column(datafusion::common::Column::new(qualifier.cloned(), field.name()));
+                let as_double = column.cast_to(&DataType::Float64, inner)?.alias(field.name());
+                let plan = LogicalPlan::Projection(datafusion::logical_expr::Projection::try_new(vec![as_double], Arc::clone(&subquery.subquery))?);
+                let subquery = datafusion::logical_expr::Subquery { subquery: Arc::new(plan), ..subquery };
+                let expr = Box::new(expr.cast_to(&DataType::Float64, schema)?);
+                Transformed::yes(Expr::InSubquery(datafusion::logical_expr::expr::InSubquery { expr, subquery, negated }))
+            } else {
+                Transformed::no(Expr::InSubquery(datafusion::logical_expr::expr::InSubquery { expr, subquery, negated }))
+            }
+        }
         other => Transformed::no(other),
     })
 }
@@ -145,6 +216,84 @@ fn is_comparison(op: Operator) -> bool {
     )
 }
 
+/// `CAST(decimal AS DOUBLE)` as the double nearest the decimal. arrow rounds the unscaled
+/// integer to a double and then divides by the scale's power of ten — two roundings, a unit in
+/// the last place off for about a quarter of decimal(38, 20) values (23.63 became
+/// 23.630000000000003, and `amount = 23.63` was false). The checked-arithmetic rule calls this
+/// for every such cast, the ones this rule and type coercion insert included.
+pub(crate) static DECIMAL_AS_DOUBLE: std::sync::LazyLock<Arc<datafusion::logical_expr::ScalarUDF>> =
+    std::sync::LazyLock::new(|| Arc::new(datafusion::logical_expr::ScalarUDF::new_from_impl(DecimalAsDouble::default())));
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct DecimalAsDouble {
+    signature: datafusion::logical_expr::Signature,
+}
+
+impl Default for DecimalAsDouble {
+    fn default() -> Self {
+        DecimalAsDouble { signature: datafusion::logical_expr::Signature::any(1, datafusion::logical_expr::Volatility::Immutable) }
+    }
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for DecimalAsDouble {
+    fn name(&self) -> &str {
+        "sluice_decimal_as_double"
+    }
+
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Float64)
+    }
+
+    fn return_field_from_args(&self, args: datafusion::logical_expr::ReturnFieldArgs) -> Result<arrow::datatypes::FieldRef> {
+        Ok(Arc::new(arrow::datatypes::Field::new(self.name(), DataType::Float64, args.arg_fields[0].is_nullable())))
+    }
+
+    fn is_strict(&self) -> bool {
+        true
+    }
+
+    fn invoke_with_args(&self, args: datafusion::logical_expr::ScalarFunctionArgs) -> Result<datafusion::logical_expr::ColumnarValue> {
+        use datafusion::logical_expr::ColumnarValue;
+        Ok(match &args.args[0] {
+            ColumnarValue::Array(a) => ColumnarValue::Array(Arc::new(decimals_as_doubles(a)?)),
+            ColumnarValue::Scalar(s) => {
+                ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&decimals_as_doubles(&s.to_array()?)?, 0)?)
+            }
+        })
+    }
+}
+
+/// Each decimal of `decimals` as the double nearest it (any other array: arrow's cast).
+pub(crate) fn decimals_as_doubles(decimals: &arrow::array::ArrayRef) -> Result<arrow::array::Float64Array> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Decimal128Type, Decimal256Type, Decimal32Type, Decimal64Type};
+    /// The nearest double: one correctly rounded division while both operands are exact
+    /// doubles (|unscaled| ≤ 2^53, a power of ten ≤ 10^22), else through the decimal's text.
+    fn nearest(unscaled: i128, text: impl FnOnce() -> String, scale: i8) -> f64 {
+        const EXACT: i128 = 1 << 53;
+        if (-EXACT..=EXACT).contains(&unscaled) && (-22..=22).contains(&scale) {
+            let power = 10f64.powi(i32::from(scale.unsigned_abs()));
+            let value = unscaled as f64;
+            return if scale >= 0 { value / power } else { value * power };
+        }
+        format!("{}e{}", text(), -i32::from(scale)).parse().unwrap_or(f64::NAN)
+    }
+    let scale = match decimals.data_type() {
+        DataType::Decimal32(_, s) | DataType::Decimal64(_, s) | DataType::Decimal128(_, s) | DataType::Decimal256(_, s) => *s,
+        _ => return Ok(arrow::compute::cast(decimals, &DataType::Float64)?.as_primitive::<arrow::datatypes::Float64Type>().clone()),
+    };
+    Ok(match decimals.data_type() {
+        DataType::Decimal32(..) => decimals.as_primitive::<Decimal32Type>().unary(|v| nearest(i128::from(v), || v.to_string(), scale)),
+        DataType::Decimal64(..) => decimals.as_primitive::<Decimal64Type>().unary(|v| nearest(i128::from(v), || v.to_string(), scale)),
+        DataType::Decimal128(..) => decimals.as_primitive::<Decimal128Type>().unary(|v| nearest(v, || v.to_string(), scale)),
+        _ => decimals.as_primitive::<Decimal256Type>().unary(|v| nearest(v.to_i128().unwrap_or(i128::MAX), || v.to_string(), scale)),
+    })
+}
+
 /// Puts the rule before the session's first analyzer rule (DataFusion's type coercion among them).
 pub(crate) fn first_analyzer_rule(state: datafusion::execution::SessionState) -> datafusion::execution::SessionState {
     let mut rules = state.analyzer().rules.clone();
@@ -193,6 +342,42 @@ mod tests {
         assert_eq!(ids("SELECT id FROM t WHERE f > price ORDER BY id"), [4, 5]);
         // Decimals among themselves stay exact.
         assert_eq!(ids("SELECT id FROM t WHERE price = CAST('8.20' AS DECIMAL(5, 2)) ORDER BY id"), [0]);
+    }
+
+    /// arrow's CAST(decimal AS DOUBLE) rounds twice: decimal(38, 20) 23.63 became
+    /// 23.630000000000003, so comparisons through the rule above still dropped rows.
+    #[test]
+    fn high_scale_decimals_become_the_nearest_double() {
+        let cents: Vec<i128> = (0..100_000).collect();
+        let amount = Decimal128Array::from(cents.iter().map(|c| c * 10_i128.pow(18)).collect::<Vec<_>>()).with_precision_and_scale(38, 20).unwrap();
+        let big = Decimal128Array::from(vec![123_456_789_012_345_678_901_234_567_i128; cents.len()]).with_precision_and_scale(38, 10).unwrap();
+        let f = Float64Array::from(cents.iter().map(|&c| format!("{}.{:02}", c / 100, c % 100).parse::<f64>().unwrap()).collect::<Vec<_>>());
+        let id = Int64Array::from((0..cents.len() as i64).collect::<Vec<_>>());
+        let b = RecordBatch::try_from_iter([
+            ("id", Arc::new(id) as ArrayRef),
+            ("amount", Arc::new(amount) as ArrayRef),
+            ("big", Arc::new(big) as ArrayRef),
+            ("f", Arc::new(f) as ArrayRef),
+        ])
+        .unwrap();
+        let run = |sql: &str| run_bounded_query(sql, "t", b.clone()).unwrap_or_else(|e| panic!("{sql}: {}", e.message));
+        let unequal = run("SELECT id FROM t WHERE amount <> f OR CAST(amount AS DOUBLE) <> f");
+        assert_eq!(unequal.num_rows(), 0, "every decimal equals the double of its text");
+        let matched = run("SELECT id FROM t WHERE amount = 23.63 OR amount IN (8.2, 590.31)");
+        assert_eq!(matched.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec(), [820, 2363, 59031]);
+        let wide = run("SELECT CAST(big AS DOUBLE) AS v FROM t LIMIT 1");
+        assert_eq!(wide.column(0).as_any().downcast_ref::<Float64Array>().unwrap().value(0), 12345678901234567.8901234567_f64);
+    }
+
+    /// IN (SELECT …), a join's keys and UNION ALL met a decimal and a double as decimal(30, 15).
+    #[test]
+    fn subqueries_joins_and_unions_of_a_decimal_and_a_float_are_doubles() {
+        assert_eq!(ids("SELECT id FROM t WHERE price IN (SELECT f FROM t) ORDER BY id"), [0, 1, 2, 3, 7]);
+        assert_eq!(ids("SELECT a.id FROM t a JOIN t b ON a.price = b.f ORDER BY a.id"), [0, 1, 2, 3, 7]);
+        assert_eq!(
+            text("SELECT v FROM (SELECT price AS v FROM t WHERE id = 0 UNION ALL SELECT f FROM t WHERE id IN (5, 6)) ORDER BY v"),
+            ["1.5e-20", "8.2", "1e300"]
+        );
     }
 
     /// COALESCE of a decimal and a double was a decimal(30, 15): 1.5e-20 became 0.
