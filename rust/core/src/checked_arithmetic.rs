@@ -54,6 +54,16 @@ impl AnalyzerRule for CheckedArithmetic {
 }
 
 fn check_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+    rewrite_expressions(node, check_expr)
+}
+
+/// Rewrites every expression of `node` bottom-up with `rewrite` (given the schema its columns
+/// come from), keeping the expressions' names; the node's schema is worked out again if any
+/// changed. The walk of this rule and of `float_decimal`'s.
+pub(crate) fn rewrite_expressions(
+    node: LogicalPlan,
+    rewrite: impl Fn(Expr, &DFSchema) -> Result<Transformed<Expr>>,
+) -> Result<Transformed<LogicalPlan>> {
     let mut schema = merge_schema(&node.inputs());
     if let LogicalPlan::TableScan(scan) = &node {
         schema.merge(&DFSchema::try_from_qualified_schema(scan.table_name.clone(), &scan.source.schema())?);
@@ -61,7 +71,7 @@ fn check_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     let names = NamePreserver::new(&node);
     let node = node.map_expressions(|expr| {
         let name = names.save(&expr);
-        Ok(expr.transform_up(|e| check_expr(e, &schema))?.update_data(|e| name.restore(e)))
+        Ok(expr.transform_up(|e| rewrite(e, &schema))?.update_data(|e| name.restore(e)))
     })?;
     if node.transformed {
         node.map_data(|plan| plan.recompute_schema())

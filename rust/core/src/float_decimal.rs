@@ -13,11 +13,9 @@ use std::sync::Arc;
 
 use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, Result};
 use datafusion::logical_expr::expr::{Between, BinaryExpr, Case, InList, ScalarFunction};
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
-use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, Operator};
 use datafusion::optimizer::analyzer::AnalyzerRule;
 
@@ -42,16 +40,8 @@ fn rewrite_node(node: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         other => Transformed::no(other),
     };
     let (node, joined_or_united) = (node.data, node.transformed);
-    let mut schema = merge_schema(&node.inputs());
-    if let LogicalPlan::TableScan(scan) = &node {
-        schema.merge(&DFSchema::try_from_qualified_schema(scan.table_name.clone(), &scan.source.schema())?);
-    }
-    let names = NamePreserver::new(&node);
-    let node = node.map_expressions(|expr| {
-        let name = names.save(&expr);
-        Ok(expr.transform_up(|e| rewrite_expr(e, &schema))?.update_data(|e| name.restore(e)))
-    })?;
-    if node.transformed || joined_or_united {
+    let node = crate::checked_arithmetic::rewrite_expressions(node, rewrite_expr)?;
+    if joined_or_united && !node.transformed {
         Ok(Transformed::yes(node.data.recompute_schema()?))
     } else {
         Ok(node)

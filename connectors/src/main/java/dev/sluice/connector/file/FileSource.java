@@ -5,8 +5,10 @@ import dev.sluice.bridge.NativeBatch;
 import dev.sluice.bridge.NativeException;
 import dev.sluice.bridge.NativeFileReader;
 import dev.sluice.plugin.AbstractStageType;
+import dev.sluice.plugin.Barrier;
 import dev.sluice.plugin.ColumnTypes;
 import dev.sluice.plugin.Emitter;
+import dev.sluice.plugin.FileCheckpoint;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
 import dev.sluice.plugin.Source;
@@ -23,6 +25,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VarBinaryVector;
@@ -126,10 +131,7 @@ public final class FileSource implements Source {
 
     static final String POSITION_HEAD = "read/head";
 
-    private static final int HEAD_BYTES = 64 * 1024;
-
-    private static final java.util.regex.Pattern READ =
-            java.util.regex.Pattern.compile("\\{\"rows\": ?(\\d+), ?\"rejected\": ?(\\d+)}");
+    private static final Pattern READ = Pattern.compile("\\{\"rows\": ?(\\d+), ?\"rejected\": ?(\\d+)}");
 
     /** The core's error text for a blank line (file_io::BLANK_LINE). */
     static final String BLANK_LINE = "blank line, skipped";
@@ -157,13 +159,13 @@ public final class FileSource implements Source {
 
     private long rowsToSkip;
     private long rejectedToSkip;
-    /** {@link #before} and {@link #head} of the file at {@code seenIndex}, taken at its first barrier. */
+    /** {@link FileIdentity} of the file at {@code seenIndex}, taken at its first barrier. */
     private String seenBefore;
 
     private String seenHead;
     private int seenIndex = -1;
     /** The position at each barrier, until its epoch (or a later one) is finalized. */
-    private final java.util.TreeMap<Long, Map<String, String>> atBarrier = new java.util.TreeMap<>();
+    private final TreeMap<Long, Map<String, String>> atBarrier = new TreeMap<>();
 
     FileSource(Settings config) {
         this.path = config.getPath(PATH);
@@ -289,9 +291,10 @@ public final class FileSource implements Source {
     /**
      * A resumed run (beside a source that resumes, see {@link Type#positionsResumeARun}) goes on
      * in the file the checkpoint was reading, after what it had read there: its rows and rejected
-     * records are read again and skipped (the same file reads the same way). A file that is gone
-     * or shorter than it was is refused: skipping by count would then skip other rows. A `path`
-     * that names another file or directory than the checkpoint's is read from the start.
+     * records are read again and skipped (the same file reads the same way). Skipping by count
+     * would skip other rows in other files, so a file that is gone, shorter or rewritten, or a
+     * directory whose files before it changed ({@link FileIdentity}), is refused. A `path` that
+     * names another file or directory than the checkpoint's is read from the start.
      */
     private void restore(Map<String, String> restored) {
         String file = restored.get(POSITION_FILE);
@@ -299,8 +302,8 @@ public final class FileSource implements Source {
         if (file == null || counted == null) {
             return;
         }
-        dev.sluice.plugin.FileCheckpoint checkpoint = dev.sluice.plugin.FileCheckpoint.parse(file);
-        java.util.regex.Matcher counts = READ.matcher(counted);
+        FileCheckpoint checkpoint = FileCheckpoint.parse(file);
+        Matcher counts = READ.matcher(counted);
         if (!counts.matches()) {
             throw new IllegalArgumentException("not a file source position: " + counted);
         }
@@ -329,13 +332,13 @@ public final class FileSource implements Source {
         }
         String before = restored.get(POSITION_BEFORE);
         String head = restored.get(POSITION_HEAD);
-        if (before != null && !before.equals(before(resumeFile))) {
+        if (before != null && !before.equals(FileIdentity.before(files, resumeFile))) {
             throw notTheSame(
                     checkpoint,
                     "the files of " + path + " before it changed since (one added, removed or grown: "
                             + "files are read in name order)");
         }
-        if (head != null && !head.equals(head(resumeFile, headLength(head)))) {
+        if (head != null && !head.equals(FileIdentity.head(files.get(resumeFile), FileIdentity.headLength(head)))) {
             throw notTheSame(checkpoint, "that file was rewritten or replaced since (not only appended to)");
         }
         rowsToSkip = Long.parseLong(counts.group(1));
@@ -345,53 +348,12 @@ public final class FileSource implements Source {
         }
     }
 
-    private InvalidSettingException notTheSame(dev.sluice.plugin.FileCheckpoint checkpoint, String why) {
+    private InvalidSettingException notTheSame(FileCheckpoint checkpoint, String why) {
         return new InvalidSettingException(
                 PATH,
                 "the last checkpoint was reading " + checkpoint.path() + ", but " + why + ": a resumed run cannot "
                         + "tell which of its records it read; put the files back, give new ones names that sort "
                         + "after it, or drop this source's positions (sluice state delete) to read it all again");
-    }
-
-    /** A digest of the names and lengths of the files before {@code index}, as a JSON string. */
-    private String before(int index) {
-        java.security.MessageDigest digest = sha256();
-        for (int i = 0; i < index; i++) {
-            digest.update((files.get(i).getFileName() + "\u0000" + sizeOf(files.get(i)) + "\n")
-                    .getBytes(StandardCharsets.UTF_8));
-        }
-        return "\"" + java.util.HexFormat.of().formatHex(digest.digest()) + "\"";
-    }
-
-    /**
-     * The inode of the file at {@code index} and a digest of its first {@code length} bytes (all
-     * of them, if it has fewer), as a JSON string {@code "INODE LENGTH DIGEST"}.
-     */
-    private String head(int index, int length) {
-        Path file = files.get(index);
-        try (var in = Files.newInputStream(file)) {
-            byte[] first = in.readNBytes(length);
-            Object inode = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class)
-                    .fileKey();
-            return "\"" + inode + " " + first.length + " "
-                    + java.util.HexFormat.of().formatHex(sha256().digest(first)) + "\"";
-        } catch (IOException e) {
-            throw new InvalidSettingException(PATH, "cannot read " + file + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** The length {@link #head} covered. */
-    private static int headLength(String head) {
-        String[] parts = head.replace("\"", "").split(" ");
-        return Integer.parseInt(parts[parts.length - 2]);
-    }
-
-    private static java.security.MessageDigest sha256() {
-        try {
-            return java.security.MessageDigest.getInstance("SHA-256");
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     private static long sizeOf(Path file) {
@@ -473,20 +435,20 @@ public final class FileSource implements Source {
      * go back behind the sinks, which went on from the same checkpoint.
      */
     @Override
-    public void onBarrier(dev.sluice.plugin.Barrier barrier) {
+    public void onBarrier(Barrier barrier) {
         Path file = files.get(current);
         if (seenIndex != current) {
             // Once per file: the digests cover what it held at its first checkpoint, so a file
             // that grows afterwards (appended to) is still the same file.
-            seenBefore = before(current);
-            seenHead = head(current, HEAD_BYTES);
+            seenBefore = FileIdentity.before(files, current);
+            seenHead = FileIdentity.head(files.get(current), FileIdentity.HEAD_BYTES);
             seenIndex = current;
         }
         atBarrier.put(
                 barrier.epoch(),
                 Map.of(
                         POSITION_FILE,
-                        new dev.sluice.plugin.FileCheckpoint(file, sizeOf(file)).toJson(),
+                        new FileCheckpoint(file, sizeOf(file)).toJson(),
                         POSITION_READ,
                         "{\"rows\": " + (rowsOfFile + rowsToSkip) + ", \"rejected\": "
                                 + (rejectedOfFile + rejectedToSkip) + "}",
