@@ -152,6 +152,33 @@ class PluginSourceRestartTest {
         assertEquals(List.of(1L, 2L, 3L), ids(Files.readAllLines(dir.resolve("o.jsonl")), "id"), "the new row once");
     }
 
+    /**
+     * A generator beside a source that resumes emitted its whole sequence again at every run,
+     * into a sink that went on: now it goes on after what it had emitted, as a file source does.
+     */
+    @Test
+    void aGeneratorBesideOneThatResumesGoesOnToo() throws Exception {
+        Path plugins = Files.createDirectories(dir.resolve("plugins"));
+        Files.copy(PluginPipelineTest.BUILT.resolve(PluginPipelineTest.RUST), plugins.resolve(PluginPipelineTest.RUST));
+        Path file = dir.resolve("generated.yaml");
+        Files.writeString(file, """
+                sources:
+                  seq: {type: plugin, path: plugins/%s, component: sequence, options: {count: 5}}
+                  bids: {type: generator, entity: bid, count: 3000, batch_size: 100}
+                sinks:
+                  numbers: {type: blackhole, from: seq}
+                  o: {type: file, from: bids, path: bids.jsonl}
+                """.formatted(PluginPipelineTest.RUST));
+        String state = dir.resolve("generated-state").toString();
+        for (int run = 0; run < 2; run++) {
+            InProcessCli.Result result = InProcessCli.sluice("run", file.toString(), "--state-dir", state);
+            assertEquals(0, result.code(), result.stderr());
+            List<String> lines = Files.readAllLines(dir.resolve("bids.jsonl"));
+            assertEquals(3000 * 46 / 50, lines.size(), "run " + run + ": each bid once");
+            assertEquals(lines.size(), new java.util.HashSet<>(lines).size(), "run " + run + ": no line twice");
+        }
+    }
+
     private Path pipeline(String sink) throws IOException {
         return pipeline("", sink);
     }

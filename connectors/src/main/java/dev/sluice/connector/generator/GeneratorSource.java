@@ -79,7 +79,19 @@ public final class GeneratorSource implements Source {
         public GeneratorSource create(Settings settings) {
             return new GeneratorSource(settings);
         }
+
+        /** As a file source: a pipeline of generators alone starts over; beside Kafka it goes on. */
+        @Override
+        public boolean positionsResumeARun() {
+            return false;
+        }
     }
+
+    /** The position key: the rows emitted, of which sequence ({@code entity} and {@code seed}). */
+    static final String POSITION = "emitted";
+
+    private static final java.util.regex.Pattern EMITTED =
+            java.util.regex.Pattern.compile("\\{\"rows\": ?(\\d+), ?\"sequence\": ?\"([^\"]*)\"}");
 
     private final String entity;
     private final Long count;
@@ -90,6 +102,12 @@ public final class GeneratorSource implements Source {
     private NativeGenerator generator;
     private long startNanos;
     private long lastEmitNanos;
+    /** Rows a resumed run generates again and drops: what the checkpoint had emitted. */
+    private long toSkip;
+    /** Rows emitted so far (those skipped by a resumed run included). */
+    private long emitted;
+    /** The position at each barrier, until its epoch (or a later one) is finalized. */
+    private final java.util.TreeMap<Long, Map<String, String>> atBarrier = new java.util.TreeMap<>();
 
     GeneratorSource(Settings config) {
         this.entity = config.getString(ENTITY);
@@ -111,7 +129,37 @@ public final class GeneratorSource implements Source {
         }
         generator = NativeGenerator.create(context.allocator(), options);
         startNanos = lastEmitNanos = System.nanoTime();
+        String restored = context.restoredPositions().get(POSITION);
+        if (restored != null) {
+            java.util.regex.Matcher m = EMITTED.matcher(restored);
+            // Another entity or seed is another sequence: it starts at its beginning.
+            if (m.matches() && m.group(2).equals(sequence())) {
+                toSkip = Long.parseLong(m.group(1));
+            }
+        }
         return generator.schema();
+    }
+
+    /** A resumed run generates what the checkpoint had emitted again, and drops it. */
+    @Override
+    public void start() {
+        while (toSkip > 0) {
+            NativeBatch skipped = generator.next(Math.min(toSkip, 65_536));
+            if (skipped == null) {
+                break;
+            }
+            toSkip -= skipped.rowCount();
+            emitted += skipped.rowCount();
+            skipped.close();
+        }
+        toSkip = 0;
+        // Paced as if the events skipped had been emitted at the pace asked for, up to now.
+        startNanos =
+                lastEmitNanos = System.nanoTime() - (rate == null ? 0 : (long) (generator.position() * 1e9 / rate));
+    }
+
+    private String sequence() {
+        return entity + "/" + seed;
     }
 
     @Override
@@ -131,8 +179,26 @@ public final class GeneratorSource implements Source {
         if (batch == null) {
             return Poll.END;
         }
+        emitted += batch.rowCount();
         out.emit(batch);
         return Poll.EMITTED;
+    }
+
+    /** Remembers how many rows were emitted, for a resumed run to skip. */
+    @Override
+    public void onBarrier(dev.sluice.plugin.Barrier barrier) {
+        atBarrier.put(
+                barrier.epoch(), Map.of(POSITION, "{\"rows\": " + emitted + ", \"sequence\": \"" + sequence() + "\"}"));
+    }
+
+    @Override
+    public Map<String, String> positions(long epoch) {
+        return atBarrier.getOrDefault(epoch, Map.of());
+    }
+
+    @Override
+    public void onCheckpointComplete(long epoch) {
+        atBarrier.headMap(epoch, true).clear();
     }
 
     @Override
