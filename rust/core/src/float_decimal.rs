@@ -364,6 +364,7 @@ mod tests {
     fn subqueries_joins_and_unions_of_a_decimal_and_a_float_are_doubles() {
         assert_eq!(ids("SELECT id FROM t WHERE price IN (SELECT f FROM t) ORDER BY id"), [0, 1, 2, 3, 7]);
         assert_eq!(ids("SELECT a.id FROM t a JOIN t b ON a.price = b.f ORDER BY a.id"), [0, 1, 2, 3, 7]);
+        assert_eq!(ids("SELECT a.id FROM (SELECT id, price AS k FROM t) a JOIN (SELECT f AS k FROM t) b USING (k) ORDER BY a.id"), [0, 1, 2, 3, 7]);
         assert_eq!(
             text("SELECT v FROM (SELECT price AS v FROM t WHERE id = 0 UNION ALL SELECT f FROM t WHERE id IN (5, 6)) ORDER BY v"),
             ["1.5e-20", "8.2", "1e300"]
