@@ -531,10 +531,24 @@ pub fn encode(batch: &RecordBatch, options: &EncodeOptions) -> Result<Vec<u8>> {
         EncodeFormat::Csv => {
             let mut writer = arrow::csv::WriterBuilder::new().with_header(options.header).build(&mut out);
             writer.write(batch)?;
+            drop(writer);
+            quote_leading_byte_order_mark(&mut out);
         }
         EncodeFormat::Raw | EncodeFormat::Avro => return Ok(encode_records(batch, options)?.bytes),
     }
     Ok(out)
+}
+
+/// Quotes the first CSV field when it starts with U+FEFF: at the start of a file, readers (ours
+/// too) take it for a byte order mark and drop it from the value. Unquoted, the field holds no
+/// comma, quote or line end, so it ends at the first of those.
+fn quote_leading_byte_order_mark(csv: &mut Vec<u8>) {
+    const BOM: &[u8] = "\u{feff}".as_bytes();
+    if csv.starts_with(BOM) {
+        let end = csv.iter().position(|&b| matches!(b, b',' | b'\n' | b'\r')).unwrap_or(csv.len());
+        csv.insert(end, b'"');
+        csv.insert(0, b'"');
+    }
 }
 
 /// Fails naming the first date, time, timestamp or duration that arrow's text writers cannot

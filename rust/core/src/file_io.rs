@@ -753,6 +753,10 @@ mod tests {
         dir.join(name)
     }
 
+    fn options_of(path: &Path) -> ReaderOptions {
+        options(path, FileFormat::Csv, 10)
+    }
+
     fn options(path: &Path, format: FileFormat, batch_size: usize) -> ReaderOptions {
         ReaderOptions { path: path.into(), format, batch_size, header: true, delimiter: ",".into(), infer_rows: 100 }
     }
@@ -1182,6 +1186,30 @@ mod tests {
                 assert_eq!(strings(&read.batch, 0), [Some("x".to_string()), Some("y".to_string())]);
             }
         }
+    }
+
+    /// A CSV file whose first value starts with U+FEFF (no header line) read that value back
+    /// without it, as if it were a byte order mark; the writer quotes such a field.
+    #[test]
+    fn a_first_value_starting_with_u_feff_survives_a_round_trip() {
+        use crate::encode::{encode, EncodeFormat, EncodeOptions};
+        use arrow::array::{ArrayRef, StringArray};
+        let path = temp("feff-value.csv");
+        let values = vec![Some("\u{feff}x"), Some("\u{feff}")];
+        let batch = RecordBatch::try_from_iter([("a", Arc::new(StringArray::from(values.clone())) as ArrayRef)]).unwrap();
+        let options = EncodeOptions {
+            format: EncodeFormat::Csv,
+            header: false,
+            record_offsets: false,
+            key_columns: vec![],
+            exclude_columns: vec![],
+            avro_schema: None,
+            max_rows: None,
+        };
+        std::fs::write(&path, encode(&batch, &options).unwrap()).unwrap();
+        let mut reader = FileReader::open(ReaderOptions { header: false, ..options_of(&path) }, Some(text_schema(&["a"]))).unwrap();
+        let read = reader.next_batch().unwrap().unwrap();
+        assert_eq!(strings(&read.batch, 0), values.iter().map(|v| v.map(String::from)).collect::<Vec<_>>());
     }
 
     #[test]
