@@ -130,6 +130,37 @@ class FileDirectoryTest {
     }
 
     @Test
+    void entriesLeftOutAreNamedAndACompressedFileOfTheFormatIsRefused() throws IOException {
+        // A subdirectory and a file of another format were left out without a word.
+        Path in = Files.createDirectories(dir.resolve("daily"));
+        Files.writeString(in.resolve("a.jsonl"), "{\"id\": 1}\n");
+        Files.writeString(Files.createDirectories(in.resolve("2026-12")).resolve("b.jsonl"), "{\"id\": 2}\n");
+        Files.writeString(in.resolve("notes.txt"), "what these files are\n");
+        Result run = sluice("run", write("daily.yaml", """
+                sources:
+                  events: {type: file, path: daily}
+                sinks:
+                  out: {type: file, from: events, path: daily-out.jsonl}
+                """).toString());
+        assertEquals(0, run.code(), run.stderr());
+        assertEquals(List.of("{\"id\":1}"), Files.readAllLines(dir.resolve("daily-out.jsonl")));
+        assertTrue(
+                run.stderr().contains("warning: node 'events'")
+                        && run.stderr()
+                                .contains(
+                                        "not read (only its json files are, subdirectories not): 2026-12/, notes.txt"),
+                run.stderr());
+
+        // A compressed JSON-lines file holds rows the core cannot read: refused, not skipped.
+        Files.write(in.resolve("c.jsonl.gz"), new byte[] {0x1f, (byte) 0x8b, 8, 0});
+        Result refused = sluice("validate", dir.resolve("daily.yaml").toString());
+        assertEquals(2, refused.code(), refused.stderr());
+        assertTrue(
+                refused.stderr().contains("holds c.jsonl.gz, a compressed json file, which is not read"),
+                refused.stderr());
+    }
+
+    @Test
     void partFilesAreWrittenWholeAndARunThatStartsOverReplacesThem() throws IOException {
         StringBuilder lines = new StringBuilder();
         for (int id = 0; id < 10; id++) {

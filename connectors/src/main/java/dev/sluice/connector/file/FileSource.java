@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -71,7 +72,9 @@ public final class FileSource implements Source {
                         null,
                         true,
                         "The file to read, relative to the pipeline file; or a directory, whose files of the format "
-                                + "(by extension; hidden ones and those starting with _ left out) are read in name order.")
+                                + "(by extension; hidden ones and those starting with _ left out) are read in name order; "
+                                + "other entries, subdirectories among them, are named in a warning, and a compressed file "
+                                + "of the format (a.jsonl.gz) is refused.")
                 .defineEnum(
                         FORMAT,
                         FileFormats.ALL,
@@ -141,6 +144,9 @@ public final class FileSource implements Source {
     private final List<Path> files;
 
     private final String format;
+    /** A directory's entries that are not read (a README, subdirectories), for a warning. */
+    private final List<String> leftOut;
+
     private final Map<String, String> declared;
     private final Map<String, Object> options = new HashMap<>();
     private NativeFileReader reader;
@@ -177,9 +183,11 @@ public final class FileSource implements Source {
             if (files.isEmpty()) {
                 throw new InvalidSettingException(PATH, "the directory " + path + " holds no " + format + " files");
             }
+            this.leftOut = leftOut(path, format, files);
         } else {
             this.format = FileFormats.resolve(configured, path);
             this.files = List.of(path);
+            this.leftOut = List.of();
         }
         this.declared = config.has(SCHEMA) ? config.getMap(SCHEMA) : null;
         options.put("format", format);
@@ -212,6 +220,44 @@ public final class FileSource implements Source {
                 }
             }
             return files;
+        } catch (IOException e) {
+            throw new InvalidSettingException(PATH, "cannot list " + directory + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Extensions of compressed files, which the core does not read. */
+    private static final Pattern COMPRESSED = Pattern.compile("(?i)(.+)\\.(gz|gzip|bz2|xz|zst|zstd|lz4|snappy|zip|br)");
+
+    /**
+     * A directory's entries (not hidden) other than {@code read}, named for a warning: files of
+     * another format and subdirectories (with a trailing /). A compressed file of the format
+     * ({@code a.jsonl.gz}) is refused instead: it holds rows the user means to read, which the core
+     * cannot decompress, and leaving them out would lose them without a word.
+     */
+    private static List<String> leftOut(Path directory, String format, List<Path> read) {
+        try (Stream<Path> entries = Files.list(directory)) {
+            List<Path> others = entries.filter(f -> !f.getFileName().toString().startsWith(".")
+                            && !f.getFileName().toString().startsWith("_")
+                            && !read.contains(f))
+                    .sorted()
+                    .toList();
+            List<String> names = new ArrayList<>();
+            for (Path other : others) {
+                String name = other.getFileName().toString();
+                Matcher compressed = COMPRESSED.matcher(name);
+                if (Files.isRegularFile(other)
+                        && compressed.matches()
+                        && format.equals(formatOf(Path.of(compressed.group(1))))) {
+                    throw new InvalidSettingException(
+                            PATH,
+                            "the directory " + directory + " holds " + name
+                                    + ", a compressed " + format
+                                    + " file, which is not read: decompress it, or move it out "
+                                    + "of the directory (its rows would be left out)");
+                }
+                names.add(Files.isDirectory(other) ? name + "/" : name);
+            }
+            return names;
         } catch (IOException e) {
             throw new InvalidSettingException(PATH, "cannot list " + directory + ": " + e.getMessage(), e);
         }
@@ -277,7 +323,14 @@ public final class FileSource implements Source {
             }
         }
         reader = openFile(files.get(0), schema);
-        for (String warning : reader.warnings()) {
+        List<String> warnings = new ArrayList<>(reader.warnings());
+        if (!leftOut.isEmpty()) {
+            warnings.add("the directory " + path + ": not read (only its " + format
+                    + " files are, subdirectories not): "
+                    + String.join(", ", leftOut.subList(0, Math.min(leftOut.size(), 10)))
+                    + (leftOut.size() > 10 ? " and " + (leftOut.size() - 10) + " more" : ""));
+        }
+        for (String warning : warnings) {
             try (var pipeline = MDC.putCloseable("pipeline", context.pipelineName());
                     var node = MDC.putCloseable("node", context.nodeName())) {
                 LOG.warn("warning: node '{}': {}", context.nodeName(), warning);
