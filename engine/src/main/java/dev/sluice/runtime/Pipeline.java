@@ -26,6 +26,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -519,6 +520,31 @@ public final class Pipeline implements AutoCloseable {
             };
         } catch (Exception e) {
             throw openFailure(node, e);
+        }
+        if (node.kind() != NodeKind.SINK) {
+            refuseRepeatedColumnNames(node);
+        }
+    }
+
+    /**
+     * A node's output with two columns of one name (`SELECT t.id, s.id`, a Parquet file's) became
+     * a JSON record with its key twice, whose readers keep one value, and a Parquet file or
+     * table no reader can address by name: refused, naming both.
+     */
+    private static void refuseRepeatedColumnNames(PipelineNode node) {
+        Map<String, Integer> seen = new HashMap<>();
+        List<Field> fields = node.schema.getFields();
+        for (int i = 0; i < fields.size(); i++) {
+            Integer first = seen.putIfAbsent(fields.get(i).getName(), i);
+            if (first != null) {
+                String where = node.kind() == NodeKind.TRANSFORM ? "the query's output" : "the output";
+                throw at(
+                        node.spec,
+                        node.kind() == NodeKind.TRANSFORM ? "sql" : null,
+                        where + " has two columns named '" + fields.get(i).getName() + "' (columns " + (first + 1)
+                                + " and " + (i + 1) + "): a JSON record would hold the key twice and its readers keep "
+                                + "one value; name them apart" + (node.kind() == NodeKind.TRANSFORM ? " with AS" : ""));
+            }
         }
     }
 

@@ -386,6 +386,29 @@ class CliTest {
         assertEquals(Main.EXIT_CONFIG, statefulResult.code());
         assertTrue(statefulResult.stderr().contains("stateful SQL is not supported"), statefulResult.stderr());
 
+        // Two output columns of one name became a JSON record with the key twice (readers keep one).
+        write("sides.csv", "auction,label\n1,one\n");
+        Path repeated = write("repeated.yaml", """
+                sources:
+                  bid: {type: generator, entity: bid, count: 10}
+                transforms:
+                  t:
+                    type: sql
+                    tables:
+                      s: {path: sides.csv, schema: {auction: bigint, label: string}}
+                    sql: SELECT bid.auction, s.auction, s.label FROM bid JOIN s ON bid.auction = s.auction
+                sinks:
+                  out: {type: stdout, from: t}
+                """);
+        Result repeatedResult = sluice("validate", repeated.toString());
+        assertEquals(Main.EXIT_CONFIG, repeatedResult.code(), repeatedResult.stderr());
+        assertTrue(
+                repeatedResult
+                        .stderr()
+                        .contains("repeated.yaml:8:5: node 't': the query's output has two columns named 'auction' "
+                                + "(columns 1 and 2)"),
+                repeatedResult.stderr());
+
         Path unknownTable = write("table.yaml", """
                 sources:
                   bid: {type: generator, entity: bid, count: 10}
