@@ -612,10 +612,11 @@ pub fn infer_json_schema_widening(records: &[&[u8]]) -> Result<(Schema, Vec<Stri
         for (name, value) in members {
             // One member at a time: a value arrow cannot type (a list of mixed items) clashes
             // on its own instead of failing the whole sample.
+            let items_unknown = without_item_types(&value);
             let one = serde_json::Value::Object(serde_json::Map::from_iter([(name.clone(), value)]));
             let (data_type, clash_here) =
                 match arrow::json::reader::infer_json_schema_from_iterator(std::iter::once(Ok::<_, arrow::error::ArrowError>(one))) {
-                    Ok(schema) => (schema.field(0).data_type().clone(), false),
+                    Ok(schema) => (items_unknown.unwrap_or_else(|| schema.field(0).data_type().clone()), false),
                     Err(_) => (DataType::Utf8, true),
                 };
             // Each clash: where (the column, or a member or item inside it: `a.x`, `a[]`) and
@@ -676,7 +677,33 @@ pub fn infer_json_schema_widening(records: &[&[u8]]) -> Result<(Schema, Vec<Stri
              (bigint, decimal(38,0)) to read it otherwise"
         ));
     }
+    let fields: Vec<Field> = fields.into_iter().map(|f| Field::new(f.name(), unknown_items_as_text(f.data_type()), true)).collect();
     Ok((Schema::new(fields), warnings))
+}
+
+/// A list whose items are all null (or that is empty) says nothing of its items' type: the
+/// type of such a value is a list of Null, which merges with the lists of other records (arrow
+/// infers a list of strings, which clashed with `[1, 2]` and made the column text). None for
+/// any other value, typed by arrow.
+fn without_item_types(value: &serde_json::Value) -> Option<DataType> {
+    match value {
+        serde_json::Value::Array(items) if items.iter().all(serde_json::Value::is_null) => {
+            Some(DataType::List(Arc::new(Field::new_list_field(DataType::Null, true))))
+        }
+        _ => None,
+    }
+}
+
+/// `data_type` with the items of lists no record gave an item of as strings, as arrow types them.
+fn unknown_items_as_text(data_type: &DataType) -> DataType {
+    match data_type {
+        DataType::List(item) if *item.data_type() == DataType::Null => DataType::List(Arc::new(Field::new(item.name(), DataType::Utf8, true))),
+        DataType::List(item) => DataType::List(Arc::new(Field::new(item.name(), unknown_items_as_text(item.data_type()), true))),
+        DataType::Struct(fields) => {
+            DataType::Struct(fields.iter().map(|f| Field::new(f.name(), unknown_items_as_text(f.data_type()), true)).collect())
+        }
+        other => other.clone(),
+    }
 }
 
 /// Whether `raw` is a JSON integer literal beyond 2^53, which a double may not hold exactly.
@@ -1032,6 +1059,25 @@ mod tests {
         assert_eq!(names, vec!["id", "name", "score"]);
         assert_eq!(schema.field(0).data_type(), &DataType::Int64);
         assert!(infer_json_schema(&[b"nope"]).is_err());
+    }
+
+    /// A list of only nulls, or an empty one, typed its items as strings: the column became text
+    /// (`[1, 2]` read as `["1", "2"]`) with a warning of a clash the data did not have.
+    #[test]
+    fn lists_of_only_nulls_take_the_item_type_of_other_records() {
+        let sample: [&[u8]; 4] =
+            [br#"{"a": [null, null], "e": [], "n": [null]}"#, br#"{"a": [1, 2], "e": [1.5], "n": null}"#, br#"{"a": null}"#, br#"{"a": []}"#];
+        let (schema, warnings) = infer_json_schema_widening(&sample).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let item = |name: &str| match schema.field_with_name(name).unwrap().data_type() {
+            DataType::List(item) => item.data_type().clone(),
+            other => panic!("{other}"),
+        };
+        assert_eq!((item("a"), item("e"), item("n")), (DataType::Int64, DataType::Float64, DataType::Utf8));
+        let decoded = RecordDecoder::new(&DecoderOptions::of(Format::Json, ","), Some(Arc::new(schema))).unwrap().decode(&sample).unwrap();
+        let lists = arrow::array::AsArray::as_list::<i32>(decoded.batch.column(0));
+        assert_eq!(arrow::array::AsArray::as_primitive::<arrow::datatypes::Int64Type>(&lists.value(1)).values().to_vec(), [1, 2]);
+        assert_eq!(lists.value(0).null_count(), 2);
     }
 
     /// arrow infers a double for an integer beyond a bigint and for integers mixed with
