@@ -59,7 +59,7 @@ final class PgRows {
     static String rowJson(Schema columns, Map<String, String> tableTypes, String t, String op) {
         String fields = columns.getFields().stream()
                 .map(f -> "'" + f.getName().replace("'", "''") + "', "
-                        + jsonValue(f, tableTypes.get(f.getName()), t + "." + ident(f.getName())))
+                        + value(f, tableTypes.get(f.getName()), t + "." + ident(f.getName())))
                 .collect(Collectors.joining(", "));
         return "jsonb_build_object(" + fields + (op == null ? "" : ", '_op', '" + op + "'") + ")::text";
     }
@@ -69,9 +69,11 @@ final class PgRows {
      * decoder reads for {@code field}. jsonb's own forms suit most types; not bytea ({@code
      * "\\x00ff"}, where the decoder reads binary as bare hex) nor dates outside years 1–9999
      * ({@code "0044-03-15 BC"}), which go as hex and as days since 1970. An infinite date stays
-     * {@code "infinity"}, which the decoder refuses, naming the row.
+     * {@code "infinity"}, which the decoder refuses, naming the row. A float -0 goes as the string
+     * {@code "-0"}: jsonb's numbers have no negative zero (it became 0, and 1 / x +Infinity). Also
+     * the key of a deleted row ({@code column} then the notified key), which must read as the rows do.
      */
-    private static String jsonValue(Field field, String tableType, String column) {
+    static String value(Field field, String tableType, String column) {
         ArrowType type = field.getType();
         boolean binary = type instanceof ArrowType.Binary || type instanceof ArrowType.LargeBinary;
         if (binary && "bytea".equals(tableType)) {
@@ -79,6 +81,10 @@ final class PgRows {
         }
         if (binary && tableType != null && (tableType.equals("text") || tableType.startsWith("character"))) {
             return "encode(convert_to(" + column + ", 'UTF8'), 'hex')";
+        }
+        if (type instanceof ArrowType.FloatingPoint
+                && ("double precision".equals(tableType) || "real".equals(tableType))) {
+            return "CASE WHEN " + column + "::text = '-0' THEN to_jsonb(text '-0') ELSE to_jsonb(" + column + ") END";
         }
         if (type instanceof ArrowType.Date d && d.getUnit() == DateUnit.DAY && "date".equals(tableType)) {
             return "CASE WHEN isfinite(" + column + ") THEN to_jsonb(" + column + " - date '1970-01-01') ELSE to_jsonb("

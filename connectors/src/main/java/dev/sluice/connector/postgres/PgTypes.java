@@ -139,7 +139,7 @@ final class PgTypes {
             case TimeNanoVector v ->
                 row -> LocalTime.ofNanoOfDay(v.get(row) / 1_000L * 1_000L).toString();
             case DurationVector v ->
-                row -> micros(DurationVector.get(v.getDataBuffer(), row), v.getUnit()) + " microseconds";
+                row -> durationMicros(DurationVector.get(v.getDataBuffer(), row), v.getUnit()) + " microseconds";
             default -> {
                 ArrowType type = vector.getField().getType();
                 if (type instanceof ArrowType.Decimal) {
@@ -177,6 +177,14 @@ final class PgTypes {
             case MICROSECOND -> value;
             case NANOSECOND -> Math.floorDiv(value, 1_000L);
         };
+    }
+
+    /**
+     * A duration of {@code unit} in microseconds, nanoseconds cut toward zero as a cast of a
+     * duration does (floored, -1 ns was -1 µs, a thousand times its length).
+     */
+    static long durationMicros(long value, TimeUnit unit) {
+        return unit == TimeUnit.NANOSECOND ? value / 1_000L : micros(value, unit);
     }
 
     /** A timestamp as ISO text: local for a naive column, UTC with {@code +00} for one with a zone. */

@@ -283,7 +283,8 @@ public final class PostgresSource implements Source {
         // of that name where it has one (a key column called k made every key "still there").
         String sql = "SELECT " + rowJson("t", "u") + " FROM " + qualified + " t WHERE t." + k + " = ANY(CAST(? AS "
                 + keyType + "[])) UNION ALL SELECT jsonb_build_object('" + key.replace("'", "''")
-                + "', gone.notified, '_op', 'd')::text FROM unnest(CAST(? AS " + keyType
+                + "', " + PgRows.value(columns.findField(key), tableTypes.get(key), "gone.notified")
+                + ", '_op', 'd')::text FROM unnest(CAST(? AS " + keyType
                 + "[])) AS gone(notified) WHERE NOT EXISTS (SELECT 1 FROM "
                 + qualified + " t WHERE t." + k + " = gone.notified)";
         List<String> rows = new ArrayList<>();

@@ -494,6 +494,31 @@ class PostgresSinkTest {
     }
 
     /**
+     * A duration's nanoseconds are cut toward zero, as a cast of a duration cuts them: floored,
+     * -1 ns was written as -1 µs (a thousand times its length) while +1 ns was 0.
+     */
+    @Test
+    void aNegativeDurationsNanosecondsAreCutTowardZero() throws Exception {
+        String table = PgTestSupport.uniqueTable("nanos");
+        write("nanos.jsonl", """
+                {"id": 1, "n": -1}
+                {"id": 2, "n": -1500}
+                {"id": 3, "n": 1}
+                {"id": 4, "n": -2000}
+                """);
+        String pipeline = fileThroughSqlIntoTable(
+                "nanos.jsonl",
+                "{id: bigint, n: bigint}",
+                "SELECT id, arrow_cast(n, 'Duration(Nanosecond)') AS span FROM in",
+                table);
+        Result ok = run(write("nanos.yaml", pipeline), "state");
+        assertEquals(0, ok.code(), ok.stderr());
+        assertEquals(
+                List.of("1|00:00:00", "2|-00:00:00.000001", "3|00:00:00", "4|-00:00:00.000002"),
+                PgTestSupport.rows("SELECT id, span FROM \"" + table + "\" ORDER BY id"));
+    }
+
+    /**
      * A timestamp without a zone (and a string) written into a {@code timestamptz} column goes as
      * text, which the server reads in the session's time zone — the driver's default is the JVM's.
      * Sluice reads zoneless times as UTC everywhere else, so the sink's sessions are UTC: the same
