@@ -8,6 +8,8 @@ import java.time.ZoneOffset;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.function.IntFunction;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.arrow.vector.BaseIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
@@ -30,6 +32,7 @@ import org.apache.arrow.vector.complex.LargeListVector;
 import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.complex.MapVector;
 import org.apache.arrow.vector.complex.StructVector;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -176,6 +179,72 @@ final class PgTypes {
             case MILLISECOND -> Math.multiplyExact(value, 1_000L);
             case MICROSECOND -> value;
             case NANOSECOND -> Math.floorDiv(value, 1_000L);
+        };
+    }
+
+    private static final Pattern NUMERIC = Pattern.compile("numeric\\((\\d+),(\\d+)\\)");
+    private static final Pattern FRACTION = Pattern.compile("(timestamp|time)\\((\\d)\\) with(out)? time zone");
+
+    /**
+     * Why an existing column of {@code tableType} (as {@code format_type} writes it) would store
+     * values of {@code input} as other values, without an error, or null when it stores them as
+     * they are. PostgreSQL rounds a value to its column's scale, fractional seconds or float
+     * precision on insert (23:59:59.999999 into a timestamp(0) is the next day's midnight, 0.001
+     * into a numeric(12,2) is 0.00, 16777217 into a real 16777216) and drops a timestamp's time of
+     * day into a date. Overflows are not here: the server refuses them.
+     */
+    static String narrowing(Field input, String tableType) {
+        ArrowType type = input.getType();
+        boolean isFloat = type instanceof ArrowType.FloatingPoint;
+        int scale = type instanceof ArrowType.Decimal d ? d.getScale() : 0;
+        int digits = type instanceof ArrowType.Decimal d ? d.getPrecision() : 0;
+        int intBits = type instanceof ArrowType.Int i ? (i.getIsSigned() ? i.getBitWidth() - 1 : i.getBitWidth()) : 0;
+        Matcher numeric = NUMERIC.matcher(tableType);
+        Matcher fraction = FRACTION.matcher(tableType);
+        switch (tableType) {
+            case "smallint", "integer", "bigint" -> {
+                if (isFloat || scale > 0) {
+                    return "it would round each value's fraction away";
+                }
+            }
+            case "real" -> {
+                if (intBits > 24
+                        || (isFloat && ((ArrowType.FloatingPoint) type).getPrecision() == FloatingPointPrecision.DOUBLE)
+                        || digits > 6) {
+                    return "a real keeps 24 bits (about 6 digits): it would round longer values";
+                }
+            }
+            case "double precision" -> {
+                if (intBits > 53 || digits > 15) {
+                    return "a double keeps 53 bits (about 15 digits): it would round longer values";
+                }
+            }
+            case "date" -> {
+                if (type instanceof ArrowType.Timestamp) {
+                    return "it would drop the time of day";
+                }
+            }
+            default -> {
+                if (numeric.matches() && (isFloat || scale > Integer.parseInt(numeric.group(2)))) {
+                    return "it would round each value to " + numeric.group(2) + " decimal places";
+                }
+                if (fraction.matches() && fractionDigits(type) > Integer.parseInt(fraction.group(2))) {
+                    return "it would round each value to " + fraction.group(2) + " fractional digits of a second";
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The fractional digits of a second a timestamp or time of {@code type} has (at most the 6 written). */
+    private static int fractionDigits(ArrowType type) {
+        TimeUnit unit = type instanceof ArrowType.Timestamp t
+                ? t.getUnit()
+                : type instanceof ArrowType.Time t ? t.getUnit() : TimeUnit.SECOND;
+        return switch (unit) {
+            case SECOND -> 0;
+            case MILLISECOND -> 3;
+            case MICROSECOND, NANOSECOND -> 6;
         };
     }
 

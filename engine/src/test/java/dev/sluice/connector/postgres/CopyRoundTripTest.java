@@ -705,7 +705,8 @@ class CopyRoundTripTest {
         return column(v, rows, random, MICROS, (r, e) -> {
             long value = random.nextBoolean() ? anyLong(random, -max, max) : random.nextInt() / 7;
             v.setSafe(r, value);
-            e.add(Long.toString(perUnit == 0 ? Math.floorDiv(value, 1_000L) : value * perUnit));
+            // Nanoseconds cut toward zero, as a cast of a duration (timestamps are floored).
+            e.add(Long.toString(perUnit == 0 ? value / 1_000L : value * perUnit));
         });
     }
 

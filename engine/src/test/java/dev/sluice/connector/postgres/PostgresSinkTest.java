@@ -494,6 +494,55 @@ class PostgresSinkTest {
     }
 
     /**
+     * An existing column narrower than the input was written to, and PostgreSQL rounded each value
+     * on insert without a word: 23:59:59.999999 into a timestamp(0) became the next year, 1.25
+     * into a numeric(6,1) 1.3, 16777217 into a real 16777216, a timestamp into a date lost its
+     * time. Refused naming each column; a CAST in the query to the column's type writes it.
+     */
+    @Test
+    void aColumnThatWouldRoundTheInputIsRefused() throws Exception {
+        String table = PgTestSupport.uniqueTable("narrow");
+        PgTestSupport.execute(
+                "CREATE TABLE " + table
+                        + " (id bigint PRIMARY KEY, ts timestamp(0), n numeric(6,1), d date, r real, i integer, w numeric(9,2))");
+        write("narrow.jsonl", """
+                {"id": 1, "ts": "2024-12-31T23:59:59.999999", "n": "1.25", "d": "2024-06-01T23:30:00", "r": 16777217, "i": 2.5, "w": "1.5"}
+                """);
+        String sink = "sinks:\n  db: {type: postgres, from: t, url: '%s', user: postgres, table: %s, primary_key: id}\n"
+                .formatted(PgTestSupport.url(), table);
+        String source = """
+                sources:
+                  in: {type: file, path: narrow.jsonl, schema: {id: bigint, ts: "timestamp(us)", n: "decimal(10,2)", d: "timestamp(us)", r: bigint, i: double, w: "decimal(10,1)"}}
+                transforms:
+                  t: {type: sql, sql: "SELECT * FROM in"}
+                """;
+        Result refused = run(write("narrow.yaml", source + sink), "state1");
+        assertEquals(2, refused.code(), refused.stderr());
+        for (String column : List.of(
+                "column ts is timestamp(0) without time zone in the table but Timestamp(MICROSECOND, null) in the input: "
+                        + "it would round each value to 0 fractional digits of a second",
+                "column n is numeric(6,1) in the table but Decimal(10, 2, 128) in the input: it would round each value to 1 decimal places",
+                "column d is date in the table but Timestamp(MICROSECOND, null) in the input: it would drop the time of day",
+                "column r is real in the table but Int(64, true) in the input: a real keeps 24 bits",
+                "column i is integer in the table but FloatingPoint(DOUBLE) in the input: it would round each value's fraction away")) {
+            assertTrue(refused.stderr().contains(column), column + "\n" + refused.stderr());
+        }
+        assertTrue(!refused.stderr().contains("column w "), refused.stderr());
+        assertEquals(List.of("0"), PgTestSupport.rows("SELECT count(*) FROM " + table));
+
+        // Cast on purpose, the values are written as rounded.
+        String cast = source.replace(
+                "SELECT * FROM in",
+                "SELECT id, CAST(ts AS TIMESTAMP(0)) AS ts, CAST(n AS DECIMAL(6,1)) AS n, "
+                        + "CAST(d AS DATE) AS d, CAST(r AS REAL) AS r, CAST(i AS INT) AS i, w FROM in");
+        Result written = run(write("narrow-cast.yaml", cast + sink), "state2");
+        assertEquals(0, written.code(), written.stderr());
+        assertEquals(
+                List.of("2024-12-31 23:59:59|1.3|2024-06-01|1.6777216e+07|2|1.50"),
+                PgTestSupport.rows("SELECT ts, n, d, r, i, w FROM " + table));
+    }
+
+    /**
      * A duration's nanoseconds are cut toward zero, as a cast of a duration cuts them: floored,
      * -1 ns was written as -1 µs (a thousand times its length) while +1 ns was 0.
      */
