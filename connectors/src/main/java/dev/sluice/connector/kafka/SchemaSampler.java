@@ -34,6 +34,7 @@ final class SchemaSampler {
         props.put(ConsumerConfig.GROUP_ID_CONFIG, "sluice-schema-sample-" + UUID.randomUUID());
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(rows));
+        KafkaClientDefaults.readCommitted(props);
         try (KafkaConsumer<byte[], ByteBuffer> consumer =
                         new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ValueViews());
                 RecordSlab sample = new RecordSlab(rows)) {

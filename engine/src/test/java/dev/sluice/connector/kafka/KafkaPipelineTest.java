@@ -21,6 +21,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -1092,6 +1093,53 @@ class KafkaPipelineTest {
         assertEquals(2, back.size());
         assertArrayEquals(records.get(0)[1], back.get(0).value(), "the same bytes as the record read");
         assertArrayEquals(records.get(1)[1], back.get(1).value(), "the same bytes as the record read");
+    }
+
+    /**
+     * Records of an aborted transaction are no input, under the default delivery too: the client's
+     * default (read_uncommitted) read them, so a pipeline downstream of an exactly-once one emitted
+     * every epoch a crash aborted — output its reader never saw committed.
+     */
+    @Test
+    void abortedTransactionsAreNotReadUnderAtLeastOnce() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("aborted");
+        KafkaTestSupport.createTopics(servers, 1, in);
+        Properties props = new Properties();
+        props.put(org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
+        props.put(org.apache.kafka.clients.producer.ProducerConfig.TRANSACTIONAL_ID_CONFIG, in + "-tx");
+        try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<>(
+                props,
+                new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+            producer.initTransactions();
+            for (String[] transaction : new String[][] {{"1", "commit"}, {"2", "abort"}, {"3", "commit"}}) {
+                producer.beginTransaction();
+                producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(
+                        in, ("{\"id\":" + transaction[0] + "}").getBytes(StandardCharsets.UTF_8)));
+                producer.flush();
+                if (transaction[1].equals("commit")) {
+                    producer.commitTransaction();
+                } else {
+                    producer.abortTransaction();
+                }
+            }
+        }
+        Path pipeline = dir.resolve("aborted.yaml");
+        Files.writeString(pipeline, """
+                sources:
+                  rows: {type: kafka, topic: %s, bootstrap_servers: %s, schema: {id: int}, bounded: true}
+                sinks:
+                  out: {type: file, from: rows, path: aborted.jsonl}
+                """.formatted(in, servers));
+        assertEquals(
+                0,
+                dev.sluice.cli.Main.execute(
+                        "run",
+                        pipeline.toString(),
+                        "--state-dir",
+                        dir.resolve("s").toString()));
+        assertEquals(List.of("{\"id\":1}", "{\"id\":3}"), Files.readAllLines(dir.resolve("aborted.jsonl")));
     }
 
     @Test
