@@ -242,25 +242,100 @@ pub fn encode(batch: &RecordBatch, schema_json: Option<&str>) -> Result<(Vec<u8>
 }
 
 /// arrow-avro writes a null in a field whose writer type has no "null" branch as that type's
-/// zero value (an empty string, 0): a different row. Refuse it instead, naming column and row.
+/// zero value (an empty string, 0): a different row. Refuse it instead, naming column and row —
+/// also inside records, arrays and maps (`rec.x`, `tags[]`, `attrs{}`), where it was written so too.
 fn reject_nulls_the_schema_cannot_hold(batch: &RecordBatch, schema: &serde_json::Value) -> Result<()> {
     let Some(fields) = schema.get("fields").and_then(|f| f.as_array()) else { return Ok(()) };
+    let mut named = std::collections::HashMap::new();
+    named_types(schema, "", &mut named);
     for field in fields {
         let (Some(name), Some(avro_type)) = (field.get("name").and_then(|n| n.as_str()), field.get("type")) else { continue };
-        let takes_null = match avro_type {
-            serde_json::Value::String(t) => t == "null",
-            serde_json::Value::Array(branches) => branches.iter().any(|b| b.as_str() == Some("null")),
-            _ => false,
-        };
         let Some(column) = batch.column_by_name(name) else { continue };
-        if !takes_null && column.null_count() > 0 {
-            let row = (0..column.len()).find(|&i| column.is_null(i)).unwrap_or(0);
+        let rows: Vec<Option<usize>> = (0..column.len()).map(Some).collect();
+        if let Some((place, row)) = null_not_held(column.as_ref(), avro_type, &named, &rows, name.to_string()) {
             return Err(CoreError::data(format!(
-                "Avro encoding: column '{name}' is null in row {row}, but the writer schema's field '{name}' has no \"null\" branch; declare it as [\"null\", ...] or filter the nulls out"
+                "Avro encoding: column '{place}' is null in row {row}, but the writer schema's type there has no \"null\" branch; declare it as [\"null\", ...] or filter the nulls out"
             )));
         }
     }
     Ok(())
+}
+
+/// The place and row of the first null of `array` (whose index i is row `rows[i]` of the batch, or
+/// no row when a parent is null) that `avro_type` cannot hold, looking into records, arrays and maps.
+fn null_not_held(
+    array: &dyn arrow::array::Array,
+    avro_type: &serde_json::Value,
+    named: &std::collections::HashMap<String, serde_json::Value>,
+    rows: &[Option<usize>],
+    place: String,
+) -> Option<(String, usize)> {
+    use arrow::array::AsArray;
+    use arrow::datatypes::DataType;
+    use serde_json::Value;
+    let avro_type = by_definition(avro_type, named);
+    let takes_null = match &avro_type {
+        Value::String(t) => t == "null",
+        Value::Array(branches) => branches.iter().any(|b| b.as_str() == Some("null")),
+        _ => false,
+    };
+    if !takes_null && array.null_count() > 0 {
+        if let Some(row) = (0..array.len()).find_map(|i| rows[i].filter(|_| array.is_null(i))) {
+            return Some((place, row));
+        }
+    }
+    let inner = match plain(&avro_type) {
+        Value::Object(members) => members,
+        _ => return None,
+    };
+    let inner_type = |key: &str| -> Option<Value> {
+        // The branch of the union the value takes, as written (plain() dropped its names).
+        let declared = match &avro_type {
+            Value::Array(branches) => branches.iter().map(|b| by_definition(b, named)).find(|b| b.as_str() != Some("null"))?,
+            other => other.clone(),
+        };
+        declared.get(key).cloned()
+    };
+    let valid_rows = |i: usize| rows[i].filter(|_| array.is_valid(i));
+    match (array.data_type(), inner.get("type").and_then(Value::as_str)) {
+        (DataType::Struct(_), Some("record")) => {
+            let structs = array.as_struct();
+            let child_rows: Vec<Option<usize>> = (0..array.len()).map(valid_rows).collect();
+            for field in inner_type("fields")?.as_array()? {
+                let (Some(name), Some(field_type)) = (field.get("name").and_then(Value::as_str), field.get("type")) else { continue };
+                let Some(child) = structs.column_by_name(name) else { continue };
+                if let Some(found) = null_not_held(child.as_ref(), field_type, named, &child_rows, format!("{place}.{name}")) {
+                    return Some(found);
+                }
+            }
+            None
+        }
+        (DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _), Some(kind @ ("array" | "map"))) => {
+            let (offsets, values): (Vec<usize>, arrow::array::ArrayRef) = match array.data_type() {
+                DataType::List(_) => {
+                    let list = array.as_list::<i32>();
+                    (list.value_offsets().iter().map(|&o| o as usize).collect(), list.values().clone())
+                }
+                DataType::LargeList(_) => {
+                    let list = array.as_list::<i64>();
+                    (list.value_offsets().iter().map(|&o| o as usize).collect(), list.values().clone())
+                }
+                _ => {
+                    let map = array.as_map();
+                    (map.value_offsets().iter().map(|&o| o as usize).collect(), map.values().clone())
+                }
+            };
+            let mut item_rows = vec![None; values.len()];
+            for i in 0..array.len() {
+                if let Some(row) = valid_rows(i) {
+                    item_rows[offsets[i]..offsets[i + 1]].iter_mut().for_each(|r| *r = Some(row));
+                }
+            }
+            let (key, suffix) = if kind == "array" { ("items", "[]") } else { ("values", "{}") };
+            null_not_held(values.as_ref(), &inner_type(key)?, named, &item_rows, format!("{place}{suffix}"))
+        }
+        _ => None,
+    }
 }
 
 /// `batch` with each column written as its writer-schema field's type. arrow-avro writes a
@@ -541,6 +616,35 @@ mod tests {
         let framed = AvroReader::new(schema, AvroFraming::Confluent, Some(7)).unwrap();
         let err = framed.decode(&[&[&[0u8, 0, 0, 0, 7][..], bad].concat()]).unwrap_err();
         assert!(err.message.contains("union branch 2"), "{}", err.message);
+    }
+
+    /// Inside a record, an array or a map a null was written as the zero value too ("", 0).
+    #[test]
+    fn a_nested_null_without_a_null_branch_is_an_error_too() {
+        use arrow::array::{ArrayRef, ListArray, StructArray};
+        use arrow::datatypes::Int32Type;
+        let x = Arc::new(StringArray::from(vec![Some("a"), None, None])) as ArrayRef;
+        let rec = StructArray::new(
+            vec![Field::new("x", DataType::Utf8, true)].into(),
+            vec![x],
+            Some(arrow::buffer::NullBuffer::from(vec![true, true, false])),
+        );
+        let tags = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![Some(vec![Some(1)]), Some(vec![Some(2)]), Some(vec![None, Some(3)])]);
+        let batch = RecordBatch::try_from_iter([("rec", Arc::new(rec) as ArrayRef), ("tags", Arc::new(tags) as ArrayRef)]).unwrap();
+        let schema = |x: &str, item: &str| {
+            format!(
+                r#"{{"type":"record","name":"R","fields":[
+                {{"name":"rec","type":["null",{{"type":"record","name":"In","fields":[{{"name":"x","type":{x}}}]}}]}},
+                {{"name":"tags","type":{{"type":"array","items":{item}}}}}]}}"#
+            )
+        };
+        let err = encode(&batch, Some(&schema(r#""string""#, r#"["null","int"]"#))).unwrap_err();
+        assert!(err.message.contains("column 'rec.x' is null in row 1"), "{}", err.message);
+        let err = encode(&batch, Some(&schema(r#"["null","string"]"#, r#""int""#))).unwrap_err();
+        assert!(err.message.contains("column 'tags[]' is null in row 2"), "{}", err.message);
+        // The null x of row 2 is inside a null record: nothing to write there.
+        let (bytes, offsets) = encode(&batch, Some(&schema(r#"["null","string"]"#, r#"["null","int"]"#))).unwrap();
+        assert_eq!(offsets.len(), 4, "{bytes:?}");
     }
 
     #[test]
