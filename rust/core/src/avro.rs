@@ -223,6 +223,7 @@ fn check_fits(name: &str, array: &arrow::array::ArrayRef) -> Result<()> {
 /// their names, which must hold values of the fields' types (see [`fit_to_writer_schema`]);
 /// otherwise one is derived from the Arrow schema.
 pub fn encode(batch: &RecordBatch, schema_json: Option<&str>) -> Result<(Vec<u8>, Vec<i64>)> {
+    refuse_sub_microsecond_times(batch)?;
     let batch = match schema_json {
         Some(json) => {
             let schema: serde_json::Value = serde_json::from_str(json).map_err(|e| CoreError::config(format!("Avro schema is not JSON: {e}")))?;
@@ -239,6 +240,30 @@ pub fn encode(batch: &RecordBatch, schema_json: Option<&str>) -> Result<(Vec<u8>
     let rows = encoder.flush();
     let offsets = rows.offsets().iter().map(|&o| o as i64).collect();
     Ok((Vec::from(rows.bytes().clone()), offsets))
+}
+
+/// Avro's times are micro- or milliseconds; arrow-avro writes a time of nanoseconds as
+/// `time-micros` and cuts the nanoseconds off (12:00:00.123456789 was 12:00:00.123456), where a
+/// timestamp that would change is refused. A time with nanoseconds is refused too, naming the row.
+fn refuse_sub_microsecond_times(batch: &RecordBatch) -> Result<()> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{DataType, Time64NanosecondType, TimeUnit};
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        if *field.data_type() != DataType::Time64(TimeUnit::Nanosecond) {
+            continue;
+        }
+        let times = column.as_primitive::<Time64NanosecondType>();
+        if let Some(row) = (0..times.len()).find(|&i| times.is_valid(i) && times.value(i) % 1000 != 0) {
+            let value = arrow::util::display::ArrayFormatter::try_new(column.as_ref(), &Default::default())
+                .map(|f| f.value(row).to_string())
+                .unwrap_or_default();
+            return Err(CoreError::data(format!(
+                "Avro encoding: column '{}' holds {value} in row {row}, but Avro times hold microseconds: its nanoseconds would be lost; cast it to microseconds in the query (arrow_cast(t, 'Time64(Microsecond)'))",
+                field.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// arrow-avro writes a null in a field whose writer type has no "null" branch as that type's
@@ -616,6 +641,21 @@ mod tests {
         let framed = AvroReader::new(schema, AvroFraming::Confluent, Some(7)).unwrap();
         let err = framed.decode(&[&[&[0u8, 0, 0, 0, 7][..], bad].concat()]).unwrap_err();
         assert!(err.message.contains("union branch 2"), "{}", err.message);
+    }
+
+    /// A time's nanoseconds were cut off under time-micros (given or derived schema); refused.
+    #[test]
+    fn a_time_with_nanoseconds_is_refused_whole_microseconds_pass() {
+        use arrow::array::{ArrayRef, Time64NanosecondArray};
+        let nanos = 43_200_123_456_789_i64;
+        let batch =
+            |t: i64| RecordBatch::try_from_iter([("t", Arc::new(Time64NanosecondArray::from(vec![Some(0), None, Some(t)])) as ArrayRef)]).unwrap();
+        let micros = r#"{"type":"record","name":"T","fields":[{"name":"t","type":["null",{"type":"long","logicalType":"time-micros"}]}]}"#;
+        for schema in [Some(micros), None] {
+            let err = encode(&batch(nanos), schema).unwrap_err();
+            assert!(err.message.contains("column 't' holds 12:00:00.123456789 in row 2"), "{}", err.message);
+            assert!(encode(&batch(nanos - 789), schema).is_ok());
+        }
     }
 
     /// Inside a record, an array or a map a null was written as the zero value too ("", 0).

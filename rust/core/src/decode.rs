@@ -151,10 +151,14 @@ impl RecordDecoder {
     /// Decodes `records` and appends `extra` (one row per record, e.g. Kafka metadata such as
     /// partition and offset) to the decoded rows, dropping the rows of malformed records.
     pub fn decode_with(&self, records: &[&[u8]], extra: Option<RecordBatch>) -> Result<Decoded> {
-        let decoded = self.decode(records)?;
-        let Some(extra) = extra else { return Ok(decoded) };
+        let mut decoded = self.decode(records)?;
+        let Some(mut extra) = extra else { return Ok(decoded) };
         if extra.num_rows() != records.len() {
             return Err(CoreError::invalid(format!("{} extra rows for {} records", extra.num_rows(), records.len())));
+        }
+        if let (Format::Raw, Ok(index)) = (self.format, extra.schema().index_of(VALUE_IS_NULL)) {
+            decoded.batch = with_null_values(decoded.batch, extra.column(index))?;
+            extra.remove_column(index);
         }
         let extra = match &decoded.good {
             Some(good) => arrow::compute::take_record_batch(&extra, &arrow::array::UInt32Array::from(good.clone()))?,
@@ -780,7 +784,24 @@ fn unwrap_envelope(record: &[u8]) -> std::result::Result<(Vec<u8>, &'static str)
 /// The schema of raw records: the bytes of each record as one Binary column.
 pub fn raw_schema() -> SchemaRef {
     static RAW: OnceLock<SchemaRef> = OnceLock::new();
-    RAW.get_or_init(|| Arc::new(Schema::new(vec![Field::new("value", DataType::Binary, false)]))).clone()
+    RAW.get_or_init(|| Arc::new(Schema::new(vec![Field::new("value", DataType::Binary, true)]))).clone()
+}
+
+/// The extra column by which a host marks the raw records that had no value at all (a Kafka
+/// tombstone, which it hands over as no bytes); their value is NULL, the column is not kept.
+pub const VALUE_IS_NULL: &str = "_sluice_value_is_null";
+
+/// A raw batch with the value NULL where `is_null` (Boolean, one per row) is true.
+fn with_null_values(batch: RecordBatch, is_null: &arrow::array::ArrayRef) -> Result<RecordBatch> {
+    use arrow::array::AsArray;
+    let is_null = is_null.as_boolean_opt().ok_or_else(|| CoreError::invalid(format!("{VALUE_IS_NULL} must be Boolean")))?;
+    if is_null.true_count() == 0 {
+        return Ok(batch);
+    }
+    let values = batch.column(0).as_binary::<i32>();
+    let valid = arrow::buffer::NullBuffer::new(!is_null.values());
+    let with_nulls = arrow::array::BinaryArray::new(values.offsets().clone(), values.values().clone(), Some(valid));
+    Ok(RecordBatch::try_new(batch.schema(), vec![Arc::new(with_nulls)])?)
 }
 
 fn raw_batch(schema: &SchemaRef, records: &[&[u8]]) -> Result<RecordBatch> {
@@ -965,6 +986,24 @@ mod tests {
         assert!(names.is_null(1));
         assert_eq!(names.value(2), "d");
         assert_eq!(decoded.errors.unwrap().num_rows(), 1);
+    }
+
+    /// A Kafka tombstone (no value at all) was an empty value; the host marks it, the value is NULL.
+    #[test]
+    fn raw_records_the_host_marks_as_null_have_a_null_value() {
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Raw, ","), Some(raw_schema())).unwrap();
+        let records: Vec<&[u8]> = vec![b"a", b"", b""];
+        let marks = Arc::new(Schema::new(vec![Field::new(VALUE_IS_NULL, DataType::Boolean, false), Field::new("_offset", DataType::Int64, false)]));
+        let extra = RecordBatch::try_new(
+            marks,
+            vec![Arc::new(arrow::array::BooleanArray::from(vec![false, true, false])), Arc::new(Int64Array::from(vec![10, 11, 12]))],
+        )
+        .unwrap();
+        let decoded = decoder.decode_with(&records, Some(extra)).unwrap();
+        let names: Vec<String> = decoded.batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names, ["value", "_offset"]);
+        let values = arrow::array::AsArray::as_binary::<i32>(decoded.batch.column(0));
+        assert_eq!((values.is_null(1), values.is_valid(2), values.value(2)), (true, true, &b""[..]));
     }
 
     #[test]

@@ -73,7 +73,7 @@ public final class KafkaSink implements Sink {
                                 "json",
                                 false,
                                 "json (an object per message), csv (a line), raw (the bytes of the one column left besides "
-                                        + "the key's and `_op`, binary or string; null becomes an empty message) or avro "
+                                        + "the key's and `_op`, binary or string; NULL becomes a tombstone, a message without a value) or avro "
                                         + "(one datum per message, no framing).")
                         .define(
                                 KEY,
@@ -193,6 +193,10 @@ public final class KafkaSink implements Sink {
         if (format.equals("raw")) {
             // The key travels as the message key; the one column left is the value.
             excluded.addAll(key);
+            rawValue = columns.stream()
+                    .filter(c -> !excluded.contains(c))
+                    .findFirst()
+                    .orElse(null);
         }
         encoder = new NativeEncoder(
                 format,
@@ -252,10 +256,11 @@ public final class KafkaSink implements Sink {
      */
     private void write(NativeBatch batch) {
         byte[][] ops = changeStream ? opHeaders(batch) : null;
+        boolean[] tombstones = rawValue != null ? tombstones(batch) : null;
         NativeEncoder.Records records = encoder.encodeRecords(batch);
         // Counted before the hand-off, so a barrier also waits for records still queued.
         inFlight.addAndGet(records.count());
-        Outgoing next = new Outgoing(records, ops, rowsSent);
+        Outgoing next = new Outgoing(records, ops, tombstones, rowsSent);
         rowsSent += records.count();
         try {
             while (!outgoing.offer(next, 100, TimeUnit.MILLISECONDS)) {
@@ -269,6 +274,21 @@ public final class KafkaSink implements Sink {
         } catch (RuntimeException e) {
             discard(next);
             throw e;
+        }
+    }
+
+    /** Which rows' raw value is NULL (null when none is), from the zero-copy imported value column. */
+    private boolean[] tombstones(NativeBatch batch) {
+        try (VectorSchemaRoot columns = batch.toVectors(context.allocator())) {
+            org.apache.arrow.vector.FieldVector value = columns.getVector(rawValue);
+            if (value == null || value.getNullCount() == 0) {
+                return null;
+            }
+            boolean[] nulls = new boolean[columns.getRowCount()];
+            for (int row = 0; row < nulls.length; row++) {
+                nulls[row] = value.isNull(row);
+            }
+            return nulls;
         }
     }
 
@@ -290,6 +310,9 @@ public final class KafkaSink implements Sink {
         }
     }
 
+    /** The raw format's value column (null for other formats): its NULLs are sent as tombstones. */
+    private String rawValue;
+
     private static final byte[][] OPS = {
         "i".getBytes(StandardCharsets.UTF_8), "u".getBytes(StandardCharsets.UTF_8), "d".getBytes(StandardCharsets.UTF_8)
     };
@@ -298,9 +321,9 @@ public final class KafkaSink implements Sink {
      * Encoded records on their way to the sender thread, with each row's {@code op} header if
      * any, and the number of the first row in this run's output.
      */
-    private record Outgoing(NativeEncoder.Records records, byte[][] ops, long firstRow) {}
+    private record Outgoing(NativeEncoder.Records records, byte[][] ops, boolean[] tombstones, long firstRow) {}
 
-    private static final Outgoing STOP = new Outgoing(null, null, 0);
+    private static final Outgoing STOP = new Outgoing(null, null, null, 0);
 
     /** A record Kafka refused as too large: its row number, bytes and why. */
     private record Refused(long row, byte[] value, String reason) {}
@@ -326,7 +349,7 @@ public final class KafkaSink implements Sink {
                 // Under exactly_once a batch after a commit opens the next epoch's transaction.
                 KafkaProducer<byte[], byte[]> to = transaction != null ? transaction.begin() : producer;
                 for (; sent < records.count(); sent++) {
-                    send(to, records, next.ops(), sent, next.firstRow() + sent);
+                    send(to, records, next.ops(), next.tombstones(), sent, next.firstRow() + sent);
                 }
             } catch (Throwable e) {
                 // Whatever stops this thread must reach the lane, or its next hand-off would wait forever.
@@ -337,7 +360,13 @@ public final class KafkaSink implements Sink {
         }
     }
 
-    private void send(KafkaProducer<byte[], byte[]> to, NativeEncoder.Records records, byte[][] ops, int i, long row) {
+    private void send(
+            KafkaProducer<byte[], byte[]> to,
+            NativeEncoder.Records records,
+            byte[][] ops,
+            boolean[] tombstones,
+            int i,
+            long row) {
         // The producer needs a byte[] per message: one copy straight out of the native slab.
         byte[] value = new byte[(int) records.length(i)];
         MemorySegment.copy(records.data(), JAVA_BYTE, records.start(i), value, 0, value.length);
@@ -346,7 +375,9 @@ public final class KafkaSink implements Sink {
             messageKey = new byte[(int) records.keyLength(i)];
             MemorySegment.copy(records.keys(), JAVA_BYTE, records.keyStart(i), messageKey, 0, messageKey.length);
         }
-        ProducerRecord<byte[], byte[]> message = new ProducerRecord<>(topic, messageKey, value);
+        // A NULL raw value is a tombstone (no value), as the source reads one.
+        boolean tombstone = tombstones != null && tombstones[i];
+        ProducerRecord<byte[], byte[]> message = new ProducerRecord<>(topic, messageKey, tombstone ? null : value);
         if (ops != null) {
             message.headers().add("op", ops[i]);
         }

@@ -117,7 +117,7 @@ public final class KafkaSource implements Source {
                                 List.of("json", "csv", "raw", "debezium", "avro"),
                                 "json",
                                 false,
-                                "json (one object per record), csv (one line per record), raw (the bytes as column `value`), "
+                                "json (one object per record), csv (one line per record), raw (the bytes as column `value`; a tombstone's is NULL), "
                                         + "debezium (a Debezium JSON change event: the row of `after`, or `before` for deletes, "
                                         + "plus column `_op` = i, u or d; tombstones are skipped), or avro (one datum per record, "
                                         + "columns from the Avro schema).")
@@ -349,7 +349,11 @@ public final class KafkaSource implements Source {
         decoder =
                 NativeDecoder.create(context.allocator(), format, config.getString(DELIMITER), declared, formatOptions);
         slab = new RecordSlab(batchSize);
-        meta = metadata.isEmpty() ? null : MetadataColumns.root(metadata, context.allocator());
+        List<String> metaColumns = new ArrayList<>(metadata);
+        if (format.equals("raw")) {
+            metaColumns.add(MetadataColumns.VALUE_IS_NULL);
+        }
+        meta = metaColumns.isEmpty() ? null : MetadataColumns.root(metaColumns, context.allocator());
         Schema values = switch (format) {
             case "raw" -> MetadataColumns.RAW_SCHEMA;
             case "debezium" -> MetadataColumns.withOp(declared);

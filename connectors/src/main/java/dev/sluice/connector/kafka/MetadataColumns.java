@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.TimeStampMilliTZVector;
@@ -25,9 +26,15 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 final class MetadataColumns {
 
-    /** The schema of raw records (the core's decoder produces it). */
+    /** The schema of raw records (the core's decoder produces it); a tombstone's value is NULL. */
     static final Schema RAW_SCHEMA =
-            new Schema(List.of(new Field("value", FieldType.notNullable(ArrowType.Binary.INSTANCE), null)));
+            new Schema(List.of(new Field("value", FieldType.nullable(ArrowType.Binary.INSTANCE), null)));
+
+    /**
+     * For raw records only: which records had no value (a tombstone), a column the core's raw
+     * decoder turns into the value's NULLs and drops (the slab holds a tombstone as no bytes).
+     */
+    static final String VALUE_IS_NULL = "_sluice_value_is_null";
 
     private MetadataColumns() {}
 
@@ -55,6 +62,9 @@ final class MetadataColumns {
                         case "_key" ->
                             new VarBinaryVector(
                                     new Field(column, FieldType.nullable(ArrowType.Binary.INSTANCE), null), allocator);
+                        case VALUE_IS_NULL ->
+                            new BitVector(
+                                    new Field(column, FieldType.notNullable(ArrowType.Bool.INSTANCE), null), allocator);
                         case "_headers" ->
                             new VarCharVector(
                                     new Field(column, FieldType.notNullable(ArrowType.Utf8.INSTANCE), null), allocator);
@@ -98,6 +108,11 @@ final class MetadataColumns {
                 case VarCharVector v -> {
                     for (int i = 0; i < n; i++) {
                         v.setSafe(i, headersJson(slab.headers(i)));
+                    }
+                }
+                case BitVector v -> {
+                    for (int i = 0; i < n; i++) {
+                        v.setSafe(i, slab.valueIsNull(i) ? 1 : 0);
                     }
                 }
                 default -> throw new IllegalStateException("unexpected metadata vector " + vector.getField());
@@ -168,7 +183,9 @@ final class MetadataColumns {
             return values;
         }
         List<Field> fields = new ArrayList<>(values.getFields());
-        fields.addAll(meta.getSchema().getFields());
+        meta.getSchema().getFields().stream()
+                .filter(f -> !f.getName().equals(VALUE_IS_NULL))
+                .forEach(fields::add);
         return new Schema(fields);
     }
 }

@@ -30,6 +30,7 @@ final class RecordSlab implements AutoCloseable {
     private long[] recordOffsets;
     private long[] timestamps;
     private byte[][] keys;
+    private boolean[] nullValues;
     private org.apache.kafka.common.header.Headers[] headers;
 
     RecordSlab(int expectedRecords) {
@@ -41,6 +42,7 @@ final class RecordSlab implements AutoCloseable {
         recordOffsets = new long[capacity];
         timestamps = new long[capacity];
         keys = new byte[capacity][];
+        nullValues = new boolean[capacity];
         headers = new org.apache.kafka.common.header.Headers[capacity];
     }
 
@@ -60,6 +62,7 @@ final class RecordSlab implements AutoCloseable {
         recordOffsets[count] = record.offset();
         timestamps[count] = record.timestamp();
         keys[count] = record.key();
+        nullValues[count] = value == null;
         headers[count] = record.headers();
         count++;
         offsets.setAtIndex(JAVA_LONG, count, used);
@@ -76,6 +79,7 @@ final class RecordSlab implements AutoCloseable {
             recordOffsets = Arrays.copyOf(recordOffsets, capacity);
             timestamps = Arrays.copyOf(timestamps, capacity);
             keys = Arrays.copyOf(keys, capacity);
+            nullValues = Arrays.copyOf(nullValues, capacity);
             headers = Arrays.copyOf(headers, capacity);
         }
         if (used + bytes > data.byteSize()) {
@@ -126,6 +130,11 @@ final class RecordSlab implements AutoCloseable {
 
     byte[] key(int i) {
         return keys[i];
+    }
+
+    /** Whether record {@code i} had no value (a tombstone), held as no bytes. */
+    boolean valueIsNull(int i) {
+        return nullValues[i];
     }
 
     org.apache.kafka.common.header.Headers headers(int i) {

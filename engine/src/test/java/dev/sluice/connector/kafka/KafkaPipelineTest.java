@@ -1096,6 +1096,58 @@ class KafkaPipelineTest {
     }
 
     /**
+     * A tombstone (a record without a value) read as raw was an empty value, so deletes of a
+     * compacted topic could not be told from empty messages; its value is NULL now.
+     */
+    @Test
+    void aRawTombstoneHasANullValueNotAnEmptyOne() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("tombstones");
+        String mirror = KafkaTestSupport.uniqueTopic("tombstones-mirror");
+        KafkaTestSupport.createTopics(servers, 1, in, mirror);
+        byte[] k1 = "k1".getBytes(StandardCharsets.UTF_8);
+        byte[] k2 = "k2".getBytes(StandardCharsets.UTF_8);
+        byte[] k3 = "k3".getBytes(StandardCharsets.UTF_8);
+        KafkaTestSupport.produceBytes(
+                servers,
+                in,
+                List.of(new byte[][] {k1, null}, new byte[][] {k2, new byte[0]}, new byte[][] {
+                    k3, "v".getBytes(StandardCharsets.UTF_8)
+                }),
+                Map.of());
+        Path pipeline = dir.resolve("tombstones.yaml");
+        Files.writeString(pipeline, """
+                sources:
+                  src: {type: kafka, topic: %s, bootstrap_servers: %s, format: raw, bounded: true, metadata: [_key]}
+                transforms:
+                  q: {type: sql, sql: "SELECT CAST(_key AS VARCHAR) AS k, CAST(value AS VARCHAR) AS v, value IS NULL AS tombstone FROM src"}
+                sinks:
+                  out: {type: file, from: q, path: tombstones.jsonl}
+                  back: {type: kafka, from: src, topic: %s, bootstrap_servers: %s, format: raw, key: [_key]}
+                """.formatted(in, servers, mirror, servers));
+        assertEquals(
+                0,
+                dev.sluice.cli.Main.execute(
+                        "run",
+                        pipeline.toString(),
+                        "--state-dir",
+                        dir.resolve("s").toString()));
+        assertEquals(
+                List.of(
+                        "{\"k\":\"k1\",\"v\":null,\"tombstone\":true}",
+                        "{\"k\":\"k2\",\"v\":\"\",\"tombstone\":false}",
+                        "{\"k\":\"k3\",\"v\":\"v\",\"tombstone\":false}"),
+                Files.readAllLines(dir.resolve("tombstones.jsonl")));
+        // Written back as raw, a NULL value is a tombstone again (it was an empty message).
+        List<ConsumerRecord<byte[], byte[]>> back =
+                KafkaTestSupport.consumeAll(servers, mirror, 3, Duration.ofSeconds(30));
+        assertEquals(3, back.size());
+        assertEquals(null, back.get(0).value());
+        assertArrayEquals(new byte[0], back.get(1).value());
+        assertArrayEquals(k1, back.get(0).key());
+    }
+
+    /**
      * Records of an aborted transaction are no input, under the default delivery too: the client's
      * default (read_uncommitted) read them, so a pipeline downstream of an exactly-once one emitted
      * every epoch a crash aborted — output its reader never saw committed.
