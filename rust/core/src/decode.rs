@@ -46,11 +46,46 @@ pub struct DecoderOptions {
     /// Avro with confluent framing: the schema id the records carry.
     #[serde(default)]
     pub avro_schema_id: Option<u32>,
+    /// Debezium: how the connector wrote binary columns (its `binary.handling.mode`).
+    #[serde(default)]
+    pub debezium_binary: DebeziumBinary,
+    /// Debezium: how the connector wrote decimal columns (its `decimal.handling.mode`).
+    #[serde(default)]
+    pub debezium_decimals: DebeziumDecimals,
+}
+
+/// Debezium's `binary.handling.mode` as its JSON converter writes it: `bytes` (the default) as
+/// base64 text, or `hex`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DebeziumBinary {
+    #[default]
+    Base64,
+    Hex,
+}
+
+/// Debezium's `decimal.handling.mode`: `precise` (the default: the unscaled value's two's
+/// complement bytes as base64 text), `string` or `double`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DebeziumDecimals {
+    #[default]
+    Precise,
+    String,
+    Double,
 }
 
 impl DecoderOptions {
     pub fn of(format: Format, delimiter: &str) -> Self {
-        DecoderOptions { format, delimiter: delimiter.to_string(), avro_schema: None, avro_framing: AvroFraming::None, avro_schema_id: None }
+        DecoderOptions {
+            format,
+            delimiter: delimiter.to_string(),
+            avro_schema: None,
+            avro_framing: AvroFraming::None,
+            avro_schema_id: None,
+            debezium_binary: DebeziumBinary::default(),
+            debezium_decimals: DebeziumDecimals::default(),
+        }
     }
 }
 
@@ -74,6 +109,16 @@ pub struct RecordDecoder {
     csv_text: Option<(SchemaRef, Vec<usize>)>,
     /// JSON: numbers and booleans in string columns become their text (inferred schemas).
     text_coercion: bool,
+    /// Debezium: the row's columns written in base64 (binary, and precise decimals with their scale).
+    debezium_base64: Arc<Vec<(String, Base64Value)>>,
+}
+
+/// What a Debezium column's base64 text holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Base64Value {
+    Bytes,
+    /// A decimal's unscaled value (big-endian two's complement) of this scale.
+    Unscaled(i8),
 }
 
 /// The outcome of decoding one batch of records.
@@ -109,7 +154,39 @@ impl RecordDecoder {
             _ => (None, None),
         };
         let csv_text = (options.format == Format::Csv).then(|| csv_text_schema(&schema)).flatten();
-        Ok(RecordDecoder { format: options.format, schema, delimiter, avro, flat_json, guard, csv_text, text_coercion: false })
+        let debezium_base64 = if options.format == Format::Debezium {
+            schema
+                .fields()
+                .iter()
+                .filter_map(|f| match f.data_type() {
+                    DataType::Binary | DataType::LargeBinary | DataType::BinaryView if options.debezium_binary == DebeziumBinary::Base64 => {
+                        Some((f.name().clone(), Base64Value::Bytes))
+                    }
+                    DataType::Decimal32(_, scale)
+                    | DataType::Decimal64(_, scale)
+                    | DataType::Decimal128(_, scale)
+                    | DataType::Decimal256(_, scale)
+                        if options.debezium_decimals == DebeziumDecimals::Precise =>
+                    {
+                        Some((f.name().clone(), Base64Value::Unscaled(*scale)))
+                    }
+                    _ => None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(RecordDecoder {
+            format: options.format,
+            schema,
+            delimiter,
+            avro,
+            flat_json,
+            guard,
+            csv_text,
+            text_coercion: false,
+            debezium_base64: Arc::new(debezium_base64),
+        })
     }
 
     /// The same decoder without the flat JSON fast path, to compare against.
@@ -284,7 +361,7 @@ impl RecordDecoder {
                 skipped = true;
                 continue;
             }
-            match unwrap_envelope(record) {
+            match unwrap_envelope(record).and_then(|(row, op)| Ok((from_base64(row, &self.debezium_base64)?, op))) {
                 Ok((_, "t")) if !self.schema.fields().iter().all(|f| f.is_nullable()) => {
                     let required: Vec<&str> = self.schema.fields().iter().filter(|f| !f.is_nullable()).map(|f| f.name().as_str()).collect();
                     let message = format!("a Debezium truncate event (op t) has no row, and {} cannot be NULL", required.join(", "));
@@ -781,6 +858,53 @@ fn unwrap_envelope(record: &[u8]) -> std::result::Result<(Vec<u8>, &'static str)
     Ok((row.to_vec(), op))
 }
 
+/// A Debezium row with the base64 text of `columns` as the decoder reads those types: bytes as
+/// hex, a decimal's unscaled bytes as its digits. Read as they were, base64 that happened to be
+/// hex ("AAAA") became other bytes, and a precise decimal's text ("1234", the bytes d7 6d f8)
+/// the number 1234.
+fn from_base64(row: Vec<u8>, columns: &[(String, Base64Value)]) -> std::result::Result<Vec<u8>, String> {
+    use base64::Engine;
+    if columns.is_empty() {
+        return Ok(row);
+    }
+    let members = crate::flat_json::raw_members(&row).ok_or_else(|| "a Debezium row that is not a JSON object".to_string())?;
+    let mut out = Vec::with_capacity(row.len() + 16);
+    out.push(b'{');
+    for (i, (name, raw)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend(serde_json::to_vec(name).map_err(|e| e.to_string())?);
+        out.push(b':');
+        let kind = columns.iter().find(|(column, _)| column == name).map(|(_, kind)| *kind);
+        let (Some(kind), Some(b'"')) = (kind, raw.first()) else {
+            out.extend_from_slice(raw);
+            continue;
+        };
+        let text: String = serde_json::from_slice(raw).map_err(|e| format!("column '{name}': {e}"))?;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(&text).map_err(|e| {
+            format!(
+                "column '{name}': {text:?} is not base64 ({e}); Debezium writes bytes and precise decimals as base64 by default: set \
+                 debezium_binary: hex or debezium_decimals: string if the connector writes them otherwise"
+            )
+        })?;
+        let value = match kind {
+            Base64Value::Bytes => bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+            Base64Value::Unscaled(scale) => {
+                if bytes.len() > 16 {
+                    return Err(format!("column '{name}': a decimal of {} bytes is beyond 38 digits", bytes.len()));
+                }
+                let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);
+                let unscaled = bytes.iter().fold(if negative { -1i128 } else { 0 }, |acc, &b| (acc << 8) | i128::from(b));
+                crate::encode::decimal_text(&unscaled.to_string(), scale)
+            }
+        };
+        out.extend(serde_json::to_vec(&value).map_err(|e| e.to_string())?);
+    }
+    out.push(b'}');
+    Ok(out)
+}
+
 /// The schema of raw records: the bytes of each record as one Binary column.
 pub fn raw_schema() -> SchemaRef {
     static RAW: OnceLock<SchemaRef> = OnceLock::new();
@@ -1067,6 +1191,43 @@ mod tests {
         let errors = decoded.errors.unwrap();
         let index = errors.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
         assert_eq!(index.values().to_vec(), vec![4, 5]);
+    }
+
+    /// Debezium's JSON converter writes bytes and precise decimals as base64 by default; read as
+    /// hex and as decimal text, "AAAA" (three zero bytes) was the bytes aa aa and "1234" (the
+    /// unscaled bytes d7 6d f8) the decimal 1234.00, silently.
+    #[test]
+    fn debezium_base64_bytes_and_precise_decimals_read_as_the_connector_wrote_them() {
+        use arrow::array::AsArray;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("b", DataType::Binary, true),
+            Field::new("d", DataType::Decimal128(10, 2), true),
+        ]));
+        let records: Vec<&[u8]> = vec![
+            br#"{"op": "c", "after": {"id": 1, "b": "AAAA", "d": "1234"}}"#,
+            br#"{"op": "c", "after": {"id": 2, "b": "AQID", "d": "/w=="}}"#,
+            br#"{"op": "c", "after": {"id": 3, "b": null, "d": "AeI="}}"#,
+            br#"{"op": "c", "after": {"id": 4, "b": "not base64!", "d": null}}"#,
+        ];
+        let decoded = RecordDecoder::new(&DecoderOptions::of(Format::Debezium, ","), Some(schema.clone())).unwrap().decode(&records).unwrap();
+        let batch = &decoded.batch;
+        let bytes: Vec<Option<&[u8]>> = batch.column(1).as_binary::<i32>().iter().collect();
+        assert_eq!(bytes, [Some(&[0u8, 0, 0][..]), Some(&[1, 2, 3][..]), None]);
+        let text = arrow::util::display::ArrayFormatter::try_new(batch.column(2).as_ref(), &Default::default()).unwrap();
+        assert_eq!((0..3).map(|i| text.value(i).to_string()).collect::<Vec<_>>(), ["-26588.24", "-0.01", "4.82"]);
+        let errors = decoded.errors.unwrap();
+        assert!(errors.column(2).as_string::<i32>().value(0).contains("column 'b': \"not base64!\" is not base64"), "{errors:?}");
+        // A connector set to hex and string writes what the JSON format reads.
+        let options = DecoderOptions {
+            debezium_binary: DebeziumBinary::Hex,
+            debezium_decimals: DebeziumDecimals::String,
+            ..DecoderOptions::of(Format::Debezium, ",")
+        };
+        let plain = RecordDecoder::new(&options, Some(schema)).unwrap().decode(&records[..1]).unwrap();
+        assert_eq!(plain.batch.column(1).as_binary::<i32>().value(0), [0xaa, 0xaa]);
+        let text = arrow::util::display::ArrayFormatter::try_new(plain.batch.column(2).as_ref(), &Default::default()).unwrap();
+        assert_eq!(text.value(0).to_string(), "1234.00");
     }
 
     /// A truncate (op t, no row) becomes a row of NULLs with `_op` t, which empties a dynamic
@@ -1539,7 +1700,9 @@ mod strict_tests {
     #[test]
     fn debezium_rows_keep_their_numbers_exact() {
         let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true), Field::new("d", DataType::Decimal128(20, 2), true)]));
-        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Debezium, ","), Some(schema)).unwrap();
+        // Decimals as numbers or text: the connector's decimal.handling.mode double or string.
+        let options = DecoderOptions { debezium_decimals: DebeziumDecimals::String, ..DecoderOptions::of(Format::Debezium, ",") };
+        let decoder = RecordDecoder::new(&options, Some(schema)).unwrap();
         let records: [&[u8]; 3] = [
             br#"{"payload":{"op":"c","after":{"id":1,"d":12345678901234567.89}}}"#,
             br#"{"op":"c","after":{"id":-9223372036854775809,"d":1}}"#,

@@ -666,7 +666,7 @@ where
 
 /// An unscaled decimal's digits with the point where `scale` puts it, however many digits there
 /// are (arrow's own formatting keeps only as many as the precision).
-fn decimal_text(unscaled: &str, scale: i8) -> String {
+pub(crate) fn decimal_text(unscaled: &str, scale: i8) -> String {
     let (sign, digits) = unscaled.strip_prefix('-').map_or(("", unscaled), |digits| ("-", digits));
     if scale <= 0 {
         return format!("{sign}{digits}{}", "0".repeat(scale.unsigned_abs() as usize));

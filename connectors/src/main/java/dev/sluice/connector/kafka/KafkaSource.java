@@ -74,6 +74,12 @@ public final class KafkaSource implements Source {
     public static final String INFER_ROWS = "infer_rows";
     /** The {@code delimiter} setting. */
     public static final String DELIMITER = "delimiter";
+
+    /** The {@code debezium_binary} setting: the connector's binary.handling.mode. */
+    public static final String DEBEZIUM_BINARY = "debezium_binary";
+
+    /** The {@code debezium_decimals} setting: the connector's decimal.handling.mode. */
+    public static final String DEBEZIUM_DECIMALS = "debezium_decimals";
     /** The {@code primary_key} setting. */
     public static final String PRIMARY_KEY = "primary_key";
     /** The {@code metadata} setting. */
@@ -138,6 +144,21 @@ public final class KafkaSource implements Source {
                                 "JSON without a schema: records sampled to infer it.",
                                 Validator.positive())
                         .define(DELIMITER, ConfigType.STRING, ",", false, "CSV: the field delimiter.")
+                        .defineEnum(
+                                DEBEZIUM_BINARY,
+                                List.of("base64", "hex"),
+                                "base64",
+                                false,
+                                "debezium: how the connector writes binary columns, its binary.handling.mode: base64 "
+                                        + "(Debezium's default, bytes, through the JSON converter) or hex.")
+                        .defineEnum(
+                                DEBEZIUM_DECIMALS,
+                                List.of("precise", "string", "double"),
+                                "precise",
+                                false,
+                                "debezium: how the connector writes decimal columns, its decimal.handling.mode: precise "
+                                        + "(Debezium's default: the unscaled value's bytes as base64, read with the declared "
+                                        + "column's scale), string or double.")
                         .define(
                                 PRIMARY_KEY,
                                 ConfigType.LIST,
@@ -302,6 +323,11 @@ public final class KafkaSource implements Source {
             context.checkWhileOpening(accessCheck);
         }
         Map<String, Object> formatOptions = AvroSettings.coreOptions(config, context.pipelineDirectory(), true);
+        if (format.equals("debezium")) {
+            formatOptions = new java.util.HashMap<>(formatOptions);
+            formatOptions.put(DEBEZIUM_BINARY, config.getString(DEBEZIUM_BINARY));
+            formatOptions.put(DEBEZIUM_DECIMALS, config.getString(DEBEZIUM_DECIMALS));
+        }
         Schema declared = null;
         if (format.equals("avro") && config.has(SCHEMA)) {
             throw new InvalidSettingException(

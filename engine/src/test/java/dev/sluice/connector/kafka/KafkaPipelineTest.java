@@ -874,6 +874,47 @@ class KafkaPipelineTest {
     }
 
     /**
+     * Debezium's JSON converter writes bytes and precise decimals as base64 by default; they were
+     * read as hex and decimal text ("AAAA" as the bytes aa aa, "1234" as 1234.00). The default
+     * reads base64; a connector set to hex and string is read with debezium_binary and
+     * debezium_decimals.
+     */
+    @Test
+    void debeziumBytesAndDecimalsAreReadAsTheConnectorWroteThem() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("cdc-base64");
+        KafkaTestSupport.createTopics(servers, 1, in);
+        KafkaTestSupport.produce(servers, in, List.<String[]>of(new String[] {
+            "1", "{\"op\": \"c\", \"after\": {\"id\": 1, \"b\": \"AAAA\", \"d\": \"1234\"}}"
+        }));
+        String pipeline = """
+                sources:
+                  rows: {type: kafka, topic: %s, bootstrap_servers: %s, format: debezium, schema: {id: bigint, b: binary, d: "decimal(10,2)"}, bounded: true%s}
+                sinks:
+                  out: {type: file, from: rows, path: %s}
+                """;
+        Files.writeString(dir.resolve("base64.yaml"), pipeline.formatted(in, servers, "", "base64.jsonl"));
+        Files.writeString(
+                dir.resolve("plain.yaml"),
+                pipeline.formatted(in, servers, ", debezium_binary: hex, debezium_decimals: string", "plain.jsonl"));
+        for (String name : List.of("base64", "plain")) {
+            assertEquals(
+                    0,
+                    dev.sluice.cli.Main.execute(
+                            "run",
+                            dir.resolve(name + ".yaml").toString(),
+                            "--state-dir",
+                            dir.resolve("state-" + name).toString()));
+        }
+        assertEquals(
+                List.of("{\"id\":1,\"b\":\"000000\",\"d\":-26588.24,\"_op\":\"i\"}"),
+                Files.readAllLines(dir.resolve("base64.jsonl")));
+        assertEquals(
+                List.of("{\"id\":1,\"b\":\"aaaa\",\"d\":1234.00,\"_op\":\"i\"}"),
+                Files.readAllLines(dir.resolve("plain.jsonl")));
+    }
+
+    /**
      * A sink keyed by a binary column (here the source's own {@code _key}) writes its bytes: it
      * used to cast them to text, so every key that was not UTF-8 became an empty key, and a NULL
      * key became an empty key too instead of none.
