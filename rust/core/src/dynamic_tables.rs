@@ -388,7 +388,7 @@ impl DynamicTable {
                 cast_with_options(column, field.data_type(), &strict)
                     .map_err(|e| self.error(format!("column '{}': {} does not fit {}: {e}", field.name(), column.data_type(), field.data_type())))?
             };
-            let column = if self.key.contains(&i) { zero_without_sign(column)? } else { column };
+            let column = if self.key.contains(&i) { canonical_key(column)? } else { column };
             // A truncate row carries no key.
             if let Some(row) = (0..column.len()).find(|r| self.key.contains(&i) && column.is_null(*r) && ops[*r] != Op::Truncate) {
                 return Err(self.error(format!("key column '{}' is NULL in row {} of the batch", field.name(), row + 1)));
@@ -503,7 +503,7 @@ impl DynamicTable {
                     // Not strict: a value that is no key of this type becomes NULL and matches nothing.
                     arrow::compute::cast(values, key_type).map_err(|e| self.error(format!("key '{}': {e}", self.schema.field(i).name())))
                 }
-                .and_then(|cast| zero_without_sign(cast).map_err(|e| self.error(e.message)))
+                .and_then(|cast| canonical_key(cast).map_err(|e| self.error(e.message)))
             })
             .collect::<Result<Vec<_>>>()?;
         let (held, missing, asked_keys, generation) = {
@@ -731,7 +731,7 @@ impl DynamicTable {
             arrow::compute::cast(values, key_type).map_err(|e| self.error(format!("dynamic_contains: {e}")))?
         };
         let changed = changed_by_cast(values, &cast).map_err(|e| self.error(format!("dynamic_contains: {e}")))?;
-        let cast = zero_without_sign(cast).map_err(|e| self.error(e.message))?;
+        let cast = canonical_key(cast).map_err(|e| self.error(e.message))?;
         let state_found: HashSet<Vec<u8>>;
         let state = if self.is_lookup() {
             let found = self.lookup(&[Arc::clone(values)])?;
@@ -756,17 +756,16 @@ impl DynamicTable {
     }
 }
 
-/// A float key column with -0.0 as 0.0: SQL's equality holds them equal, the key index's bytes
-/// did not (a table held both as two keys, a row joined twice, a delete of 0.0 left -0.0).
-fn zero_without_sign(column: ArrayRef) -> Result<ArrayRef> {
-    use arrow::datatypes::{Float32Type, Float64Type};
+/// A float key column with -0.0 as 0.0 and every NaN as one NaN: SQL's equality holds them
+/// equal, the key index's bytes did not (a table held both as two keys, a row joined twice, a
+/// delete of 0.0 left -0.0; the NaN of 0/0, whose sign bit is set, was another key than 'NaN').
+fn canonical_key(column: ArrayRef) -> Result<ArrayRef> {
     Ok(match column.data_type() {
         DataType::Float16 => {
-            let wider = zero_without_sign(arrow::compute::cast(&column, &DataType::Float32)?)?;
+            let wider = canonical_key(arrow::compute::cast(&column, &DataType::Float32)?)?;
             arrow::compute::cast(&wider, &DataType::Float16)?
         }
-        DataType::Float32 => Arc::new(column.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| v + 0.0)),
-        DataType::Float64 => Arc::new(column.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| v + 0.0)),
+        DataType::Float32 | DataType::Float64 => crate::float_compare::canonical_floats(&column),
         _ => column,
     })
 }
@@ -1199,6 +1198,13 @@ mod tests {
         assert_eq!(floats.snapshot().unwrap().num_rows(), 1, "one key");
         floats.apply(&zeros(-0.0, "d")).unwrap();
         assert_eq!(floats.snapshot().unwrap().num_rows(), 0, "deleted by -0.0");
+        // So are all NaNs: 0/0's has its sign bit set.
+        let negative_nan = f64::from_bits(0xfff8_0000_0000_0000);
+        floats.apply(&zeros(f64::NAN, "i")).unwrap();
+        floats.apply(&zeros(negative_nan, "i")).unwrap();
+        assert_eq!(floats.snapshot().unwrap().num_rows(), 1, "one NaN key");
+        let nan: ArrayRef = Arc::new(arrow::array::Float64Array::from(vec![negative_nan]));
+        assert_eq!(floats.contains(&nan).unwrap(), BooleanArray::from(vec![Some(true)]));
         let text: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![Some("03"), Some("x")]));
         assert_eq!(t.contains(&text).unwrap(), BooleanArray::from(vec![Some(true), None]), "text is parsed; no number is unknown");
     }

@@ -18,7 +18,7 @@ use std::sync::{Arc, LazyLock};
 use arrow::array::{Array, ArrayRef, AsArray, PrimitiveArray};
 use arrow::datatypes::{ArrowPrimitiveType, DataType, Field, FieldRef, Float32Type, Float64Type};
 use datafusion::common::{DFSchema, Result, ScalarValue};
-use datafusion::logical_expr::expr::{Between, BinaryExpr, Case, InList, ScalarFunction};
+use datafusion::logical_expr::expr::{Between, BinaryExpr, Case, InList, InSubquery, ScalarFunction};
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ExprSchemable, Operator, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
@@ -44,6 +44,15 @@ pub(crate) fn rewrite(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         Expr::Case(Case { expr: Some(base), when_then_expr, else_expr }) if is_float(base)? && !is_canonical(base) => {
             let when_then = when_then_expr.iter().map(|(when, then)| (Box::new(canonical(when)), then.clone())).collect();
             Some(Expr::Case(Case::new(Some(Box::new(canonical(base))), when_then, else_expr.clone())))
+        }
+        Expr::InSubquery(InSubquery { expr: value, subquery, negated }) if is_float(value)? && !is_canonical(value) => {
+            Some(Expr::InSubquery(InSubquery::new(Box::new(canonical(value)), subquery.clone(), *negated)))
+        }
+        // NULLIF(a, b) is a when they differ: compared canonical, a kept as it is.
+        Expr::ScalarFunction(ScalarFunction { func, args }) if func.name() == "nullif" && args.len() == 2 && is_float(&args[0])? => {
+            let equal = Expr::BinaryExpr(BinaryExpr::new(Box::new(canonical(&args[0])), Operator::Eq, Box::new(canonical(&args[1]))));
+            let null = Expr::Literal(ScalarValue::try_from(&args[0].get_type(schema)?)?, None);
+            Some(Expr::Case(Case::new(None, vec![(Box::new(equal), Box::new(null))], Some(Box::new(args[0].clone())))))
         }
         Expr::ScalarFunction(ScalarFunction { func, args })
             if matches!(func.name(), "greatest" | "least") && is_float(expr)? && !args.iter().all(is_canonical) =>
@@ -135,26 +144,14 @@ fn canonical_f32(v: f32) -> f32 {
     }
 }
 
-/// `values` with its floats canonical; the same array when they already are.
-fn canonical_floats(values: &ArrayRef) -> ArrayRef {
-    // Branch-free tests (a NaN's magnitude bits are above infinity's), so the scan vectorizes.
+/// `values` with its floats canonical; the same array when they hold no NaN and no -0.0.
+pub(crate) fn canonical_floats(values: &ArrayRef) -> ArrayRef {
+    // Float operations only (is_nan compares a value with itself, copysign reads the sign), which
+    // vectorize on every x86-64, where 64-bit integer comparisons need SSE4. Every NaN counts,
+    // the positive one too: telling them apart needs the bits.
     match values.data_type() {
-        DataType::Float64 => canonical_array::<Float64Type>(
-            values,
-            |v| {
-                let bits = v.to_bits();
-                (bits == 1 << 63) | (((bits & !(1 << 63)) > f64::INFINITY.to_bits()) & (bits != f64::NAN.to_bits()))
-            },
-            canonical_f64,
-        ),
-        DataType::Float32 => canonical_array::<Float32Type>(
-            values,
-            |v| {
-                let bits = v.to_bits();
-                (bits == 1 << 31) | (((bits & !(1 << 31)) > f32::INFINITY.to_bits()) & (bits != f32::NAN.to_bits()))
-            },
-            canonical_f32,
-        ),
+        DataType::Float64 => canonical_array::<Float64Type>(values, |v| v.is_nan() | ((v == 0.0) & (1.0f64.copysign(v) < 0.0)), canonical_f64),
+        DataType::Float32 => canonical_array::<Float32Type>(values, |v| v.is_nan() | ((v == 0.0) & (1.0f32.copysign(v) < 0.0)), canonical_f32),
         _ => Arc::clone(values),
     }
 }
@@ -165,7 +162,7 @@ fn canonical_array<T: ArrowPrimitiveType>(
     canonical: impl Fn(T::Native) -> T::Native,
 ) -> ArrayRef {
     let floats = values.as_primitive::<T>();
-    if !floats.values().chunks(512).any(|chunk| chunk.iter().fold(false, |any, &v| any | changes(v))) {
+    if !floats.values().chunks(256).any(|block| block.iter().fold(false, |any, &v| any | changes(v))) {
         return Arc::clone(values);
     }
     let out: PrimitiveArray<T> = floats.unary(canonical);
@@ -205,6 +202,9 @@ mod tests {
         assert_eq!(ids("SELECT id FROM t WHERE isnan(GREATEST(x, 1.0)) ORDER BY id"), [3, 4]);
         assert_eq!(ids("SELECT id FROM t WHERE LEAST(x, 2.0) = 2.0 ORDER BY id"), [3, 4, 6]);
         assert_eq!(ids("SELECT id FROM t WHERE CASE x WHEN CAST('NaN' AS DOUBLE) THEN true ELSE false END ORDER BY id"), [3, 4]);
+        assert_eq!(ids("SELECT id FROM t WHERE NULLIF(x, CAST('NaN' AS DOUBLE)) IS NULL ORDER BY id"), [3, 4]);
+        assert_eq!(ids("SELECT id FROM t WHERE NULLIF(x, 0.0) IS NULL ORDER BY id"), [0, 1]);
+        assert_eq!(ids("SELECT id FROM t WHERE x IN (SELECT CAST('NaN' AS DOUBLE)) ORDER BY id"), [3, 4]);
     }
 
     /// A simple CASE and a hashed IN list compared -0.0 and 0.0 as different numbers.
