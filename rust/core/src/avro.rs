@@ -244,26 +244,39 @@ pub fn encode(batch: &RecordBatch, schema_json: Option<&str>) -> Result<(Vec<u8>
 
 /// Avro's times are micro- or milliseconds; arrow-avro writes a time of nanoseconds as
 /// `time-micros` and cuts the nanoseconds off (12:00:00.123456789 was 12:00:00.123456), where a
-/// timestamp that would change is refused. A time with nanoseconds is refused too, naming the row.
+/// timestamp that would change is refused. A time with nanoseconds is refused too, naming the
+/// column (`st.t` inside a struct) and the value; also inside structs, lists and maps.
 fn refuse_sub_microsecond_times(batch: &RecordBatch) -> Result<()> {
-    use arrow::array::{Array, AsArray};
-    use arrow::datatypes::{DataType, Time64NanosecondType, TimeUnit};
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
-        if *field.data_type() != DataType::Time64(TimeUnit::Nanosecond) {
-            continue;
-        }
-        let times = column.as_primitive::<Time64NanosecondType>();
-        if let Some(row) = (0..times.len()).find(|&i| times.is_valid(i) && times.value(i) % 1000 != 0) {
-            let value = arrow::util::display::ArrayFormatter::try_new(column.as_ref(), &Default::default())
-                .map(|f| f.value(row).to_string())
-                .unwrap_or_default();
-            return Err(CoreError::data(format!(
-                "Avro encoding: column '{}' holds {value} in row {row}, but Avro times hold microseconds: its nanoseconds would be lost; cast it to microseconds in the query (arrow_cast(t, 'Time64(Microsecond)'))",
-                field.name()
-            )));
-        }
+        sub_microsecond_time(field.name(), column)?;
     }
     Ok(())
+}
+
+fn sub_microsecond_time(name: &str, array: &arrow::array::ArrayRef) -> Result<()> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{DataType, Time64NanosecondType, TimeUnit};
+    match array.data_type() {
+        DataType::Time64(TimeUnit::Nanosecond) => {
+            let times = array.as_primitive::<Time64NanosecondType>();
+            if let Some(i) = (0..times.len()).find(|&i| times.is_valid(i) && times.value(i) % 1000 != 0) {
+                let value = arrow::util::display::ArrayFormatter::try_new(array.as_ref(), &Default::default())
+                    .map(|f| f.value(i).to_string())
+                    .unwrap_or_default();
+                return Err(CoreError::data(format!(
+                    "Avro encoding: column '{name}' holds {value}, but Avro times hold microseconds: its nanoseconds would be lost; cast it to microseconds in the query (arrow_cast(t, 'Time64(Microsecond)'))"
+                )));
+            }
+            Ok(())
+        }
+        DataType::Struct(fields) => {
+            fields.iter().zip(array.as_struct().columns()).try_for_each(|(f, child)| sub_microsecond_time(&format!("{name}.{}", f.name()), child))
+        }
+        DataType::List(_) => sub_microsecond_time(&format!("{name}[]"), array.as_list::<i32>().values()),
+        DataType::LargeList(_) => sub_microsecond_time(&format!("{name}[]"), array.as_list::<i64>().values()),
+        DataType::Map(_, _) => sub_microsecond_time(&format!("{name}{{}}"), array.as_map().values()),
+        _ => Ok(()),
+    }
 }
 
 /// arrow-avro writes a null in a field whose writer type has no "null" branch as that type's
@@ -653,9 +666,17 @@ mod tests {
         let micros = r#"{"type":"record","name":"T","fields":[{"name":"t","type":["null",{"type":"long","logicalType":"time-micros"}]}]}"#;
         for schema in [Some(micros), None] {
             let err = encode(&batch(nanos), schema).unwrap_err();
-            assert!(err.message.contains("column 't' holds 12:00:00.123456789 in row 2"), "{}", err.message);
+            assert!(err.message.contains("column 't' holds 12:00:00.123456789"), "{}", err.message);
             assert!(encode(&batch(nanos - 789), schema).is_ok());
         }
+        // Inside a struct too.
+        let inner = arrow::array::StructArray::from(vec![(
+            Arc::new(Field::new("t", DataType::Time64(arrow::datatypes::TimeUnit::Nanosecond), true)),
+            Arc::new(Time64NanosecondArray::from(vec![nanos])) as ArrayRef,
+        )]);
+        let nested = RecordBatch::try_from_iter([("st", Arc::new(inner) as ArrayRef)]).unwrap();
+        let err = encode(&nested, None).unwrap_err();
+        assert!(err.message.contains("column 'st.t' holds 12:00:00.123456789"), "{}", err.message);
     }
 
     /// Inside a record, an array or a map a null was written as the zero value too ("", 0).

@@ -119,6 +119,9 @@ enum Base64Value {
     Bytes,
     /// A decimal's unscaled value (big-endian two's complement) of this scale.
     Unscaled(i8),
+    /// An integer or float column: text there is a precise decimal's base64 (the column was
+    /// declared with another type), which the decoder would parse as a number when it is digits.
+    NotText,
 }
 
 /// The outcome of decoding one batch of records.
@@ -169,6 +172,9 @@ impl RecordDecoder {
                         if options.debezium_decimals == DebeziumDecimals::Precise =>
                     {
                         Some((f.name().clone(), Base64Value::Unscaled(*scale)))
+                    }
+                    t if (t.is_integer() || t.is_floating()) && options.debezium_decimals == DebeziumDecimals::Precise => {
+                        Some((f.name().clone(), Base64Value::NotText))
                     }
                     _ => None,
                 })
@@ -882,6 +888,16 @@ fn from_base64(row: Vec<u8>, columns: &[(String, Base64Value)]) -> std::result::
             continue;
         };
         let text: String = serde_json::from_slice(raw).map_err(|e| format!("column '{name}': {e}"))?;
+        if kind == Base64Value::NotText {
+            if matches!(text.as_str(), "NaN" | "Infinity" | "-Infinity") {
+                out.extend_from_slice(raw);
+                continue;
+            }
+            return Err(format!(
+                "column '{name}': text {text:?} in a number column: Debezium writes a precise decimal as base64 text; declare \
+                 the column decimal(p,s) with the connector's scale, or set debezium_decimals: string or double if it writes them so"
+            ));
+        }
         let bytes = base64::engine::general_purpose::STANDARD.decode(&text).map_err(|e| {
             format!(
                 "column '{name}': {text:?} is not base64 ({e}); Debezium writes bytes and precise decimals as base64 by default: set \
@@ -890,6 +906,7 @@ fn from_base64(row: Vec<u8>, columns: &[(String, Base64Value)]) -> std::result::
         })?;
         let value = match kind {
             Base64Value::Bytes => bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+            Base64Value::NotText => unreachable!("handled above"),
             Base64Value::Unscaled(scale) => {
                 if bytes.len() > 16 {
                     return Err(format!("column '{name}': a decimal of {} bytes is beyond 38 digits", bytes.len()));
@@ -1218,6 +1235,12 @@ mod tests {
         assert_eq!((0..3).map(|i| text.value(i).to_string()).collect::<Vec<_>>(), ["-26588.24", "-0.01", "4.82"]);
         let errors = decoded.errors.unwrap();
         assert!(errors.column(2).as_string::<i32>().value(0).contains("column 'b': \"not base64!\" is not base64"), "{errors:?}");
+        // A precise decimal in a column declared a number was read as the number its base64 spells.
+        let doubles = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("p", DataType::Float64, true)]));
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Debezium, ","), Some(doubles)).unwrap();
+        let read = decoder.decode(&[br#"{"op": "c", "after": {"id": 1, "p": "1234"}}"#, br#"{"op": "c", "after": {"id": 2, "p": "NaN"}}"#]).unwrap();
+        assert_eq!(read.batch.num_rows(), 1);
+        assert!(read.errors.unwrap().column(2).as_string::<i32>().value(0).contains("column 'p': text \"1234\" in a number column"));
         // A connector set to hex and string writes what the JSON format reads.
         let options = DecoderOptions {
             debezium_binary: DebeziumBinary::Hex,

@@ -527,25 +527,43 @@ public final class Pipeline implements AutoCloseable {
     }
 
     /**
-     * A node's output with two columns of one name (`SELECT t.id, s.id`, a Parquet file's) became
-     * a JSON record with its key twice, whose readers keep one value, and a Parquet file or
-     * table no reader can address by name: refused, naming both.
+     * A node's output with two columns of one name (`SELECT t.id, s.id`, a Parquet file's), or a
+     * struct with two fields of one name (`named_struct('a', x, 'a', y)`), became a JSON record
+     * with a key twice, whose readers keep one value, and a Parquet file or table no reader can
+     * address by name: refused, naming both.
      */
     private static void refuseRepeatedColumnNames(PipelineNode node) {
+        String repeated = repeatedName(node.schema.getFields(), "");
+        if (repeated != null) {
+            String where = node.kind() == NodeKind.TRANSFORM ? "the query's output" : "the output";
+            throw at(
+                    node.spec,
+                    node.kind() == NodeKind.TRANSFORM ? "sql" : null,
+                    where + " has " + repeated + ": a JSON record would hold the key twice and its readers keep "
+                            + "one value; name them apart" + (node.kind() == NodeKind.TRANSFORM ? " with AS" : ""));
+        }
+    }
+
+    /** "two columns named 'x' (columns 1 and 2)" for the first name {@code fields} repeat, inside structs too. */
+    private static String repeatedName(List<Field> fields, String inside) {
         Map<String, Integer> seen = new HashMap<>();
-        List<Field> fields = node.schema.getFields();
         for (int i = 0; i < fields.size(); i++) {
             Integer first = seen.putIfAbsent(fields.get(i).getName(), i);
             if (first != null) {
-                String where = node.kind() == NodeKind.TRANSFORM ? "the query's output" : "the output";
-                throw at(
-                        node.spec,
-                        node.kind() == NodeKind.TRANSFORM ? "sql" : null,
-                        where + " has two columns named '" + fields.get(i).getName() + "' (columns " + (first + 1)
-                                + " and " + (i + 1) + "): a JSON record would hold the key twice and its readers keep "
-                                + "one value; name them apart" + (node.kind() == NodeKind.TRANSFORM ? " with AS" : ""));
+                return inside.isEmpty()
+                        ? "two columns named '" + fields.get(i).getName() + "' (columns " + (first + 1) + " and "
+                                + (i + 1) + ")"
+                        : "two fields named '" + fields.get(i).getName() + "' in " + inside;
             }
         }
+        for (Field field : fields) {
+            String path = (inside.isEmpty() ? "column " : inside + ".") + "'" + field.getName() + "'";
+            String nested = repeatedName(field.getChildren(), path); // a list's item, a map's entries too
+            if (nested != null) {
+                return nested;
+            }
+        }
+        return null;
     }
 
     /**

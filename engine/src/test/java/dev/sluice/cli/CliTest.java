@@ -409,6 +409,22 @@ class CliTest {
                                 + "(columns 1 and 2)"),
                 repeatedResult.stderr());
 
+        Path repeatedField = write("repeated-field.yaml", """
+                sources:
+                  bid: {type: generator, entity: bid, count: 10}
+                transforms:
+                  t:
+                    type: sql
+                    sql: SELECT auction, make_array(named_struct('a', bidder, 'a', price)) AS s FROM bid
+                sinks:
+                  out: {type: stdout, from: t}
+                """);
+        Result repeatedFieldResult = sluice("validate", repeatedField.toString());
+        assertEquals(Main.EXIT_CONFIG, repeatedFieldResult.code(), repeatedFieldResult.stderr());
+        assertTrue(
+                repeatedFieldResult.stderr().contains("has two fields named 'a' in column 's'"),
+                repeatedFieldResult.stderr());
+
         Path unknownTable = write("table.yaml", """
                 sources:
                   bid: {type: generator, entity: bid, count: 10}

@@ -224,12 +224,21 @@ final class PgTypes {
                     return "it would drop the time of day";
                 }
             }
+            case "money" -> {
+                if (isFloat || scale > 2) {
+                    return "money keeps 2 decimal places: it would round each value";
+                }
+            }
             default -> {
                 if (numeric.matches() && (isFloat || scale > Integer.parseInt(numeric.group(2)))) {
                     return "it would round each value to " + numeric.group(2) + " decimal places";
                 }
                 if (fraction.matches() && fractionDigits(type) > Integer.parseInt(fraction.group(2))) {
                     return "it would round each value to " + fraction.group(2) + " fractional digits of a second";
+                }
+                if (tableType.startsWith("interval") && type instanceof ArrowType.Duration) {
+                    // interval second(0), interval year, interval(2): some fields or digits only.
+                    return "the column keeps only some of an interval's fields or digits: it would drop or round the rest";
                 }
             }
         }

@@ -530,6 +530,26 @@ class PostgresSinkTest {
         assertTrue(!refused.stderr().contains("column w "), refused.stderr());
         assertEquals(List.of("0"), PgTestSupport.rows("SELECT count(*) FROM " + table));
 
+        // Intervals of some fields or digits, and money, rounded too (interval year dropped 4.75 years).
+        String spans = PgTestSupport.uniqueTable("narrow_spans");
+        PgTestSupport.execute(
+                "CREATE TABLE " + spans + " (id bigint PRIMARY KEY, a interval second(0), b interval year, c money)");
+        String spansSink =
+                "sinks:\n  db: {type: postgres, from: t, url: '%s', user: postgres, table: %s, primary_key: id}\n"
+                        .formatted(PgTestSupport.url(), spans);
+        String spansSource = source.replace(
+                "SELECT * FROM in",
+                "SELECT id, arrow_cast(r, 'Duration(Millisecond)') AS a, arrow_cast(r, 'Duration(Second)') AS b, "
+                        + "CAST(n AS DECIMAL(10,3)) AS c FROM in");
+        Result spansRefused = run(write("narrow-spans.yaml", spansSource + spansSink), "state3");
+        assertEquals(2, spansRefused.code(), spansRefused.stderr());
+        for (String column : List.of(
+                "column a is interval second(0) in the table",
+                "column b is interval year in the table",
+                "column c is money in the table but Decimal(10, 3, 128) in the input: money keeps 2 decimal places")) {
+            assertTrue(spansRefused.stderr().contains(column), column + "\n" + spansRefused.stderr());
+        }
+
         // Cast on purpose, the values are written as rounded.
         String cast = source.replace(
                 "SELECT * FROM in",
