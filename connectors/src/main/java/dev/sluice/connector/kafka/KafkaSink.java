@@ -151,6 +151,8 @@ public final class KafkaSink implements Sink {
     private List<String> key;
     /** Whether rows carry {@code _op}: it then travels as the {@code op} header, not in the value. */
     private boolean changeStream;
+    /** The raw format's value column (null for other formats): its NULLs are sent as tombstones. */
+    private String rawValue;
 
     /** The sink's own producer; null under exactly_once, which writes through {@link #transaction}. */
     private KafkaProducer<byte[], byte[]> producer;
@@ -309,9 +311,6 @@ public final class KafkaSink implements Sink {
             return headers;
         }
     }
-
-    /** The raw format's value column (null for other formats): its NULLs are sent as tombstones. */
-    private String rawValue;
 
     private static final byte[][] OPS = {
         "i".getBytes(StandardCharsets.UTF_8), "u".getBytes(StandardCharsets.UTF_8), "d".getBytes(StandardCharsets.UTF_8)

@@ -236,7 +236,8 @@ final class PgTypes {
                 if (fraction.matches() && fractionDigits(type) > Integer.parseInt(fraction.group(2))) {
                     return "it would round each value to " + fraction.group(2) + " fractional digits of a second";
                 }
-                if (tableType.startsWith("interval") && type instanceof ArrowType.Duration) {
+                if (type instanceof ArrowType.Duration
+                        && (tableType.startsWith("interval ") || tableType.startsWith("interval("))) {
                     // interval second(0), interval year, interval(2): some fields or digits only.
                     return "the column keeps only some of an interval's fields or digits: it would drop or round the rest";
                 }

@@ -404,10 +404,9 @@ public final class PostgresSink implements Sink {
             } else if (!compatible(mine, categories.getOrDefault(mine, 'X'), col)) {
                 problems.add("column " + columns.get(i) + " is " + col.type() + " in the table but " + mine
                         + " in the input");
-            } else if (PgTypes.narrowing(fields.get(i), col.type()) != null) {
+            } else if (PgTypes.narrowing(fields.get(i), col.type()) instanceof String rounding) {
                 problems.add("column " + columns.get(i) + " is " + col.type() + " in the table but "
-                        + fields.get(i).getType() + " in the input: "
-                        + PgTypes.narrowing(fields.get(i), col.type())
+                        + fields.get(i).getType() + " in the input: " + rounding
                         + " (CAST it in the query to the column's type to round on purpose)");
             }
         }
