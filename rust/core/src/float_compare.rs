@@ -48,8 +48,11 @@ pub(crate) fn rewrite(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         Expr::InSubquery(InSubquery { expr: value, subquery, negated }) if is_float(value)? && !is_canonical(value) => {
             Some(Expr::InSubquery(InSubquery::new(Box::new(canonical(value)), subquery.clone(), *negated)))
         }
-        // NULLIF(a, b) is a when they differ: compared canonical, a kept as it is.
-        Expr::ScalarFunction(ScalarFunction { func, args }) if func.name() == "nullif" && args.len() == 2 && is_float(&args[0])? => {
+        // NULLIF(a, b) is a when they differ: compared canonical, a kept as it is (a is evaluated
+        // twice, so not when it is volatile: random() would be two numbers).
+        Expr::ScalarFunction(ScalarFunction { func, args })
+            if func.name() == "nullif" && args.len() == 2 && is_float(&args[0])? && !args[0].is_volatile() =>
+        {
             let equal = Expr::BinaryExpr(BinaryExpr::new(Box::new(canonical(&args[0])), Operator::Eq, Box::new(canonical(&args[1]))));
             let null = Expr::Literal(ScalarValue::try_from(&args[0].get_type(schema)?)?, None);
             Some(Expr::Case(Case::new(None, vec![(Box::new(equal), Box::new(null))], Some(Box::new(args[0].clone())))))
