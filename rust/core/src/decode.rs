@@ -606,9 +606,9 @@ pub(crate) fn scan_csv(bytes: &[u8], delimiter: u8, mut quoted: bool) -> (bool, 
     }
 }
 
-/// Fails a CSV record that holds a line break outside quotes (two rows glued together) or ends
-/// inside a quoted field (cut short: the rest would run into the next record); `\r` or `\n`
-/// outside quotes ends a row, as in csv-core.
+/// Fails a CSV record that holds a line break outside quotes (two rows glued together), ends
+/// inside a quoted field (cut short: the rest would run into the next record) or has text after
+/// a quoted field's closing quote; `\r` or `\n` outside quotes ends a row, as in csv-core.
 fn check_csv_record(record: &[u8], delimiter: u8) -> Result<()> {
     let (ends_quoted, line_break) = scan_csv(record, delimiter, false);
     if let Some(at) = line_break {
@@ -617,7 +617,43 @@ fn check_csv_record(record: &[u8], delimiter: u8) -> Result<()> {
     if ends_quoted {
         return Err(CoreError::data("the record ends inside a quoted field: it is cut short, or continues in the next record"));
     }
+    if let Some(at) = text_after_closing_quote(record, delimiter) {
+        return Err(CoreError::data(format!(
+            "the record has text after a quoted field's closing quote at byte {at} (as in \"a\"b, which csv-core reads as ab, \
+             dropping the quotes): quote the whole field and double the quotes inside it (\"\"\"a\"\"b\")"
+        )));
+    }
     Ok(())
+}
+
+/// Where a quoted field's closing quote is followed by anything but the delimiter or the
+/// record's end, in a record with no line break outside quotes and no open quote at its end.
+fn text_after_closing_quote(record: &[u8], delimiter: u8) -> Option<usize> {
+    let mut at = 0;
+    loop {
+        // A quote opens a quoted field only at a field's start, as in scan_csv.
+        let mut from = at;
+        let opening = loop {
+            let quote = from + memchr::memchr(b'"', &record[from..])?;
+            if quote == 0 || record[quote - 1] == delimiter {
+                break quote;
+            }
+            from = quote + 1;
+        };
+        at = opening + 1;
+        loop {
+            let quote = at + memchr::memchr(b'"', &record[at..])?;
+            match record.get(quote + 1) {
+                Some(b'"') => at = quote + 2,
+                None => return None,
+                Some(&b) if b == delimiter || b == b'\r' || b == b'\n' => {
+                    at = quote + 1;
+                    break;
+                }
+                Some(_) => return Some(quote + 1),
+            }
+        }
+    }
 }
 
 /// The schema arrow-csv reads when some columns are better converted from their text here:
@@ -1457,10 +1493,26 @@ mod strict_tests {
             assert_eq!(ids(&decoded), vec![Some(9)], "{:?}", String::from_utf8_lossy(case));
             assert_eq!(error_indexes(&decoded), vec![1]);
         }
-        // Quoted line breaks and doubled quotes stay one record.
-        let decoded = decoder.decode(&[b"1,\"a\nb\"", b"2,\"say \"\"hi\"\"\"\r\n", b"3,x\"y"]).unwrap();
+        // Quoted line breaks and doubled quotes stay one record; a quote inside an unquoted
+        // field is text, as are quotes after a quoted field's closing quote's delimiter.
+        let decoded = decoder.decode(&[b"1,\"a\nb\"", b"2,\"say \"\"hi\"\"\"\r\n", b"3,x\"y", b"\"4\",\"q\"", b"5,\"\"\"\""]).unwrap();
         assert!(decoded.errors.is_none(), "{:?}", error_messages(&decoded));
-        assert_eq!(strings(&decoded, 1), vec![Some("a\nb".into()), Some("say \"hi\"".into()), Some("x\"y".into())]);
+        assert_eq!(
+            strings(&decoded, 1),
+            vec![Some("a\nb".into()), Some("say \"hi\"".into()), Some("x\"y".into()), Some("q".into()), Some("\"".into())]
+        );
+    }
+
+    /// csv-core reads `"a"b` as `ab`: the quotes, which the writer meant as text, were lost.
+    #[test]
+    fn text_after_a_closing_quote_is_a_dead_letter() {
+        let decoder = RecordDecoder::new(&DecoderOptions::of(Format::Csv, ","), Some(id_v())).unwrap();
+        for case in [&b"1,\"a\"b"[..], b"1,\"a\" ", b"\"1\"2,a", b"1,\"a\"\"b\"c", b"1,\"a\nb\"c\n"] {
+            let decoded = decoder.decode(&[b"9,z", case]).unwrap();
+            assert_eq!(ids(&decoded), vec![Some(9)], "{:?}", String::from_utf8_lossy(case));
+            assert_eq!(error_indexes(&decoded), vec![1]);
+            assert!(error_messages(&decoded)[0].contains("text after a quoted field's closing quote"), "{:?}", error_messages(&decoded));
+        }
     }
 
     fn one_column(name: &str, data_type: DataType) -> SchemaRef {

@@ -12,6 +12,7 @@ pub mod abi;
 pub mod alloc_stats;
 pub mod avro;
 mod avro_check;
+pub mod carried_key;
 pub mod cdata;
 pub mod checked_arithmetic;
 mod checked_sum;

@@ -9,7 +9,10 @@
 //!   fraction, wrapped past 2^31 and gave NULL for 70 years. A duration is read as the interval
 //!   it is, whose parts DataFusion computes right;
 //! - a date ± an interval with hours keeps the date type and drops them (`d - INTERVAL '1 hour'`
-//!   was `d`). That fails, naming the interval, unless the interval is whole days.
+//!   was `d`). That fails, naming the interval, unless the interval is whole days;
+//! - `CAST(text AS DATE)` of a time with an offset took the date of that instant in UTC
+//!   (`'2024-01-01T23:00:00-05:00'` became 2024-01-02). The date is the one written, as
+//!   PostgreSQL reads it.
 //!
 //! [`rewrite`] is called by the checked-arithmetic analyzer rule on every expression, after
 //! type coercion.
@@ -21,7 +24,7 @@ use arrow::datatypes::{DataType, Field, FieldRef, IntervalDayTimeType, IntervalM
 use datafusion::common::{exec_err, DFSchema, Result, ScalarValue};
 
 use crate::checked_arithmetic::call;
-use datafusion::logical_expr::expr::{Between, BinaryExpr, ScalarFunction};
+use datafusion::logical_expr::expr::{Between, BinaryExpr, Cast, ScalarFunction, TryCast};
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ExprSchemable, Operator, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
@@ -33,6 +36,8 @@ const MONTH_NANOS: i128 = 30 * DAY_NANOS;
 pub(crate) fn rewrite(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
     let is_interval = |e: &Expr| -> Result<bool> { Ok(matches!(e.get_type(schema)?, DataType::Interval(_))) };
     let is_date = |e: &Expr| -> Result<bool> { Ok(matches!(e.get_type(schema)?, DataType::Date32 | DataType::Date64)) };
+    let is_date_type = |t: &DataType| matches!(t, DataType::Date32 | DataType::Date64);
+    let is_text = |e: &Expr| -> Result<bool> { Ok(matches!(e.get_type(schema)?, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)) };
     Ok(match expr {
         Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_comparison(*op) && (is_interval(left)? || is_interval(right)?) => {
             Some(Expr::BinaryExpr(BinaryExpr::new(Box::new(length(left)), *op, Box::new(length(right)))))
@@ -49,6 +54,12 @@ pub(crate) fn rewrite(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
             let days = call(&DAYS_MOVED, vec![left.as_ref().clone()]);
             let shifted = Expr::BinaryExpr(BinaryExpr::new(Box::new(days.clone()), Operator::Plus, right.clone()));
             Some(call(&WHOLE_DAYS, vec![shifted, days]))
+        }
+        Expr::Cast(Cast { expr: text, field }) if is_date_type(field.data_type()) && is_text(text)? => {
+            Some(Expr::Cast(Cast::new_from_field(Box::new(call(&DATE_AS_WRITTEN, vec![text.as_ref().clone()])), Arc::clone(field))))
+        }
+        Expr::TryCast(TryCast { expr: text, field }) if is_date_type(field.data_type()) && is_text(text)? => {
+            Some(Expr::TryCast(TryCast::new_from_field(Box::new(call(&DATE_AS_WRITTEN, vec![text.as_ref().clone()])), Arc::clone(field))))
         }
         Expr::ScalarFunction(ScalarFunction { func, args })
             if func.name() == "date_part" && args.len() == 2 && matches!(args[1].get_type(schema)?, DataType::Duration(_)) =>
@@ -84,12 +95,16 @@ enum Kind {
     /// An interval with the whole days of its time part moved into its days: `date + 3` is
     /// planned as the date plus 72 hours, which the date arithmetic dropped (or refused).
     DaysMoved,
+    /// A date or timestamp's text cut to its date (the first ten characters) where arrow reads
+    /// the whole as a timestamp; other text as it is, for the cast to read or refuse.
+    DateAsWritten,
 }
 
 static LENGTH: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Temporal::udf(Kind::Length, 1));
 static WHOLE_DAYS: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Temporal::udf(Kind::WholeDays, 2));
 static AS_INTERVAL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Temporal::udf(Kind::AsInterval, 1));
 static DAYS_MOVED: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Temporal::udf(Kind::DaysMoved, 1));
+static DATE_AS_WRITTEN: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Temporal::udf(Kind::DateAsWritten, 1));
 
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct Temporal {
@@ -110,6 +125,7 @@ impl ScalarUDFImpl for Temporal {
             Kind::WholeDays => "sluice_date_plus_whole_days",
             Kind::AsInterval => "sluice_duration_as_interval",
             Kind::DaysMoved => "sluice_interval_days_moved",
+            Kind::DateAsWritten => "sluice_date_as_written",
         }
     }
 
@@ -123,6 +139,7 @@ impl ScalarUDFImpl for Temporal {
             Kind::WholeDays => arg_types[0].clone(),
             Kind::AsInterval => DataType::Interval(IntervalUnit::MonthDayNano),
             Kind::DaysMoved => arg_types[0].clone(),
+            Kind::DateAsWritten => DataType::Utf8,
         })
     }
 
@@ -154,6 +171,7 @@ impl ScalarUDFImpl for Temporal {
                 Arc::clone(&arrays[0])
             }
             Kind::DaysMoved => days_moved(&arrays[0])?,
+            Kind::DateAsWritten => dates_as_written(&arrays[0])?,
         };
         Ok(if scalar { ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?) } else { ColumnarValue::Array(out) })
     }
@@ -218,6 +236,25 @@ fn days_moved(intervals: &ArrayRef) -> Result<ArrayRef> {
         }
         _ => Arc::clone(intervals),
     })
+}
+
+/// Each text that arrow's date cast would read as a timestamp (longer than a date, no sign
+/// before the year) and that is one, cut to its date; the rest as it is.
+fn dates_as_written(texts: &ArrayRef) -> Result<ArrayRef> {
+    let texts = arrow::compute::cast(texts, &DataType::Utf8)?;
+    let texts = texts.as_string::<i32>();
+    let utc: arrow::array::timezone::Tz = "+00:00".parse()?;
+    let is_timestamp = |text: &str| {
+        text.len() > 10
+            && !text.starts_with(['+', '-'])
+            && text.is_char_boundary(10)
+            && arrow::compute::kernels::cast_utils::string_to_datetime(&utc, text).is_ok()
+    };
+    if !texts.iter().flatten().any(is_timestamp) {
+        return Ok(Arc::new(texts.clone()));
+    }
+    let cut: arrow::array::StringArray = texts.iter().map(|t| t.map(|text| if is_timestamp(text) { &text[..10] } else { text })).collect();
+    Ok(Arc::new(cut))
 }
 
 /// Fails naming the first interval with a part smaller than a day.
@@ -326,5 +363,30 @@ mod tests {
         assert_eq!(shown(&days), ["2024-02-03|2024-01-30|2024-02-02", "||"]);
         let kept = run("SELECT CAST(d AS TIMESTAMP) - INTERVAL '1 hour' AS v FROM t", &b).unwrap();
         assert_eq!(shown(&kept), ["2024-01-30T23:00:00", ""]);
+    }
+
+    /// arrow's cast read a date's text with a time and an offset as that instant's UTC date.
+    #[test]
+    fn a_text_cast_to_a_date_is_the_date_written() {
+        let texts: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![
+            Some("2024-01-01T23:00:00-05:00"),
+            Some("2024-01-01 01:30:00+09:00"),
+            Some("2024-01-01T23:59:59.999999Z"),
+            Some("2024-01-01"),
+            Some("2024-01-01T10:00:00"),
+            None,
+        ]));
+        let b = RecordBatch::try_new(Arc::new(Schema::new(vec![Field::new("s", texts.data_type().clone(), true)])), vec![texts]).unwrap();
+        let out = run("SELECT CAST(s AS DATE) AS d, TRY_CAST(s AS DATE) AS t FROM t", &b).unwrap();
+        // PostgreSQL: '2024-01-01T23:00:00-05:00'::date is 2024-01-01, and so is each of the others.
+        let day = "2024-01-01|2024-01-01";
+        assert_eq!(shown(&out), [day, day, day, day, day, "|"]);
+        let literal = run("SELECT CAST('2024-01-01T23:00:00-05:00' AS DATE) AS d FROM t", &b).unwrap();
+        assert_eq!(shown(&literal)[0], "2024-01-01");
+        // Text that is no date still fails the cast, or is NULL under TRY_CAST.
+        let bad: ArrayRef = Arc::new(arrow::array::StringArray::from(vec!["2024-01-01Tnoon and more"]));
+        let b = RecordBatch::try_new(Arc::new(Schema::new(vec![Field::new("s", bad.data_type().clone(), true)])), vec![bad]).unwrap();
+        assert!(run("SELECT CAST(s AS DATE) AS d FROM t", &b).is_err());
+        assert_eq!(shown(&run("SELECT TRY_CAST(s AS DATE) AS d FROM t", &b).unwrap()), [""]);
     }
 }

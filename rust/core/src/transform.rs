@@ -35,6 +35,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::executor::block_on;
 use futures::Stream;
 
+use crate::carried_key::with_carried_key;
 use crate::cdata::conform;
 use crate::checked_arithmetic::CheckedArithmetic;
 use crate::checked_sum::checked_sum;
@@ -54,6 +55,8 @@ pub fn plan_count() -> i64 {
 pub struct SqlTransform {
     inputs: Vec<InputHub>,
     plan: Arc<dyn ExecutionPlan>,
+    /// The plan's schema, with the key its rows keep (carried_key.rs) in its metadata.
+    output_schema: SchemaRef,
     task_ctx: Arc<TaskContext>,
     /// One stream per output partition (a UNION ALL has one per branch).
     streams: Vec<SendableRecordBatchStream>,
@@ -99,15 +102,16 @@ impl SqlTransform {
         let plan = pass_batches_through(physical)?;
         reject_task_spawning(&plan)?;
         let plan = isolate_lookup_joins(plan)?;
+        let output_schema = Arc::new(with_carried_key(&plan.schema(), &logical));
         let task_ctx = ctx.task_ctx();
-        let mut transform = SqlTransform { inputs: hubs, plan, task_ctx, streams: Vec::new(), ready: VecDeque::new() };
+        let mut transform = SqlTransform { inputs: hubs, plan, output_schema, task_ctx, streams: Vec::new(), ready: VecDeque::new() };
         transform.start_streams()?;
         PLAN_COUNT.fetch_add(1, Ordering::Relaxed);
         Ok(transform)
     }
 
     pub fn output_schema(&self) -> SchemaRef {
-        self.plan.schema()
+        Arc::clone(&self.output_schema)
     }
 
     pub fn input_schema(&self, input: usize) -> Result<&SchemaRef> {

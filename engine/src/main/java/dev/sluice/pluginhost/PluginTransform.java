@@ -10,6 +10,7 @@ import dev.sluice.plugin.Batch;
 import dev.sluice.plugin.Emitter;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.StageContext;
 import dev.sluice.plugin.Transform;
 import dev.sluice.plugin.config.ConfigDef;
@@ -94,7 +95,8 @@ public final class PluginTransform extends PluginStage implements Transform {
                 input.release(); // borrowed by open
             }
             state = slot.get(ValueLayout.ADDRESS, 0);
-            outputSchema = Data.importSchema(allocator, out, null);
+            // No key: a plugin cannot say whether its rows keep their input's key (PrimaryKey).
+            outputSchema = PrimaryKey.with(Data.importSchema(allocator, out, null), List.of());
         }
         inStruct = ArrowArray.allocateNew(allocator);
         outStruct = ArrowArray.allocateNew(allocator);

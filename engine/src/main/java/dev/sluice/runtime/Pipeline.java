@@ -14,7 +14,6 @@ import dev.sluice.observe.RunStats;
 import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
-import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.Transform;
 import dev.sluice.plugin.config.StandardKeys;
@@ -510,10 +509,11 @@ public final class Pipeline implements AutoCloseable {
                 case TRANSFORM -> {
                     List<Schema> schemas =
                             node.inputs.stream().map(i -> byName.get(i).schema).toList();
-                    yield inheritKey(((Transform) node.stage).open(node.context, node.inputs, schemas), node, byName);
+                    // The transform's schema says which key its rows keep (PrimaryKey): only it knows.
+                    yield ((Transform) node.stage).open(node.context, node.inputs, schemas);
                 }
                 case SINK -> {
-                    Schema schema = inheritKey(sinkSchema(node, byName), node, byName);
+                    Schema schema = sinkSchema(node, byName);
                     node.sink().open(node.context, schema);
                     yield schema;
                 }
@@ -612,21 +612,7 @@ public final class Pipeline implements AutoCloseable {
         };
     }
 
-    /**
-     * A source's primary key travels downstream in schema metadata ({@link PrimaryKey}) while
-     * the node still has all its columns and its inputs agree on one key; SQL plans do not
-     * carry it themselves.
-     */
-    private static Schema inheritKey(Schema schema, PipelineNode node, Map<String, PipelineNode> byName) {
-        List<List<String>> keys = node.inputs.stream()
-                .map(i -> PrimaryKey.of(byName.get(i).schema))
-                .distinct()
-                .toList();
-        List<String> key = keys.size() == 1 ? keys.get(0) : List.of();
-        return PrimaryKey.with(schema, PrimaryKey.coveredBy(key, schema) ? key : List.of());
-    }
-
-    /** A sink reading several nodes needs them to agree on the schema. */
+    /** A sink reading several nodes needs them to agree on the schema, key included. */
     private static Schema sinkSchema(PipelineNode sink, Map<String, PipelineNode> byName) {
         Schema first = byName.get(sink.inputs.get(0)).schema;
         for (String input : sink.inputs) {

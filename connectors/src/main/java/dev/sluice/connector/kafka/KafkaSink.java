@@ -83,7 +83,7 @@ public final class KafkaSink implements Sink {
                                 "Columns that make the message key: one column's value (a binary column's bytes, another's text; "
                                         + "NULL: no key), several as a JSON object. "
                                         + "Default: the primary key of the source the rows come from (its `primary_key`), "
-                                        + "if the rows still have its columns; else no key.")
+                                        + "where the transforms between keep it (SQL that passes its columns through unchanged, row for row); else no key.")
                         .defineEnum(
                                 COMPRESSION,
                                 List.of("none", "gzip", "snappy", "lz4", "zstd"),

@@ -164,8 +164,10 @@ public final class KafkaSource implements Source {
                                 ConfigType.LIST,
                                 List.of(),
                                 false,
-                                "Columns that identify a row. Downstream nodes that keep these columns carry the key, "
-                                        + "and a kafka sink without `key:` keys its messages by it.")
+                                "Columns that identify a row. SQL transforms that pass these columns through unchanged, row for "
+                                        + "row, carry the key (renamed with them; not through UNION, UNNEST or a join that may repeat "
+                                        + "a row), and a kafka sink without `key:` or a postgres sink without `primary_key:` keys its "
+                                        + "writes by it.")
                         .define(
                                 METADATA,
                                 ConfigType.LIST,

@@ -115,7 +115,7 @@ public final class PostgresSink implements Sink {
                                 false,
                                 "Columns that identify a row: upserts and deletes match on them, and the table needs a primary "
                                         + "key or unique index on exactly them. Default: the primary key of the source the rows "
-                                        + "come from (its `primary_key`), if the rows still have its columns.")
+                                        + "come from (its `primary_key`), where the transforms between keep it (SQL that passes its columns through unchanged, row for row).")
                         .define(
                                 StandardKeys.BATCH_SIZE,
                                 ConfigType.INT,
@@ -313,7 +313,9 @@ public final class PostgresSink implements Sink {
         if (key.isEmpty()) {
             throw new InvalidSettingException(
                     PRIMARY_KEY,
-                    "no primary key: set primary_key, or give the source a primary_key (upserts and deletes match on it)");
+                    "no primary key: set primary_key, or give the source a primary_key (upserts and deletes match on it; "
+                            + "a source's key carries through SQL that passes its columns through unchanged, not "
+                            + "through UNION, UNNEST, a join that may repeat a row, or a script, http or plugin transform)");
         }
         for (String k : key) {
             if (!columns.contains(k)) {

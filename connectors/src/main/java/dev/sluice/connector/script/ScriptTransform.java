@@ -7,6 +7,7 @@ import dev.sluice.plugin.ColumnTypes;
 import dev.sluice.plugin.Emitter;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.StageContext;
 import dev.sluice.plugin.Transform;
 import dev.sluice.plugin.config.ConfigDef;
@@ -195,14 +196,17 @@ public final class ScriptTransform implements Transform {
         return json.schema();
     }
 
-    /** The input's columns, each allowed to be NULL: a script may leave any field out. */
+    /**
+     * The input's columns, each allowed to be NULL: a script may leave any field out. Without
+     * the input's key: a script may change a key column or return several rows for one.
+     */
     private static Schema nullable(Schema schema) {
         List<Field> fields = new ArrayList<>();
         for (Field f : schema.getFields()) {
             FieldType type = new FieldType(true, f.getType(), f.getDictionary(), f.getMetadata());
             fields.add(new Field(f.getName(), type, f.getChildren()));
         }
-        return new Schema(fields, schema.getCustomMetadata());
+        return PrimaryKey.with(new Schema(fields, schema.getCustomMetadata()), List.of());
     }
 
     /** Runs the script's top level in a fresh sandbox; it must define process. */

@@ -1189,6 +1189,62 @@ class KafkaPipelineTest {
     }
 
     /**
+     * A source's key goes on through SQL only with the columns that hold it. The sink took any
+     * column of the key's name: {@code SELECT name AS id} keyed (and, compacted, collapsed) the
+     * messages by name; now the renamed key keys them, and rows that may repeat a key (UNNEST)
+     * have none.
+     */
+    @Test
+    void theKeyFollowsItsColumnsThroughSqlNotTheirNames() throws Exception {
+        String servers = KafkaTestSupport.bootstrap();
+        String in = KafkaTestSupport.uniqueTopic("key-in");
+        String renamed = KafkaTestSupport.uniqueTopic("key-renamed");
+        String repeated = KafkaTestSupport.uniqueTopic("key-repeated");
+        KafkaTestSupport.createTopics(servers, 1, in, renamed, repeated);
+        KafkaTestSupport.produce(
+                servers,
+                in,
+                List.of(
+                        new String[] {"1", "{\"id\": 1, \"name\": \"ann\", \"tags\": [\"a\", \"b\"]}"},
+                        new String[] {"2", "{\"id\": 2, \"name\": \"ann\", \"tags\": [\"c\"]}"}));
+        Path pipeline = dir.resolve("keys.yaml");
+        Files.writeString(pipeline, """
+                sources:
+                  events:
+                    type: kafka
+                    topic: %s
+                    bootstrap_servers: %s
+                    primary_key: [id]
+                    bounded: true
+                transforms:
+                  r: {type: sql, sql: "SELECT name AS id, id AS event FROM events"}
+                  u: {type: sql, sql: "SELECT id, unnest(tags) AS tag FROM events"}
+                sinks:
+                  by_event: {type: kafka, from: r, topic: %s, bootstrap_servers: %s}
+                  unkeyed: {type: kafka, from: u, topic: %s, bootstrap_servers: %s}
+                """.formatted(in, servers, renamed, servers, repeated, servers));
+        assertEquals(
+                0,
+                dev.sluice.cli.Main.execute(
+                        "run",
+                        pipeline.toString(),
+                        "--state-dir",
+                        dir.resolve("s").toString()));
+        List<String> keys = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r :
+                KafkaTestSupport.consumeAll(servers, renamed, 2, Duration.ofSeconds(30))) {
+            keys.add(new String(r.key(), StandardCharsets.UTF_8));
+        }
+        assertEquals(List.of("1", "2"), keys, "keyed by the renamed key column, not by the column named id");
+        List<ConsumerRecord<byte[], byte[]>> tags =
+                KafkaTestSupport.consumeAll(servers, repeated, 3, Duration.ofSeconds(30));
+        assertEquals(3, tags.size());
+        for (ConsumerRecord<byte[], byte[]> r : tags) {
+            assertEquals(null, r.key(), "a key repeated by UNNEST keys nothing");
+        }
+    }
+
+    /**
      * Records of an aborted transaction are no input, under the default delivery too: the client's
      * default (read_uncommitted) read them, so a pipeline downstream of an exactly-once one emitted
      * every epoch a crash aborted — output its reader never saw committed.
