@@ -16,7 +16,8 @@
 //! `date_bin`, which gives NULL for an instant outside nanoseconds' years 1677 to 2262 (a
 //! `timestamp(us)` of 9999-12-31), fails there instead.
 //! Interval comparisons, `extract` from a duration and a date ± an interval are corrected by
-//! the same rule (`temporal_sql.rs`), and so are comparisons of floats (`float_compare.rs`).
+//! the same rule (`temporal_sql.rs`), and so are comparisons of floats (`float_compare.rs`) and
+//! `to_hex` of an int (`functions.rs`).
 //! The failure names the values (`Arithmetic overflow: Overflow happened on: 9223372036854775807
 //! + 1`) and, like a failed CAST, fails the batch and the run.
 
@@ -85,6 +86,9 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         return Ok(Transformed::yes(rewritten));
     }
     if let Some(rewritten) = crate::float_compare::rewrite(&expr, schema)? {
+        return Ok(Transformed::yes(rewritten));
+    }
+    if let Some(rewritten) = crate::functions::rewrite(&expr, schema)? {
         return Ok(Transformed::yes(rewritten));
     }
     if let Some((source, target, is_try)) = cast_of(&expr, schema)? {

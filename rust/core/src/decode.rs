@@ -830,7 +830,7 @@ fn unknown_items_as_text(data_type: &DataType) -> DataType {
 }
 
 /// Whether `raw` is a JSON integer literal beyond 2^53, which a double may not hold exactly.
-fn integer_beyond_a_double(raw: &[u8]) -> bool {
+pub(crate) fn integer_beyond_a_double(raw: &[u8]) -> bool {
     let digits = raw.strip_prefix(b"-").unwrap_or(raw);
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return false;

@@ -237,6 +237,8 @@ impl LineReader {
                                  schema (its columns are matched to the header by name)"
                             )));
                         }
+                        let (schema, inexact) = exact_csv_floats(&mut reader, schema, &options, delimiter).map_err(|e| cannot(e.message))?;
+                        warnings = inexact.into_iter().map(|w| format!("{context}: {w}")).collect();
                         schema
                     }
                 };
@@ -357,6 +359,41 @@ fn skip_byte_order_mark(reader: &mut BufReader<File>) -> Result<()> {
         reader.consume(3);
     }
     Ok(())
+}
+
+/// `schema`, inferred by arrow from the first lines, with each float column that holds an
+/// integer a double cannot hold exactly (arrow infers a float for integers mixed with
+/// fractions: 9007199254740993 became 9007199254740992) read as a string instead, and a
+/// warning naming each, as JSON inference does.
+fn exact_csv_floats(reader: &mut BufReader<File>, schema: Schema, options: &ReaderOptions, delimiter: u8) -> Result<(Schema, Vec<String>)> {
+    use arrow::array::AsArray;
+    let floats: Vec<usize> = (0..schema.fields().len()).filter(|&i| schema.field(i).data_type() == &DataType::Float64).collect();
+    if floats.is_empty() {
+        return Ok((schema, Vec::new()));
+    }
+    reader.seek(SeekFrom::Start(0))?;
+    skip_byte_order_mark(reader)?;
+    let as_text = Schema::new(schema.fields().iter().map(|f| Field::new(f.name(), DataType::Utf8, true)).collect::<Vec<_>>());
+    let sample = arrow::csv::ReaderBuilder::new(Arc::new(as_text))
+        .with_header(options.header)
+        .with_delimiter(delimiter)
+        .with_batch_size(options.infer_rows.max(1))
+        .build_buffered(reader)?
+        .next()
+        .transpose()?;
+    let (mut fields, mut warnings) = (schema.fields().iter().map(|f| f.as_ref().clone()).collect::<Vec<_>>(), Vec::new());
+    for i in floats {
+        let values = sample.as_ref().map(|batch| batch.column(i).as_string::<i32>().iter().flatten().collect::<Vec<_>>()).unwrap_or_default();
+        if let Some(value) = values.into_iter().find(|v| crate::decode::integer_beyond_a_double(v.as_bytes())) {
+            let name = fields[i].name().clone();
+            warnings.push(format!(
+                "column '{name}' holds integers a double cannot hold exactly ({value}); it is read as a string, declare its type \
+                 (bigint, decimal(38,0)) to read it otherwise"
+            ));
+            fields[i] = Field::new(&name, DataType::Utf8, true);
+        }
+    }
+    Ok((Schema::new_with_metadata(fields, schema.metadata().clone()), warnings))
 }
 
 /// A quoted CSV field may hold line breaks, but one still open after this many bytes is taken
@@ -1045,6 +1082,24 @@ mod tests {
         let t = read.batch.column(0).as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
         assert_eq!(t.values().to_vec(), vec![253_402_300_799_000_000, -62_135_596_800_000_000, 1]);
         assert_eq!(read.batch.column(1).null_count(), 2);
+    }
+
+    /// arrow infers a CSV column of integers and fractions as a double, which rounded
+    /// 9007199254740993 to 9007199254740992 without a word; it is text now, with a warning, as
+    /// in JSON inference. A double column of exact values stays a double.
+    #[test]
+    fn csv_integers_a_double_cannot_hold_are_inferred_as_text() {
+        let path = temp("big.csv");
+        std::fs::write(&path, "b,f\n1.5,1.5\n9007199254740993,2\n").unwrap();
+        let mut reader = FileReader::open(options(&path, FileFormat::Csv, 10), None).unwrap();
+        let schema = reader.schema();
+        assert_eq!(schema.field(0).data_type(), &DataType::Utf8);
+        assert_eq!(schema.field(1).data_type(), &DataType::Float64);
+        let warnings = reader.warnings().to_vec();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("big.csv: column 'b' holds integers a double cannot hold exactly (9007199254740993)"), "{warnings:?}");
+        let read = reader.next_batch().unwrap().unwrap();
+        assert_eq!(strings(&read.batch, 0), [Some("1.5".to_string()), Some("9007199254740993".to_string())]);
     }
 
     /// A column with mixed types is inferred as the widest type (or string), and reported.

@@ -7,7 +7,9 @@
 //! (about one value in sixteen between 0.00 and 99.99), `COALESCE(d, 1.5e-20)` was 0, and a NaN
 //! or a double beyond that decimal's range failed the batch. PostgreSQL compares numeric with
 //! float8 as float8; [`FloatDecimal`] makes every such meeting cast the decimal side to a double
-//! first. It runs before DataFusion's type coercion, so every CAST it sees is the query's own.
+//! first. It runs before DataFusion's type coercion, so every CAST it sees is the query's own;
+//! so does decimal division (`decimal_division.rs`), whose quotient's type the expressions
+//! around it are coerced to.
 
 use std::sync::Arc;
 
@@ -102,6 +104,9 @@ fn mixes(types: &[DataType]) -> bool {
 const ONE_TYPE_FUNCTIONS: [&str; 6] = ["coalesce", "nullif", "greatest", "least", "nvl", "ifnull"];
 
 fn rewrite_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    if let Some(quotient) = crate::decimal_division::rewrite(&expr, schema)? {
+        return Ok(Transformed::yes(quotient));
+    }
     Ok(match expr {
         Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_comparison(op) => match as_doubles(&[&left, &right], schema)?.as_deref() {
             Some([l, r]) => Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(Box::new(l.clone()), op, Box::new(r.clone())))),

@@ -5,19 +5,45 @@
 //!   `character` occurs in `string`. It is the UDF of Nexmark's q14 (nexmark-flink's
 //!   `CountChar`), with the same answers: a NULL string counts 0. A NULL `character` gives
 //!   NULL, an empty one counts 0.
+//!
+//! [`rewrite`] corrects DataFusion's built-ins where they answer otherwise than PostgreSQL:
+//! `to_hex` of an `int` (or `smallint`, `tinyint`) wrote a negative value's 64-bit two's
+//! complement (`to_hex(-1)` was `ffffffffffffffff`); PostgreSQL writes 32 bits (`ffffffff`).
 
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Int64Array, StringArrayType};
 use arrow::datatypes::DataType;
 use datafusion::common::types::logical_string;
-use datafusion::common::{exec_err, Result, ScalarValue};
+use datafusion::common::{exec_err, DFSchema, Result, ScalarValue};
+use datafusion::logical_expr::expr::{BinaryExpr, ScalarFunction};
+use datafusion::logical_expr::{lit, Expr, ExprSchemable, Operator};
 use datafusion::logical_expr::{Coercion, ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignatureClass, Volatility};
 use datafusion::prelude::SessionContext;
 
 /// Adds Sluice's built-in functions to a session.
 pub fn register_builtins(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(CountChar::new()));
+}
+
+/// The expression that replaces `expr`, or None to keep it; called after type coercion (by the
+/// checked-arithmetic rule, on every expression).
+pub(crate) fn rewrite(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
+    match expr {
+        Expr::ScalarFunction(ScalarFunction { func, args }) if func.name() == "to_hex" && args.len() == 1 => {
+            if !matches!(args[0].get_type(schema)?, DataType::Int8 | DataType::Int16 | DataType::Int32) {
+                return Ok(None);
+            }
+            // The value's 32 bits as a non-negative bigint, whose hex is PostgreSQL's.
+            let bits = Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(args[0].clone().cast_to(&DataType::Int64, schema)?),
+                Operator::BitwiseAnd,
+                Box::new(lit(0xFFFF_FFFF_i64)),
+            ));
+            Ok(Some(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), vec![bits]))))
+        }
+        _ => Ok(None),
+    }
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -165,5 +191,28 @@ mod tests {
         use datafusion::execution::FunctionRegistry;
         let ctx = crate::transform::streaming_context().unwrap();
         assert!(ctx.udf("count_char").is_ok());
+    }
+
+    /// PostgreSQL's to_hex writes an int's 32 bits: DataFusion wrote a negative one's 64.
+    #[test]
+    fn to_hex_of_an_int_writes_its_32_bits() {
+        use arrow::array::{Int16Array, Int32Array};
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int32Array::from(vec![Some(-1), Some(i32::MIN), Some(255), None])),
+            Arc::new(Int16Array::from(vec![Some(-32768), Some(-1), Some(16), None])),
+            Arc::new(Int64Array::from(vec![Some(-1), Some(1), Some(i64::MIN), None])),
+        ];
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+            arrow::datatypes::Field::new("i", DataType::Int32, true),
+            arrow::datatypes::Field::new("s", DataType::Int16, true),
+            arrow::datatypes::Field::new("b", DataType::Int64, true),
+        ]));
+        let batch = RecordBatch::try_new(schema, columns).unwrap();
+        let out = run_bounded_query("SELECT to_hex(i) AS i, to_hex(s) AS s, to_hex(b) AS b FROM t", "t", batch).unwrap();
+        let texts = |c: usize| out.column(c).as_string::<i32>().iter().map(|v| v.map(str::to_string)).collect::<Vec<_>>();
+        let some = |v: &[&str]| v.iter().map(|s| Some(s.to_string())).chain([None]).collect::<Vec<_>>();
+        assert_eq!(texts(0), some(&["ffffffff", "80000000", "ff"]));
+        assert_eq!(texts(1), some(&["ffff8000", "ffffffff", "10"]));
+        assert_eq!(texts(2), some(&["ffffffffffffffff", "1", "8000000000000000"]));
     }
 }

@@ -18,6 +18,7 @@ pub mod checked_arithmetic;
 mod checked_sum;
 #[cfg(test)]
 mod codec_fuzz;
+mod decimal_division;
 pub mod decode;
 pub mod dynamic_tables;
 #[cfg(test)]

@@ -14,6 +14,7 @@ import dev.sluice.observe.RunStats;
 import dev.sluice.plugin.ErrorPolicy;
 import dev.sluice.plugin.InvalidSettingException;
 import dev.sluice.plugin.NodeKind;
+import dev.sluice.plugin.PrimaryKey;
 import dev.sluice.plugin.StageType;
 import dev.sluice.plugin.Transform;
 import dev.sluice.plugin.config.StandardKeys;
@@ -612,19 +613,24 @@ public final class Pipeline implements AutoCloseable {
         };
     }
 
-    /** A sink reading several nodes needs them to agree on the schema, key included. */
+    /**
+     * A sink reading several nodes needs them to agree on the columns; it keeps a key
+     * ({@link PrimaryKey}) only when they all have the same one.
+     */
     private static Schema sinkSchema(PipelineNode sink, Map<String, PipelineNode> byName) {
         Schema first = byName.get(sink.inputs.get(0)).schema;
+        boolean oneKey = true;
         for (String input : sink.inputs) {
             Schema other = byName.get(input).schema;
-            if (!other.equals(first)) {
+            if (!other.getFields().equals(first.getFields())) {
                 throw new InvalidSettingException(
                         null,
                         "its inputs have different schemas: '" + sink.inputs.get(0) + "' has " + first + " but '"
                                 + input + "' has " + other + "; union them in a SQL transform");
             }
+            oneKey &= PrimaryKey.of(other).equals(PrimaryKey.of(first));
         }
-        return first;
+        return oneKey ? first : PrimaryKey.with(first, List.of());
     }
 
     /**

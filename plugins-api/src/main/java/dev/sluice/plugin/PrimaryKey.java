@@ -10,8 +10,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * A row key carried in schema metadata. A source that knows its rows' key (e.g. the Kafka
  * source's {@code primary_key}) puts it in the schema it returns; a transform's schema keeps it
  * only where the transform guarantees it (the SQL transform when its query passes the key's
- * columns through unchanged, row for row; script, http and plugin transforms never), and a sink
- * keys its output by it when not told otherwise.
+ * columns through unchanged, row for row; script, http and native plugin transforms never; a
+ * Java transform by what it returns), and a sink keys its output by it when not told otherwise.
  */
 public final class PrimaryKey {
 

@@ -1200,7 +1200,8 @@ class KafkaPipelineTest {
         String in = KafkaTestSupport.uniqueTopic("key-in");
         String renamed = KafkaTestSupport.uniqueTopic("key-renamed");
         String repeated = KafkaTestSupport.uniqueTopic("key-repeated");
-        KafkaTestSupport.createTopics(servers, 1, in, renamed, repeated);
+        String mixed = KafkaTestSupport.uniqueTopic("key-mixed");
+        KafkaTestSupport.createTopics(servers, 1, in, renamed, repeated, mixed);
         KafkaTestSupport.produce(
                 servers,
                 in,
@@ -1219,10 +1220,14 @@ class KafkaPipelineTest {
                 transforms:
                   r: {type: sql, sql: "SELECT name AS id, id AS event FROM events"}
                   u: {type: sql, sql: "SELECT id, unnest(tags) AS tag FROM events"}
+                  u2: {type: sql, sql: "SELECT id, tag FROM u"}
+                  k: {type: sql, sql: "SELECT id, name AS tag FROM events"}
                 sinks:
                   by_event: {type: kafka, from: r, topic: %s, bootstrap_servers: %s}
-                  unkeyed: {type: kafka, from: u, topic: %s, bootstrap_servers: %s}
-                """.formatted(in, servers, renamed, servers, repeated, servers));
+                  unkeyed: {type: kafka, from: u2, topic: %s, bootstrap_servers: %s}
+                  # Inputs with a key and without one: none.
+                  mixed: {type: kafka, from: [k, u2], topic: %s, bootstrap_servers: %s}
+                """.formatted(in, servers, renamed, servers, repeated, servers, mixed, servers));
         assertEquals(
                 0,
                 dev.sluice.cli.Main.execute(
@@ -1241,6 +1246,12 @@ class KafkaPipelineTest {
         assertEquals(3, tags.size());
         for (ConsumerRecord<byte[], byte[]> r : tags) {
             assertEquals(null, r.key(), "a key repeated by UNNEST keys nothing");
+        }
+        List<ConsumerRecord<byte[], byte[]>> both =
+                KafkaTestSupport.consumeAll(servers, mixed, 5, Duration.ofSeconds(30));
+        assertEquals(5, both.size());
+        for (ConsumerRecord<byte[], byte[]> r : both) {
+            assertEquals(null, r.key(), "inputs that disagree on the key key nothing");
         }
     }
 
