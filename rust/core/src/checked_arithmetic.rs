@@ -93,6 +93,12 @@ fn check_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     }
     if let Some((source, target, is_try)) = cast_of(&expr, schema)? {
         let from = source.get_type(schema)?;
+        // arrow reads a timestamp's text as a date in UTC: '2024-01-01T23:00:00-05:00' was
+        // 2024-01-02. The date written is PostgreSQL's.
+        if matches!(target, DataType::Date32 | DataType::Date64) && matches!(from, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+            let text = Box::new(crate::temporal_sql::date_as_written(source));
+            return Ok(Transformed::yes(if is_try { Expr::TryCast(TryCast::new(text, target)) } else { Expr::Cast(Cast::new(text, target)) }));
+        }
         // A cast to a coarser timestamp unit divides toward zero: 1969-12-31T23:59:59.999 became
         // 1970-01-01T00:00:00 as seconds. An instant truncates toward the past.
         if finer_timestamp(&from, &target) {

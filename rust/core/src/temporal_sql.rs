@@ -12,7 +12,7 @@
 //!   was `d`). That fails, naming the interval, unless the interval is whole days;
 //! - `CAST(text AS DATE)` of a time with an offset took the date of that instant in UTC
 //!   (`'2024-01-01T23:00:00-05:00'` became 2024-01-02). The date is the one written, as
-//!   PostgreSQL reads it.
+//!   PostgreSQL reads it ([`date_as_written`], called for every cast to a date).
 //!
 //! [`rewrite`] is called by the checked-arithmetic analyzer rule on every expression, after
 //! type coercion.
@@ -24,7 +24,7 @@ use arrow::datatypes::{DataType, Field, FieldRef, IntervalDayTimeType, IntervalM
 use datafusion::common::{exec_err, DFSchema, Result, ScalarValue};
 
 use crate::checked_arithmetic::call;
-use datafusion::logical_expr::expr::{Between, BinaryExpr, Cast, ScalarFunction, TryCast};
+use datafusion::logical_expr::expr::{Between, BinaryExpr, ScalarFunction};
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ExprSchemable, Operator, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
@@ -36,8 +36,6 @@ const MONTH_NANOS: i128 = 30 * DAY_NANOS;
 pub(crate) fn rewrite(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
     let is_interval = |e: &Expr| -> Result<bool> { Ok(matches!(e.get_type(schema)?, DataType::Interval(_))) };
     let is_date = |e: &Expr| -> Result<bool> { Ok(matches!(e.get_type(schema)?, DataType::Date32 | DataType::Date64)) };
-    let is_date_type = |t: &DataType| matches!(t, DataType::Date32 | DataType::Date64);
-    let is_text = |e: &Expr| -> Result<bool> { Ok(matches!(e.get_type(schema)?, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)) };
     Ok(match expr {
         Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_comparison(*op) && (is_interval(left)? || is_interval(right)?) => {
             Some(Expr::BinaryExpr(BinaryExpr::new(Box::new(length(left)), *op, Box::new(length(right)))))
@@ -55,12 +53,6 @@ pub(crate) fn rewrite(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
             let shifted = Expr::BinaryExpr(BinaryExpr::new(Box::new(days.clone()), Operator::Plus, right.clone()));
             Some(call(&WHOLE_DAYS, vec![shifted, days]))
         }
-        Expr::Cast(Cast { expr: text, field }) if is_date_type(field.data_type()) && is_text(text)? => {
-            Some(Expr::Cast(Cast::new_from_field(Box::new(call(&DATE_AS_WRITTEN, vec![text.as_ref().clone()])), Arc::clone(field))))
-        }
-        Expr::TryCast(TryCast { expr: text, field }) if is_date_type(field.data_type()) && is_text(text)? => {
-            Some(Expr::TryCast(TryCast::new_from_field(Box::new(call(&DATE_AS_WRITTEN, vec![text.as_ref().clone()])), Arc::clone(field))))
-        }
         Expr::ScalarFunction(ScalarFunction { func, args })
             if func.name() == "date_part" && args.len() == 2 && matches!(args[1].get_type(schema)?, DataType::Duration(_)) =>
         {
@@ -74,6 +66,12 @@ pub(crate) fn rewrite(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
 fn is_comparison(op: Operator) -> bool {
     use Operator::*;
     matches!(op, Eq | NotEq | Lt | LtEq | Gt | GtEq | IsDistinctFrom | IsNotDistinctFrom)
+}
+
+/// `text` for a cast to a date (CAST, TRY_CAST or arrow_cast; from the checked-arithmetic
+/// rule's casts): a timestamp's text cut to the date written, which the cast then reads.
+pub(crate) fn date_as_written(text: Expr) -> Expr {
+    call(&DATE_AS_WRITTEN, vec![text])
 }
 
 /// An interval's length in nanoseconds, as a Decimal128(38, 0) that compares right.
@@ -377,10 +375,10 @@ mod tests {
             None,
         ]));
         let b = RecordBatch::try_new(Arc::new(Schema::new(vec![Field::new("s", texts.data_type().clone(), true)])), vec![texts]).unwrap();
-        let out = run("SELECT CAST(s AS DATE) AS d, TRY_CAST(s AS DATE) AS t FROM t", &b).unwrap();
+        let out = run("SELECT CAST(s AS DATE) AS d, TRY_CAST(s AS DATE) AS t, arrow_cast(s, 'Date64') AS d64 FROM t", &b).unwrap();
         // PostgreSQL: '2024-01-01T23:00:00-05:00'::date is 2024-01-01, and so is each of the others.
-        let day = "2024-01-01|2024-01-01";
-        assert_eq!(shown(&out), [day, day, day, day, day, "|"]);
+        let day = "2024-01-01|2024-01-01|2024-01-01T00:00:00";
+        assert_eq!(shown(&out), [day, day, day, day, day, "||"]);
         let literal = run("SELECT CAST('2024-01-01T23:00:00-05:00' AS DATE) AS d FROM t", &b).unwrap();
         assert_eq!(shown(&literal)[0], "2024-01-01");
         // Text that is no date still fails the cast, or is NULL under TRY_CAST.

@@ -1,5 +1,6 @@
 package dev.sluice.connector.postgres;
 
+import java.math.BigDecimal;
 import java.time.DateTimeException;
 import java.util.List;
 import java.util.function.IntFunction;
@@ -45,6 +46,15 @@ final class CopyEncoder {
             this(field.getName(), "out of range for " + PgTypes.pgType(field) + " (" + cause.getMessage() + ")", cause);
         }
 
+        /** Text for a {@code numeric(p,s)} column with more decimal places than s, which the server would round. */
+        static UnwritableValue rounded(Field field, int scale) {
+            return new UnwritableValue(
+                    field.getName(),
+                    "more than " + scale + " decimal places, which the column's numeric(p," + scale
+                            + ") would round away; round or CAST it in the query",
+                    null);
+        }
+
         private UnwritableValue(String column, String reason, RuntimeException cause) {
             super("column " + column + ": " + reason, cause);
             this.column = column;
@@ -56,6 +66,8 @@ final class CopyEncoder {
     private final boolean[] isKey;
     /** Each column's binary form; null: the rows are text. */
     private CopyBinary.Form[] forms;
+    /** Per column, the scale of the numeric(p,s) column its text goes into, or -1 (see {@link #limitTextScales}). */
+    private int[] textScales;
 
     private FieldVector[] vectors;
     private ValueWriter[] writers;
@@ -77,6 +89,15 @@ final class CopyEncoder {
         this.forms = forms == null ? null : forms.clone();
     }
 
+    /**
+     * Text values for {@code numeric(p,s)} columns ({@code scales[c] >= 0}) are checked to have at
+     * most s decimal places: the server parses them and rounds the rest without a word (1.25 into
+     * numeric(6,1) became 1.3). Such a value is refused as {@link UnwritableValue}.
+     */
+    void limitTextScales(int[] scales) {
+        this.textScales = scales.clone();
+    }
+
     boolean binary() {
         return forms != null;
     }
@@ -93,7 +114,12 @@ final class CopyEncoder {
         writers = new ValueWriter[inputIndex.length];
         for (int c = 0; c < inputIndex.length; c++) {
             vectors[c] = all.get(inputIndex[c]);
-            writers[c] = forms == null ? writer(vectors[c]) : CopyBinary.writer(vectors[c], forms[c]);
+            int scale = textScales == null ? -1 : textScales[c];
+            writers[c] = forms != null
+                    ? CopyBinary.writer(vectors[c], forms[c])
+                    : scale >= 0 && vectors[c] instanceof VarCharVector text
+                            ? numericText(text, scale)
+                            : writer(vectors[c]);
         }
     }
 
@@ -163,7 +189,29 @@ final class CopyEncoder {
         } catch (ArithmeticException | DateTimeException e) {
             out.resetTo(rowStart);
             throw new UnwritableValue(vectors[column].getField(), e);
+        } catch (UnwritableValue e) {
+            out.resetTo(rowStart);
+            throw e;
         }
+    }
+
+    /** Text into a numeric(p,{@code scale}) column, refused when it has more decimal places. */
+    private static ValueWriter numericText(VarCharVector v, int scale) {
+        return (row, out) -> {
+            int start = v.getStartOffset(row);
+            int length = v.getEndOffset(row) - start;
+            String text = new String(v.get(row), java.nio.charset.StandardCharsets.UTF_8);
+            BigDecimal value;
+            try {
+                value = new BigDecimal(text.strip());
+            } catch (NumberFormatException e) {
+                value = null; // NaN, Infinity or no number: the server takes or refuses it
+            }
+            if (value != null && value.stripTrailingZeros().scale() > scale) {
+                throw UnwritableValue.rounded(v.getField(), scale);
+            }
+            out.putEscaped(v.getDataBuffer(), start, length);
+        };
     }
 
     /** The values of a row this encoder wrote, as text (null for SQL NULL), for messages. */

@@ -193,6 +193,12 @@ final class PgTypes {
      * into a numeric(12,2) is 0.00, 16777217 into a real 16777216) and drops a timestamp's time of
      * day into a date. Overflows are not here: the server refuses them.
      */
+    /** The scale of a {@code numeric(p,s)} column, or -1 for any other type (plain numeric too). */
+    static int numericScale(String tableType) {
+        Matcher numeric = NUMERIC.matcher(tableType);
+        return numeric.matches() ? Integer.parseInt(numeric.group(2)) : -1;
+    }
+
     static String narrowing(Field input, String tableType) {
         ArrowType type = input.getType();
         boolean isFloat = type instanceof ArrowType.FloatingPoint;

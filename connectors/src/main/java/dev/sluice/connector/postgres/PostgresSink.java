@@ -576,6 +576,11 @@ public final class PostgresSink implements Sink {
                     why == null ? "binary format" : "text format (" + why + ", which has no plain binary form here)");
         }
         encoder.useBinary(forms);
+        int[] scales = new int[columns.size()];
+        for (int i = 0; i < scales.length; i++) {
+            scales[i] = PgTypes.numericScale(tableTypes.get(columns.get(i)));
+        }
+        encoder.limitTextScales(scales);
         String format = forms == null ? "" : " (FORMAT binary)";
         String cols = columns.stream().map(PgTypes::ident).collect(Collectors.joining(", "));
         copySql = "COPY " + stage + " (" + cols + ", \"_sluice_op\", \"_sluice_seq\") FROM STDIN" + format;

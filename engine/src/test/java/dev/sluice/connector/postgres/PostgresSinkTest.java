@@ -563,6 +563,37 @@ class PostgresSinkTest {
     }
 
     /**
+     * Text into a numeric(p,s) column is parsed by the server, which rounded what had more
+     * decimal places (1.25 into numeric(6,1) became 1.3). Such a value is refused, named; one
+     * whose extra places are zeros, NaN and fewer places are written as they are.
+     */
+    @Test
+    void textWithMoreDecimalPlacesThanTheNumericColumnIsRefused() throws Exception {
+        String table = PgTestSupport.uniqueTable("numeric_text");
+        PgTestSupport.execute("CREATE TABLE " + table + " (id bigint PRIMARY KEY, n numeric(6,1))");
+        write("amounts.jsonl", """
+                {"id": 1, "n": "1.2"}
+                {"id": 2, "n": "1.25"}
+                {"id": 3, "n": " 1.20 "}
+                {"id": 4, "n": "NaN"}
+                {"id": 5, "n": "125e-2"}
+                """);
+        String pipeline = fileThroughSqlIntoTable(
+                        "amounts.jsonl", "{id: bigint, n: string}", "SELECT id, n FROM in", table)
+                .replace("create_table: true}", "on_error: dead_letter, dead_letter: amounts.dead-letter.jsonl}");
+        Result ok = run(write("amounts.yaml", pipeline), "state1");
+        assertEquals(0, ok.code(), ok.stderr());
+        assertEquals(
+                List.of("1|1.2", "3|1.2", "4|NaN"), PgTestSupport.rows("SELECT id, n FROM " + table + " ORDER BY id"));
+        List<String> letters = Files.readAllLines(dir.resolve("amounts.dead-letter.jsonl"));
+        assertEquals(2, letters.size(), String.join("\n", letters));
+        assertTrue(
+                letters.get(0).contains("column n, key id=2, value '1.25': more than 1 decimal places"),
+                letters.get(0));
+        assertTrue(letters.get(1).contains("key id=5, value '125e-2'"), letters.get(1));
+    }
+
+    /**
      * A duration's nanoseconds are cut toward zero, as a cast of a duration cuts them: floored,
      * -1 ns was written as -1 µs (a thousand times its length) while +1 ns was 0.
      */
