@@ -1,6 +1,7 @@
 package dev.sluice.connector.postgres;
 
 import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
 import java.time.DateTimeException;
 import java.util.List;
 import java.util.function.IntFunction;
@@ -200,7 +201,7 @@ final class CopyEncoder {
         return (row, out) -> {
             int start = v.getStartOffset(row);
             int length = v.getEndOffset(row) - start;
-            String text = new String(v.get(row), java.nio.charset.StandardCharsets.UTF_8);
+            String text = new String(v.get(row), StandardCharsets.UTF_8);
             BigDecimal value;
             try {
                 value = new BigDecimal(text.strip());

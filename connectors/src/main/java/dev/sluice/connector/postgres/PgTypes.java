@@ -185,6 +185,12 @@ final class PgTypes {
     private static final Pattern NUMERIC = Pattern.compile("numeric\\((\\d+),(\\d+)\\)");
     private static final Pattern FRACTION = Pattern.compile("(timestamp|time)\\((\\d)\\) with(out)? time zone");
 
+    /** The scale of a {@code numeric(p,s)} column, or -1 for any other type (plain numeric too). */
+    static int numericScale(String tableType) {
+        Matcher numeric = NUMERIC.matcher(tableType);
+        return numeric.matches() ? Integer.parseInt(numeric.group(2)) : -1;
+    }
+
     /**
      * Why an existing column of {@code tableType} (as {@code format_type} writes it) would store
      * values of {@code input} as other values, without an error, or null when it stores them as
@@ -193,12 +199,6 @@ final class PgTypes {
      * into a numeric(12,2) is 0.00, 16777217 into a real 16777216) and drops a timestamp's time of
      * day into a date. Overflows are not here: the server refuses them.
      */
-    /** The scale of a {@code numeric(p,s)} column, or -1 for any other type (plain numeric too). */
-    static int numericScale(String tableType) {
-        Matcher numeric = NUMERIC.matcher(tableType);
-        return numeric.matches() ? Integer.parseInt(numeric.group(2)) : -1;
-    }
-
     static String narrowing(Field input, String tableType) {
         ArrowType type = input.getType();
         boolean isFloat = type instanceof ArrowType.FloatingPoint;
